@@ -1,0 +1,1 @@
+"""Your code: one folder per lesson. Run `pytest exercises/NN_topic` to check a lesson."""

@@ -1,0 +1,314 @@
+"""The pytest plugin that runs a lesson's tests against the learner's code.
+
+Loaded by the root conftest.py. What it adds to plain pytest:
+
+- ``pytest exercises/07_stable`` (or ``solutions/07_stable``) collects ``tests/07_stable``
+  and runs it against the named tree; ``--impl`` picks the tree when the tests are named
+  directly, and ``--mutant PATH`` runs them against the reference with a known-wrong
+  version swapped in.
+- The ``lesson`` fixture: the module under test (``test_<stem>.py`` checks ``<stem>.py``).
+- Short, actionable reports: an untouched stub is a TODO with file:line (no traceback), a
+  module that cannot be imported is one BROKEN line, a timeout names the line that looped.
+- ``--kata-report PATH``: every test's outcome as JSON, which ``grader verify`` reads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+from grader.lessons import IMPLS, LESSON_RE, Lesson, mutant_target
+
+_TIMEOUT_MARK = "from pytest-timeout"
+
+
+# --- options ------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kata", "Effective PyTorch Kata")
+    group.addoption(
+        "--impl",
+        choices=IMPLS,
+        default="exercises",
+        help="which tree the tests under tests/ run against (default: exercises). "
+        "Naming exercises/NN_topic or solutions/NN_topic on the command line picks it too.",
+    )
+    group.addoption(
+        "--mutant",
+        metavar="PATH",
+        help="run against the reference with this known-wrong version (tests/NN/mutants/*.py) "
+        "swapped in; used by `python -m grader verify`.",
+    )
+    group.addoption("--kata-report", metavar="PATH", help="write every test's outcome to PATH as JSON.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("kata_report")
+    if path:
+        config.pluginmanager.register(JsonReport(Path(path)), "kata-json-report")
+
+
+# --- collection: exercises/NN and solutions/NN stand for tests/NN ---------------------------
+
+
+class LessonDir(pytest.Directory):
+    """``exercises/NN_topic`` or ``solutions/NN_topic``: collects ``tests/NN_topic`` against it."""
+
+    kata_impl = "exercises"
+
+    def collect(self):
+        tests = self.config.rootpath / "tests" / self.path.name
+        if not tests.is_dir():
+            raise self.CollectError(
+                f"lesson {self.path.name} has no tests: expected the folder {tests}"
+            )
+        yield pytest.Dir.from_parent(self, path=tests)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector):
+    root = parent.config.rootpath
+    if path.parent.parent == root and path.parent.name in IMPLS and LESSON_RE.match(path.name):
+        node = LessonDir.from_parent(parent, path=path)
+        node.kata_impl = path.parent.name
+        return node
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cuda_items = [item for item in items if item.get_closest_marker("cuda")]
+    if cuda_items:
+        import torch
+
+        if not torch.cuda.is_available():
+            skip = pytest.mark.skip(reason="needs a CUDA device; none is present here")
+            for item in cuda_items:
+                item.add_marker(skip)
+
+
+# --- the module under test ------------------------------------------------------------------
+
+
+class NotImportable(pytest.fail.Exception):
+    """The module under test could not be imported; one short message, no traceback."""
+
+
+def _impl_of(node: pytest.Node) -> str:
+    for parent in node.listchain():
+        if isinstance(parent, LessonDir):
+            return parent.kata_impl
+    return node.config.getoption("impl")
+
+
+@pytest.fixture(scope="module")
+def lesson(request: pytest.FixtureRequest):
+    """The module this test file checks: tests/NN/test_<stem>.py checks <impl>/NN/<stem>.py."""
+    test_file = Path(request.node.path)
+    name, stem = test_file.parent.name, test_file.stem.removeprefix("test_")
+    config = request.config
+    mutant = config.getoption("mutant")
+    impl = "solutions" if mutant else _impl_of(request.node)
+    source = config.rootpath / impl / name / f"{stem}.py"
+    if not source.is_file():
+        raise NotImportable(f"{_rel(source, config)} not found: the tests in {test_file.name} check it.", pytrace=False)
+    try:
+        if mutant:
+            return _load_with_mutant(config, Lesson(config.rootpath, name), stem, source, Path(mutant))
+        return importlib.import_module(f"{impl}.{name}.{stem}")
+    except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
+        message = _describe_import_error(exc, source, config)
+    # Raised outside the except block, so no chained traceback is printed.
+    raise NotImportable(message, pytrace=False)
+
+
+def _load_with_mutant(config, lesson: Lesson, stem: str, source: Path, mutant: Path):
+    """A private copy of the reference module with the mutant's definitions executed into it."""
+    mutant = mutant if mutant.is_absolute() else config.rootpath / mutant
+    if mutant_target(mutant, lesson) != stem:
+        pytest.skip(f"mutant {mutant.name} targets another module of {lesson.name}")
+    name = f"_kata_mutant.{lesson.name}.{stem}"
+    spec = importlib.util.spec_from_file_location(name, source)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    code = compile(mutant.read_text(encoding="utf-8"), str(mutant), "exec")
+    exec(code, module.__dict__)
+    return module
+
+
+def _describe_import_error(exc: BaseException, source: Path, config: pytest.Config) -> str:
+    rel = _rel(source, config)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = f"{_rel(Path(exc.filename), config)}:{exc.lineno}"
+        line = (exc.text or "").rstrip()
+        what = f"{type(exc).__name__}: {exc.msg}"
+    else:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == source]
+        frame = frames[-1] if frames else None
+        where = f"{rel}:{frame.lineno}" if frame else rel
+        line = (frame.line or "") if frame else ""
+        what = f"{type(exc).__name__}: {exc}"
+    text = f"{where}: {what} (the tests could not import {rel})"
+    if line:
+        text += f"\n    {line.strip()}"
+    return text + f"\n  Fix that line, save, and run the tests again."
+
+
+def _rel(path: Path, config: pytest.Config) -> str:
+    try:
+        return Path(path).resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# --- reports --------------------------------------------------------------------------------
+
+
+def _last_frame_in(excinfo: pytest.ExceptionInfo, folder: Path):
+    """The innermost traceback entry inside `folder` (the learner's tree), or None."""
+    for entry in reversed(excinfo.traceback):
+        try:
+            Path(entry.path).resolve().relative_to(folder)
+        except ValueError:
+            continue
+        return entry
+    return None
+
+
+def _where(entry, config: pytest.Config) -> str:
+    code = entry.frame.code.raw
+    name = getattr(code, "co_qualname", code.co_name)
+    return f"{name} ({_rel(Path(entry.path), config)}:{entry.lineno + 1})"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    report.kata_points = _points(item)
+    report.kata_public = item.get_closest_marker("public") is not None
+    if call.when == "call":
+        from grader.testing import speed  # the measurements this test made, for the reports
+
+        report.kata_speed = speed.drain()
+    excinfo = call.excinfo
+    if excinfo is None or not report.failed:
+        return report
+    config = item.config
+    impl_root = config.rootpath / _impl_of(item)
+    if excinfo.errisinstance(NotImportable):
+        report.kata_outcome = "broken"
+    elif excinfo.errisinstance(NotImplementedError):
+        entry = excinfo.traceback[-1] if len(excinfo.traceback) else None
+        if entry is not None and _last_frame_in(excinfo, impl_root) is entry:
+            report.kata_outcome = "todo"
+            report.kata_where = f"{_rel(Path(entry.path), config)}:{entry.lineno + 1}"
+            report.longrepr = f"TODO: {_where(entry, config)} is not implemented yet"
+    elif excinfo.errisinstance(pytest.fail.Exception) and _TIMEOUT_MARK in str(excinfo.value):
+        seconds = str(excinfo.value).split(">")[1].split("s")[0]
+        entry = _last_frame_in(excinfo, impl_root)
+        running = f"; it was running {_where(entry, config)}" if entry else ""
+        report.kata_outcome = "timeout"
+        report.longrepr = (
+            f"TIMEOUT: {item.name} did not finish in {seconds} s{running}.\n"
+            "  Look there for a loop that never ends (a condition that never changes, "
+            "an index that never moves)."
+        )
+    return report
+
+
+def _points(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("points")
+    return float(marker.args[0]) if marker and marker.args else 1.0
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    outcome = getattr(report, "kata_outcome", None)
+    if outcome == "todo":
+        return "todo", "T", ("TODO", {"yellow": True})
+    if outcome == "broken":
+        return "broken", "B", ("BROKEN", {"red": True})
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    tr = terminalreporter
+    broken = _unique_messages(tr.stats.get("broken", []))
+    todos = _unique_messages(tr.stats.get("todo", []))
+    if broken:
+        tr.section("could not import", sep="=", red=True, bold=True)
+        for message, count in broken.items():
+            tr.line(f"{message}\n  ({count} test{'s' if count != 1 else ''} could not run)")
+    if todos:
+        tr.section("TODO", sep="=", yellow=True, bold=True)
+        for message, count in todos.items():
+            tr.line(f"{message}  ({count} test{'s wait' if count != 1 else ' waits'} on it)")
+        first = tr.stats["todo"][0].kata_where  # "exercises/07_stable/stable.py:52"
+        lesson = Path(first).parts[1]
+        tr.line(
+            f"\nNext: open {first}, read the TODO there and replace `raise NotImplementedError` "
+            "with your code; save and run the same command again.\n"
+            f"Stuck? `python -m grader hint {lesson}` gives a hint, one level at a time.",
+            yellow=True,
+        )
+
+
+def _unique_messages(reports) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for report in reports:
+        message = str(report.longrepr)
+        counts[message] = counts.get(message, 0) + 1
+    return counts
+
+
+class JsonReport:
+    """Writes each test's final outcome to a JSON file: the channel ``grader verify`` reads.
+
+    ``{"exitstatus": int, "collect_errors": [{"nodeid", "message"}],
+    "tests": [{"nodeid", "outcome", "message", "points", "public", "speed"}]}``, with outcome
+    one of passed, failed, error, skipped, todo, broken, timeout.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tests: dict[str, dict] = {}
+        self.collect_errors: list[dict] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors.append({"nodeid": report.nodeid, "message": str(report.longrepr)})
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = self.tests.setdefault(
+            report.nodeid,
+            {"nodeid": report.nodeid, "outcome": "passed", "message": "", "speed": []},
+        )
+        entry["points"] = getattr(report, "kata_points", 1.0)
+        entry["public"] = getattr(report, "kata_public", False)
+        entry["speed"] += getattr(report, "kata_speed", [])
+        if entry["outcome"] != "passed" or report.passed:
+            return  # the first phase that did not pass decides
+        if report.skipped:
+            entry["outcome"] = "skipped"
+            entry["message"] = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+            return
+        outcome = getattr(report, "kata_outcome", None)
+        entry["outcome"] = outcome or ("failed" if report.when == "call" else "error")
+        entry["message"] = str(report.longrepr)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        data = {
+            "exitstatus": int(exitstatus),
+            "collect_errors": self.collect_errors,
+            "tests": list(self.tests.values()),
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(self.path)

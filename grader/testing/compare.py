@@ -1,0 +1,44 @@
+"""Tensor comparison with messages that say what was called and by how much it is off."""
+
+from __future__ import annotations
+
+import torch
+
+# (rtol, atol) for results a correct implementation computes in a different order than the
+# reference: a few units in the last place of each dtype.
+_TOLERANCE = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1e-5, 1e-6),
+    torch.float16: (4e-3, 1e-4),
+    torch.bfloat16: (2e-2, 1e-4),
+}
+
+
+def tolerance(dtype: torch.dtype) -> dict[str, float]:
+    """``rtol``/``atol`` for comparing two correct computations in `dtype`."""
+    rtol, atol = _TOLERANCE[dtype]
+    return {"rtol": rtol, "atol": atol}
+
+
+def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool = True, **kwargs) -> None:
+    """``torch.testing.assert_close`` (dtype, shape, device, values), prefixed with `what`.
+
+    `what` names the call, e.g. ``"stable_softmax(x, dim=1) for x of shape (3, 4)"``, so the
+    learner reads which call went wrong before torch's "Mismatched elements: 3 / 8 ..." lines.
+    NaN equals NaN by default: the lessons match torch's behaviour, NaNs included.
+    """
+    __tracebackhide__ = True
+    if isinstance(expected, torch.Tensor) and not isinstance(actual, torch.Tensor):
+        raise AssertionError(
+            f"{what}: expected a torch.Tensor, got {type(actual).__name__}"
+            + (" (did the function forget to `return`?)" if actual is None else "")
+        )
+    torch.testing.assert_close(
+        actual, expected, equal_nan=equal_nan, msg=lambda message: f"{what}:\n{message}", **kwargs
+    )
+
+
+def describe(t: torch.Tensor) -> str:
+    """A short description of a tensor for failure messages: shape, dtype, layout."""
+    layout = "" if t.is_contiguous() else ", non-contiguous"
+    return f"shape {tuple(t.shape)}, {str(t.dtype).removeprefix('torch.')}{layout}"

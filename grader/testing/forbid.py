@@ -1,0 +1,56 @@
+"""Fail a test when the learner's code calls a built-in the lesson asks them to write.
+
+Caught at PyTorch's dispatcher, below every Python spelling: ``torch.softmax``,
+``F.softmax``, ``x.softmax``, ``nn.Softmax`` and ``torch.special.softmax`` all run the same
+``aten._softmax``, so an alias or a method call cannot slip through.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
+BUILTINS: dict[str, tuple[str, ...]] = {
+    "torch.softmax": ("aten._softmax",),
+    "torch.log_softmax": ("aten._log_softmax",),
+    "torch.logsumexp": ("aten.logsumexp",),
+    "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
+    "torch.gather": ("aten.gather",),
+}
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self, ops: set[str]) -> None:
+        super().__init__()
+        self.ops = ops
+        self.seen: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func.overloadpacket)  # "aten._softmax"
+        if name in self.ops and name not in self.seen:
+            self.seen.append(name)
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def forbid(*names: str, what: str, why: str):
+    """Fail if the code in the block runs any of the built-ins `names` (keys of BUILTINS).
+
+    `what` names the learner's call; `why` says what the lesson asks for instead.
+    """
+    __tracebackhide__ = True
+    unknown = [n for n in names if n not in BUILTINS]
+    if unknown:
+        raise ValueError(f"forbid() does not know {unknown}; add them to grader.testing.forbid.BUILTINS")
+    ops = {op for n in names for op in BUILTINS[n]}
+    recorder = _Recorder(ops)
+    with recorder:
+        yield
+    if recorder.seen:
+        used = [n for n in names if set(BUILTINS[n]) & set(recorder.seen)]
+        raise AssertionError(
+            f"{what} calls {' or '.join(used)} (or an alias of it), which this lesson asks you "
+            f"to write yourself: {why}"
+        )

@@ -1,0 +1,73 @@
+"""Speed as a ratio measured side by side, never as an absolute time.
+
+The machines this runs on are shared and noisy, so (measured, see DESIGN.md): one thread
+(with torch's default pool, ops stall for 4-16 ms in bursts), calls interleaved (baseline,
+candidate, baseline, ...) so both see the same load, two warm-up calls, and the ratio of
+the minimums, the least disturbed sample of each.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import torch
+
+_measured: list[dict] = []  # this test's measurements; the harness attaches them to the report
+
+
+def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:
+    """How many times faster `candidate` runs than `baseline` (> 1: faster)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(warmup):
+            baseline()
+            candidate()
+        base, cand = [], []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            baseline()
+            t1 = time.perf_counter()
+            candidate()
+            t2 = time.perf_counter()
+            base.append(t1 - t0)
+            cand.append(t2 - t1)
+    finally:
+        torch.set_num_threads(threads)
+    return min(base) / max(min(cand), 1e-9)
+
+
+def assert_speed(
+    baseline: Callable[[], object],
+    candidate: Callable[[], object],
+    *,
+    at_least: float,
+    what: str,
+    baseline_name: str,
+    hint: str = "",
+    repeats: int = 10,
+) -> float:
+    """Fail unless `candidate` runs at least `at_least` times as fast as `baseline`.
+
+    `at_least` < 1 allows a slower candidate: 0.2 means "at most 5x slower than baseline".
+    Returns the measured ratio, which also goes into the test's report.
+    """
+    __tracebackhide__ = True
+    ratio = speed_ratio(baseline, candidate, repeats=repeats)
+    _measured.append({"what": what, "ratio": round(ratio, 3), "at_least": at_least, "baseline": baseline_name})
+    if ratio < at_least:
+        needed = f"at least {at_least:g}x as fast" if at_least >= 1 else f"at most {1 / at_least:g}x slower"
+        measured = f"{ratio:.2f}x as fast" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
+        raise AssertionError(
+            f"{what} is too slow: it ran {measured} as {baseline_name}; it must be {needed} "
+            f"(minimum of {repeats} interleaved runs each, 1 thread)." + (f"\n{hint}" if hint else "")
+        )
+    return ratio
+
+
+def drain() -> list[dict]:
+    """The measurements made since the last call (the harness calls this after each test)."""
+    out = list(_measured)
+    _measured.clear()
+    return out

@@ -1,0 +1,1 @@
+"""The reference answers, one folder per lesson, mirroring exercises/."""

@@ -1,0 +1,13 @@
+"""Shifts by one maximum for the whole tensor (the seed's reduce_max without a dim): rows far below it underflow to 0/0."""
+
+import torch
+
+
+def stable_softmax(logits, dim=-1):
+    exp = torch.exp(logits - logits.max())
+    return exp / exp.sum(dim=dim, keepdim=True)
+
+
+def logsumexp(x, dim=-1):
+    shift = x.max()
+    return torch.exp(x - shift).sum(dim=dim).log() + shift

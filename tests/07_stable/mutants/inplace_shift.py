@@ -1,0 +1,12 @@
+"""Subtracts the maximum in place: the right answer, but the caller's logits are changed."""
+
+import torch
+
+
+def stable_softmax(logits, dim=-1):
+    if logits.shape[dim] == 0:
+        return logits.clone()
+    with torch.no_grad():
+        logits.sub_(logits.amax(dim=dim, keepdim=True))
+    exp = torch.exp(logits)
+    return exp / exp.sum(dim=dim, keepdim=True)

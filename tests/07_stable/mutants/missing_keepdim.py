@@ -1,0 +1,8 @@
+"""Divides by exp.sum(dim) without keepdim: broadcasting lines the sums up with the wrong axis (silently wrong on square inputs)."""
+
+import torch
+
+
+def stable_softmax(logits, dim=-1):
+    exp = torch.exp(logits - logits.amax(dim=dim, keepdim=True))
+    return exp / exp.sum(dim=dim)

@@ -1,0 +1,8 @@
+"""The seed's first softmax: exp(x) / sum(exp(x)) overflows to nan past ~88.7."""
+
+import torch
+
+
+def stable_softmax(logits, dim=-1):
+    exp = torch.exp(logits)
+    return exp / exp.sum(dim=dim, keepdim=True)
