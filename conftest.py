@@ -1,3 +1,4 @@
-"""Root conftest: loads the kit's pytest plugin (grader/harness.py says what it adds)."""
+"""Root conftest: loads the kit's pytest plugin (grader/harness.py says what it adds) and
+pytester, which the harness's own tests (grader/tests/) use."""
 
-pytest_plugins = ["grader.harness"]
+pytest_plugins = ["grader.harness", "pytester"]

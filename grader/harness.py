@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import records
 from grader.lessons import IMPLS, LESSON_RE, Lesson, mutant_target
 
 _TIMEOUT_MARK = "from pytest-timeout"
@@ -194,9 +195,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report.kata_points = _points(item)
     report.kata_public = item.get_closest_marker("public") is not None
     if call.when == "call":
-        from grader.testing import speed  # the measurements this test made, for the reports
-
-        report.kata_speed = speed.drain()
+        report.kata_speed = records.drain()  # the speed ratios this test measured
     excinfo = call.excinfo
     if excinfo is None or not report.failed:
         return report

@@ -13,7 +13,7 @@ from typing import Callable
 
 import torch
 
-_measured: list[dict] = []  # this test's measurements; the harness attaches them to the report
+from grader import records
 
 
 def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:
@@ -55,7 +55,7 @@ def assert_speed(
     """
     __tracebackhide__ = True
     ratio = speed_ratio(baseline, candidate, repeats=repeats)
-    _measured.append({"what": what, "ratio": round(ratio, 3), "at_least": at_least, "baseline": baseline_name})
+    records.record(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name)
     if ratio < at_least:
         needed = f"at least {at_least:g}x as fast" if at_least >= 1 else f"at most {1 / at_least:g}x slower"
         measured = f"{ratio:.2f}x as fast" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
@@ -65,9 +65,3 @@ def assert_speed(
         )
     return ratio
 
-
-def drain() -> list[dict]:
-    """The measurements made since the last call (the harness calls this after each test)."""
-    out = list(_measured)
-    _measured.clear()
-    return out

@@ -4,10 +4,14 @@ import torch
 
 
 def stable_softmax(logits, dim=-1):
+    if logits.shape[dim] == 0:
+        return logits.clone()
     exp = torch.exp(logits - logits.max())
     return exp / exp.sum(dim=dim, keepdim=True)
 
 
 def logsumexp(x, dim=-1):
+    if x.shape[dim] == 0:
+        return x.exp().sum(dim=dim).log()
     shift = x.max()
     return torch.exp(x - shift).sum(dim=dim).log() + shift

@@ -4,5 +4,7 @@ import torch
 
 
 def stable_softmax(logits, dim=-1):
+    if logits.shape[dim] == 0:
+        return logits.clone()
     exp = torch.exp(logits - logits.amax(dim=dim, keepdim=True))
     return exp / exp.sum(dim=dim)

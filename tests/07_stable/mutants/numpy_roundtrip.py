@@ -5,6 +5,8 @@ import torch
 
 
 def stable_softmax(logits, dim=-1):
+    if logits.shape[dim] == 0:
+        return logits.clone()
     a = logits.detach().cpu().numpy()
     e = np.exp(a - a.max(axis=dim, keepdims=True))
     return torch.from_numpy(e / e.sum(axis=dim, keepdims=True))

@@ -4,8 +4,10 @@ import torch
 
 
 def stable_softmax(logits, dim=-1):
+    if logits.shape[dim] == 0:
+        return logits.clone()
     moved = logits.movedim(dim, -1)
-    rows = moved.reshape(-1, moved.shape[-1]) if moved.numel() else moved.reshape(0, moved.shape[-1])
+    rows = moved.reshape(-1, moved.shape[-1])
     out = torch.empty_like(rows)
     for i in range(rows.shape[0]):
         row = rows[i]

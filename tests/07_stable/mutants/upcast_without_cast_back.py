@@ -4,6 +4,8 @@ import torch
 
 
 def stable_softmax(logits, dim=-1):
+    if logits.shape[dim] == 0:
+        return logits.clone()
     x = logits.float()
     exp = torch.exp(x - x.amax(dim=dim, keepdim=True))
     return exp / exp.sum(dim=dim, keepdim=True)

@@ -1,0 +1,271 @@
+"""The harness as a learner and CI meet it, run on a tiny kit built in a temporary folder."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STUB = '''\
+"""A demo lesson."""
+
+
+def add(a, b):
+    """Return a + b."""
+    # TODO: add the two numbers.
+    raise NotImplementedError
+
+
+def scale(x, k=2):
+    """Return x * k."""
+    # TODO: multiply.
+    raise NotImplementedError
+'''
+
+SOLUTION = '''\
+"""A demo lesson."""
+
+
+def add(a, b):
+    """Return a + b."""
+    return a + b
+
+
+def scale(x, k=2):
+    """Return x * k."""
+    return x * k
+'''
+
+TESTS = '''\
+import pytest
+
+
+@pytest.mark.public
+def test_add(lesson):
+    assert lesson.add(2, 3) == 5
+
+
+@pytest.mark.public
+def test_add_negative(lesson):
+    assert lesson.add(-2, 3) == 1
+
+
+@pytest.mark.points(2)
+def test_scale(lesson):
+    assert lesson.scale(3) == 6
+    assert lesson.scale(3, k=3) == 9
+
+
+@pytest.mark.speed
+def test_scale_speed(lesson):
+    from grader.testing import assert_speed
+
+    assert_speed(lambda: sum(range(20000)), lambda: lesson.scale(3), at_least=1.0,
+                 what="scale(3)", baseline_name="sum(range(20000))")
+'''
+
+HINTS = "# Hints\n\n## Level 1\nThink.\n\n## Level 2\nUse `+`.\n\n## Level 3\nReturn the sum.\n"
+
+
+def write_lesson(root: Path, name: str, stub=STUB, solution=SOLUTION, tests=TESTS, stem="demo") -> None:
+    files = {
+        f"exercises/{name}/{stem}.py": stub,
+        f"solutions/{name}/{stem}.py": solution,
+        f"tests/{name}/test_{stem}.py": tests,
+        f"tests/{name}/hints.md": HINTS,
+        f"tests/{name}/mutants/add_subtracts.py": '"""Subtracts instead of adding."""\n\n\ndef add(a, b):\n    return a - b\n',
+        f"exercises/{name}/__init__.py": "",
+        f"solutions/{name}/__init__.py": "",
+    }
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def kit(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A kit with the real config and conftest and two demo lessons, 98_demo and 99_other."""
+    for name in ("pyproject.toml", "conftest.py"):
+        (pytester.path / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
+    for tree in ("exercises", "solutions"):
+        (pytester.path / tree).mkdir()
+        (pytester.path / tree / "__init__.py").write_text("")
+    write_lesson(pytester.path, "98_demo")
+    write_lesson(pytester.path, "99_other")
+    return pytester
+
+
+def assert_outcomes(result: pytest.RunResult, **expected: int) -> None:
+    """Like RunResult.assert_outcomes, but knows the kit's own outcomes (todo, broken)."""
+    __tracebackhide__ = True
+    got = result.parseoutcomes()
+    got.pop("deselected", None)
+    assert got == expected, result.stdout.str()
+
+
+def run(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return kit.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def test_untouched_stub_shows_todos_without_tracebacks(kit):
+    result = run(kit, "exercises/98_demo", "-m", "not speed")
+    assert result.ret == 1
+    assert_outcomes(result, todo=3)
+    result.stdout.fnmatch_lines([
+        "*= TODO =*",
+        "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (2 tests wait on it)",
+        "TODO: scale (exercises/98_demo/demo.py:13) is not implemented yet  (1 test waits on it)",
+        "Next: open exercises/98_demo/demo.py:7*",
+        "Stuck? `python -m grader hint 98_demo`*",
+    ])
+    assert "Traceback" not in result.stdout.str()
+    assert "raise NotImplementedError" not in result.stdout.str().split("= TODO =")[0]
+
+
+def test_solutions_pass_named_either_way(kit):
+    assert_outcomes(run(kit, "solutions/98_demo"), passed=4)
+    assert_outcomes(run(kit, "tests/98_demo", "--impl=solutions"), passed=4)
+
+
+def test_plain_pytest_runs_every_lesson_against_exercises(kit):
+    result = run(kit, "-m", "not speed")
+    assert_outcomes(result, todo=6)
+    result.stdout.fnmatch_lines(["*exercises/98_demo/demo.py:7*", "*exercises/99_other/demo.py:7*"])
+
+
+def test_selection_options_work(kit):
+    assert_outcomes(run(kit, "solutions/98_demo", "-k", "negative"), passed=1)
+    assert_outcomes(run(kit, "solutions/98_demo", "-m", "not speed"), passed=3)
+    assert_outcomes(run(kit, "tests/98_demo/test_demo.py::test_scale", "--impl=solutions"), passed=1)
+    result = run(kit, "exercises/98_demo", "-x")
+    assert_outcomes(result, todo=1)
+
+
+def test_running_inside_a_lesson_folder(kit, monkeypatch):
+    monkeypatch.chdir(kit.path / "solutions" / "98_demo")
+    assert_outcomes(run(kit), passed=4)
+    monkeypatch.chdir(kit.path / "exercises" / "98_demo")
+    assert_outcomes(run(kit, "-m", "not speed"), todo=3)
+
+
+def test_syntax_error_is_one_line_and_other_lessons_still_run(kit):
+    broken = STUB.replace("    raise NotImplementedError\n", "    return a +\n", 1)
+    (kit.path / "exercises/98_demo/demo.py").write_text(broken)
+    result = run(kit, "exercises", "-m", "not speed")
+    assert result.ret == 1
+    assert_outcomes(result, broken=3, todo=3)
+    result.stdout.fnmatch_lines([
+        "*= could not import =*",
+        "exercises/98_demo/demo.py:7: SyntaxError: * (the tests could not import exercises/98_demo/demo.py)",
+        "    return a +",
+        "*(3 tests could not run)",
+        "TODO: add (exercises/99_other/demo.py:7) is not implemented yet*",
+    ])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_import_error_names_the_line(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text("import no_such_module_here\n" + STUB)
+    result = run(kit, "exercises/98_demo", "-m", "not speed")
+    result.stdout.fnmatch_lines(["exercises/98_demo/demo.py:1: ModuleNotFoundError: No module named 'no_such_module_here'*"])
+
+
+def test_infinite_loop_is_stopped_with_a_message(kit):
+    looping = STUB.replace("    raise NotImplementedError\n", "    while True:\n        pass\n", 1)
+    (kit.path / "exercises/98_demo/demo.py").write_text(looping)
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative", "-o", "timeout=2")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines([
+        "TIMEOUT: test_add did not finish in 2.0 s; it was running add (exercises/98_demo/demo.py:?).",
+        "*loop that never ends*",
+    ])
+
+
+def test_not_implemented_from_outside_the_exercises_is_a_real_failure(kit):
+    delegating = STUB.replace("    raise NotImplementedError\n", "    import torch\n    return torch.nn.Module()(a)\n", 1)
+    (kit.path / "exercises/98_demo/demo.py").write_text(delegating)
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
+    assert_outcomes(result, failed=1)
+    assert "TODO: add" not in result.stdout.str()
+
+
+def test_todo_in_a_fixture_is_still_a_todo(kit):
+    tests = kit.path / "tests/98_demo/test_demo.py"
+    tests.write_text(TESTS + textwrap.dedent("""
+
+        @pytest.fixture
+        def total(lesson):
+            return lesson.add(1, 2)
+
+
+        def test_total(total):
+            assert total == 3
+    """))
+    result = run(kit, "exercises/98_demo", "-k", "test_total")
+    assert_outcomes(result, todo=1)
+    result.stdout.fnmatch_lines(["TODO: add (exercises/98_demo/demo.py:7)*"])
+
+
+def test_json_report_has_outcomes_points_and_speed(kit):
+    report = kit.path / "report.json"
+    run(kit, "solutions/98_demo", f"--kata-report={report}")
+    data = json.loads(report.read_text())
+    tests = {t["nodeid"].split("::")[-1]: t for t in data["tests"]}
+    assert data["exitstatus"] == 0
+    assert {name: t["outcome"] for name, t in tests.items()} == dict.fromkeys(
+        ["test_add", "test_add_negative", "test_scale", "test_scale_speed"], "passed")
+    assert tests["test_scale"]["points"] == 2.0 and tests["test_add"]["public"] and not tests["test_scale"]["public"]
+    (speed,) = tests["test_scale_speed"]["speed"]
+    assert speed["what"] == "scale(3)" and speed["ratio"] > 1.0
+    run(kit, "exercises/98_demo", f"--kata-report={report}")
+    assert {t["outcome"] for t in json.loads(report.read_text())["tests"]} == {"todo"}
+
+
+def verify(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return kit.run(sys.executable, "-m", "grader", "verify", "-v", *args)
+
+
+def test_verify_passes_a_good_lesson(kit):
+    result = verify(kit, "98_demo")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "98_demo*4/4 pass*4/4 todo/fail*1/1*ok",
+        "*mutant add_subtracts: caught by test_add",
+        "verify: 1 passed, 0 failed",
+    ])
+
+
+def test_verify_fails_loudly_on_every_kind_of_defect(kit):
+    lesson = kit.path / "tests/99_other"
+    (lesson / "mutants/scale_is_right.py").write_text('"""Not wrong at all."""\n\n\ndef scale(x, k=2):\n    return x * k\n')
+    (lesson / "mutants/broken.py").write_text('"""Does not parse."""\ndef add(a, b) return 0\n')
+    (lesson / "hints.md").write_text("## Level 1\nUse `return a + b`.\n")
+    (kit.path / "exercises/99_other/demo.py").write_text(
+        STUB.replace("def scale(x, k=2):", "def scale(x, k=3):").replace("    # TODO: add the two numbers.\n", ""))
+    (lesson / "test_demo.py").write_text(TESTS + "\n\ndef test_trivial(lesson):\n    assert True\n")
+    result = verify(kit, "99_other")
+    assert result.ret == 1
+    out = result.stdout.str()
+    for expected in [
+        "mutant scale_is_right.py SURVIVED",
+        "mutant broken.py does not load",
+        "hints.md: needs at least 3",
+        "scale(x, k=3) in exercises/ but scale(x, k=2) in solutions/",
+        "add has no `# TODO:` comment",
+        "test_trivial passes against the untouched stubs",
+        "verify: 0 passed, 1 failed",
+    ]:
+        assert expected in out, f"{expected!r} not in:\n{out}"
+
+
+def test_verify_reports_a_lesson_without_tests(kit):
+    (kit.path / "tests/99_other/test_demo.py").unlink()
+    result = verify(kit, "99_other")
+    assert result.ret == 1
+    assert "no tests were collected" in result.stdout.str()

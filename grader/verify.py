@@ -1,0 +1,361 @@
+"""``python -m grader verify``: prove each lesson's tests can tell right from wrong.
+
+For every lesson: the tests pass against solutions/, no test passes against the untouched
+exercises/, the two trees agree (files, public names, signatures, docstrings, a TODO and a
+NotImplementedError in every stub), hints exist, and every mutant (a known-wrong version kept
+in tests/NN/mutants/) makes at least one test fail. Each pytest run is a fresh subprocess;
+outcomes are read from the harness's JSON report, never from terminal text.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.lessons import Lesson, mutant_target
+
+RUN_TIMEOUT = 900  # seconds for one pytest run; pytest-timeout bounds each test well before
+MIN_HINT_LEVELS = 3
+MIN_PUBLIC_TESTS = 2
+
+
+@dataclass
+class Run:
+    """One pytest subprocess: a lesson's tests against solutions, exercises or a mutant."""
+
+    lesson: Lesson
+    kind: str  # "solutions", "exercises" or "mutant"
+    mutant: Path | None = None
+    exitstatus: int | None = None
+    tests: list[dict] = field(default_factory=list)
+    collect_errors: list[dict] = field(default_factory=list)
+    output: str = ""
+    seconds: float = 0.0
+
+    def args(self, report: Path) -> list[str]:
+        args = [sys.executable, "-m", "pytest", f"tests/{self.lesson.name}", "-q", "-p", "no:cacheprovider",
+                f"--kata-report={report}"]
+        if self.kind == "mutant":
+            args += [f"--mutant={self.mutant}", "-x"]  # one failing test is enough
+        else:
+            args += [f"--impl={self.kind}"]
+        return args
+
+    def execute(self) -> Run:
+        env = {**os.environ, "HYPOTHESIS_PROFILE": "kata", "PYTHONDONTWRITEBYTECODE": "1"}
+        with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:
+            report = Path(tmp) / "report.json"
+            start = time.perf_counter()
+            try:
+                proc = subprocess.run(self.args(report), cwd=self.lesson.root, env=env, capture_output=True,
+                                      text=True, timeout=RUN_TIMEOUT)
+                self.output = proc.stdout + proc.stderr
+            except subprocess.TimeoutExpired:
+                self.output = f"pytest did not finish in {RUN_TIMEOUT} s"
+            self.seconds = time.perf_counter() - start
+            if report.is_file():
+                data = json.loads(report.read_text(encoding="utf-8"))
+                self.exitstatus = data["exitstatus"]
+                self.tests = data["tests"]
+                self.collect_errors = data["collect_errors"]
+        return self
+
+    def count(self, *outcomes: str) -> int:
+        return sum(t["outcome"] in outcomes for t in self.tests)
+
+    @property
+    def label(self) -> str:
+        return self.mutant.stem if self.mutant else self.kind
+
+
+@dataclass
+class LessonResult:
+    lesson: Lesson
+    problems: list[str] = field(default_factory=list)
+    solutions: Run | None = None
+    exercises: Run | None = None
+    mutants: list[Run] = field(default_factory=list)
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+
+
+# --- static checks: the two trees agree --------------------------------------------------------
+
+
+def _functions(tree: ast.Module):
+    """Public top-level functions and the public classes' methods, by qualified name."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            out[node.name] = node
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            out[node.name] = node
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[f"{node.name}.{item.name}"] = item
+    return out
+
+
+def _raises_not_implemented(fn: ast.AST) -> bool:
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                return True
+    return False
+
+
+def _import_file(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _signatures(module, names) -> dict[str, str]:
+    out = {}
+    for name in names:
+        obj = module
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        try:
+            out[name] = str(inspect.signature(obj))
+        except (TypeError, ValueError):
+            out[name] = "?"
+    return out
+
+
+def check_trees(result: LessonResult) -> None:
+    lesson = result.lesson
+    for tree in ("exercises", "solutions", "tests"):
+        if not lesson.dir(tree).is_dir():
+            result.problem(f"{tree}/{lesson.name}/ is missing: every lesson has a folder in exercises/, solutions/ and tests/.")
+    stubs, refs = set(lesson.modules("exercises")), set(lesson.modules("solutions"))
+    for stem in sorted(stubs ^ refs):
+        have = "exercises" if stem in stubs else "solutions"
+        result.problem(f"{have}/{lesson.name}/{stem}.py has no twin in the other tree: add it, or remove this one.")
+    if not refs and lesson.dir("solutions").is_dir():
+        result.problem(f"solutions/{lesson.name}/ holds no module.")
+    for stem in sorted(stubs & refs):
+        _check_module(result, stem)
+    _check_hints(result)
+
+
+def _check_module(result: LessonResult, stem: str) -> None:
+    lesson = result.lesson
+    stub_path, ref_path = lesson.dir("exercises") / f"{stem}.py", lesson.dir("solutions") / f"{stem}.py"
+    try:
+        stub_tree = ast.parse(stub_path.read_text(encoding="utf-8"), str(stub_path))
+        ref_tree = ast.parse(ref_path.read_text(encoding="utf-8"), str(ref_path))
+    except SyntaxError as exc:
+        result.problem(f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}; fix it first.")
+        return
+    rel = f"{lesson.name}/{stem}.py"
+    stub_fns, ref_fns = _functions(stub_tree), _functions(ref_tree)
+    for name in sorted(stub_fns.keys() ^ ref_fns.keys()):
+        where = "exercises" if name in stub_fns else "solutions"
+        result.problem(f"{rel}: public name {name} is only in {where}/; stub and solution must define the same names.")
+    if ast.get_docstring(stub_tree) != ast.get_docstring(ref_tree):
+        result.problem(f"{rel}: the module docstrings differ; the solution is the stub plus the answer.")
+    stub_lines = stub_path.read_text(encoding="utf-8").splitlines()
+    for name in sorted(stub_fns.keys() & ref_fns.keys()):
+        stub, ref = stub_fns[name], ref_fns[name]
+        if ast.get_docstring(stub) != ast.get_docstring(ref):
+            result.problem(f"{rel}: the docstrings of {name} differ between exercises/ and solutions/.")
+        if isinstance(stub, ast.ClassDef):
+            methods = [n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if not any(_raises_not_implemented(m) for m in methods):
+                result.problem(f"exercises/{rel}: class {name} has no method left for the learner "
+                               "(none raises NotImplementedError).")
+            continue
+        if _raises_not_implemented(ref):
+            result.problem(f"solutions/{rel}:{ref.lineno}: {name} still raises NotImplementedError.")
+        is_method = "." in name
+        if not _raises_not_implemented(stub):
+            if not is_method:
+                result.problem(f"exercises/{rel}:{stub.lineno}: {name} is not a stub: it must end in "
+                               "`raise NotImplementedError`.")
+            continue
+        body = stub_lines[stub.lineno - 1:stub.end_lineno]
+        if not any("# TODO:" in line for line in body):
+            result.problem(f"exercises/{rel}:{stub.lineno}: {name} has no `# TODO:` comment saying what to write.")
+    _check_signatures(result, stem, sorted(stub_fns.keys() & ref_fns.keys()))
+
+
+def _check_signatures(result: LessonResult, stem: str, names: list[str]) -> None:
+    lesson = result.lesson
+    try:
+        stub = _import_file(lesson.dir("exercises") / f"{stem}.py", f"_kata_verify_stub_{lesson.name}_{stem}")
+        ref = _import_file(lesson.dir("solutions") / f"{stem}.py", f"_kata_verify_ref_{lesson.name}_{stem}")
+    except Exception as exc:  # reported here; the pytest runs report it too, with file:line
+        result.problem(f"{lesson.name}/{stem}.py: cannot import ({type(exc).__name__}: {exc}).")
+        return
+    stub_sigs, ref_sigs = _signatures(stub, names), _signatures(ref, names)
+    for name in names:
+        if stub_sigs[name] != ref_sigs[name]:
+            result.problem(f"{lesson.name}/{stem}.py: {name}{stub_sigs[name]} in exercises/ but "
+                           f"{name}{ref_sigs[name]} in solutions/; the signatures must match.")
+
+
+def _check_hints(result: LessonResult) -> None:
+    lesson = result.lesson
+    hints = lesson.hints()
+    rel = lesson.hints_file.relative_to(lesson.root)
+    if len(hints) < MIN_HINT_LEVELS or not all(hints):
+        result.problem(f"{rel}: needs at least {MIN_HINT_LEVELS} non-empty '## Level N' sections "
+                       f"(found {sum(map(bool, hints))}).")
+        return
+    text = "\n".join(hints)
+    for path in sorted(lesson.dir("solutions").glob("*.py")):
+        for line in _code_lines(path):
+            if line in text:
+                result.problem(f"{rel}: a hint quotes the reference solution ({path.name}: `{line}`); "
+                               "hints point the way, they never give the code.")
+
+
+def _code_lines(path: Path) -> set[str]:
+    """The solution's non-trivial statements (no docstrings, comments or short lines)."""
+    source = path.read_text(encoding="utf-8")
+    strings = set()  # line numbers of docstrings and other bare string statements
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            strings.update(range(node.lineno, node.end_lineno + 1))
+    lines = set()
+    for number, line in enumerate(source.splitlines(), 1):
+        code = line.split("#", 1)[0].strip()
+        if len(code) >= 30 and number not in strings:
+            lines.add(code)
+    return lines
+
+
+# --- dynamic checks: the pytest runs ---------------------------------------------------------
+
+
+def judge_runs(result: LessonResult) -> None:
+    name = result.lesson.name
+    ref, stub = result.solutions, result.exercises
+    for run in (ref, stub, *result.mutants):
+        for error in run.collect_errors:
+            result.problem(f"{name} ({run.label}): collection error in {error['nodeid'] or 'tests'}:\n"
+                           f"{_indent(error['message'])}")
+        if run.exitstatus is None:
+            result.problem(f"{name} ({run.label}): pytest wrote no report. Its output:\n{_indent(run.output[-3000:])}")
+    if ref.exitstatus is not None:
+        if not ref.tests:
+            result.problem(f"{name}: no tests were collected from tests/{name}/ (pytest exit 5 is not a pass).")
+        for test in ref.tests:
+            if test["outcome"] not in ("passed", "skipped"):
+                result.problem(f"{name}: {test['nodeid']} is {test['outcome']} against solutions/:\n"
+                               f"{_indent(test['message'])}")
+        public = sum(t["public"] for t in ref.tests)
+        if public < MIN_PUBLIC_TESTS:
+            result.problem(f"{name}: {public} test(s) marked @pytest.mark.public; a student release needs at "
+                           f"least {MIN_PUBLIC_TESTS} for quick feedback.")
+    if stub.exitstatus is not None:
+        for test in stub.tests:
+            if test["outcome"] == "passed":
+                result.problem(f"{name}: {test['nodeid']} passes against the untouched stubs; a test that passes "
+                               "before the learner wrote anything checks nothing. Make it call the code.")
+            elif test["outcome"] == "broken":
+                result.problem(f"{name}: the stubs cannot be imported:\n{_indent(test['message'])}")
+                break
+    if not result.mutants:
+        result.problem(f"{name}: no mutants in tests/{name}/mutants/; add the naive versions from the seed "
+                       "and the bugs learners make.")
+    for run in result.mutants:
+        if run.exitstatus is None:
+            continue
+        broken = [t for t in run.tests if t["outcome"] in ("broken", "todo")]
+        if broken:
+            result.problem(f"{name}: mutant {run.mutant.name} does not load:\n{_indent(broken[0]['message'])}")
+        elif not killers(run):
+            result.problem(f"{name}: mutant {run.mutant.name} SURVIVED: every test passed against it. "
+                           f"Add a test it fails ({_doc(run.mutant)})")
+
+
+def killers(run: Run) -> list[str]:
+    return [t["nodeid"] for t in run.tests if t["outcome"] in ("failed", "error", "timeout")]
+
+
+def _doc(path: Path) -> str:
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "it has no docstring saying what is wrong"
+    return doc.splitlines()[0]
+
+
+def _indent(text: str) -> str:
+    return "\n".join("      " + line for line in str(text).strip().splitlines()[:15])
+
+
+# --- putting it together ------------------------------------------------------------------------
+
+
+def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=sys.stdout) -> int:
+    results = [LessonResult(lesson) for lesson in lessons]
+    runs: list[Run] = []
+    for result in results:
+        lesson = result.lesson
+        result.solutions, result.exercises = Run(lesson, "solutions"), Run(lesson, "exercises")
+        result.mutants = [Run(lesson, "mutant", m) for m in lesson.mutants()]
+        runs += [result.solutions, result.exercises, *result.mutants]
+        for mutant in lesson.mutants():
+            try:
+                mutant_target(mutant, lesson)
+            except Exception as exc:
+                result.problem(f"{mutant.relative_to(lesson.root)}: {exc}")
+    print(f"verify: {len(lessons)} lesson(s), {len(runs)} pytest runs on {jobs} worker(s)", file=out, flush=True)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run.execute) for run in runs]
+        for result in results:  # the static checks overlap with the runs
+            check_trees(result)
+        for done, future in enumerate(futures, 1):
+            future.result()
+            if verbose:
+                run = runs[done - 1]
+                print(f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.seconds:.1f} s", file=out, flush=True)
+    for result in results:
+        judge_runs(result)
+    _print_table(results, verbose, out)
+    failed = [r for r in results if r.problems]
+    for result in failed:
+        print(f"\n{result.lesson.name}: {len(result.problems)} problem(s)", file=out)
+        for problem in result.problems:
+            print(f"  - {problem}", file=out)
+    print(f"\nverify took {time.perf_counter() - start:.0f} s", file=out)
+    print(f"verify: {len(results) - len(failed)} passed, {len(failed)} failed", file=out)
+    return 1 if failed or not results else 0
+
+
+def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
+    rows = [("lesson", "solutions", "stubs", "mutants caught", "result")]
+    for r in results:
+        ref, stub = r.solutions, r.exercises
+        caught = sum(bool(killers(m)) for m in r.mutants)
+        rows.append((
+            r.lesson.name,
+            f"{ref.count('passed')}/{len(ref.tests)} pass" + (f", {ref.count('skipped')} skip" if ref.count("skipped") else ""),
+            f"{stub.count('todo', 'failed')}/{len(stub.tests)} todo/fail",
+            f"{caught}/{len(r.mutants)}",
+            "ok" if not r.problems else "FAIL",
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print("", file=out)
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip(), file=out)
+    if verbose:
+        for r in results:
+            for m in r.mutants:
+                k = killers(m)
+                print(f"  {r.lesson.name} mutant {m.mutant.stem}: "
+                      + (f"caught by {k[0].split('::', 1)[-1]}" if k else "SURVIVED"), file=out)
