@@ -58,9 +58,9 @@ def assert_speed(
     records.record(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name)
     if ratio < at_least:
         needed = f"at least {at_least:g}x as fast" if at_least >= 1 else f"at most {1 / at_least:g}x slower"
-        measured = f"{ratio:.2f}x as fast" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
+        measured = f"{ratio:.2f}x as fast as" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"
         raise AssertionError(
-            f"{what} is too slow: it ran {measured} as {baseline_name}; it must be {needed} "
+            f"{what} is too slow: it ran {measured} {baseline_name}; it must be {needed} "
             f"(minimum of {repeats} interleaved runs each, 1 thread)." + (f"\n{hint}" if hint else "")
         )
     return ratio

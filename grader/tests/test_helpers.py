@@ -1,0 +1,110 @@
+"""The shared test helpers in grader.testing: each one must be able to fail."""
+
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+
+from grader import records
+from grader.testing import assert_close, assert_speed, describe, forbid, speed_ratio
+from grader.testing.strategies import tensor_and_dim, tensors
+
+SOFTMAX_SPELLINGS = {
+    "torch.softmax": lambda x: torch.softmax(x, -1),
+    "F.softmax": lambda x: F.softmax(x, -1),
+    "Tensor.softmax": lambda x: x.softmax(-1),
+    "nn.Softmax": lambda x: torch.nn.Softmax(dim=-1)(x),
+    "torch.special.softmax": lambda x: torch.special.softmax(x, -1),
+}
+
+
+@pytest.mark.parametrize("spelling", SOFTMAX_SPELLINGS)
+def test_forbid_catches_every_spelling_of_softmax(spelling):
+    x = torch.randn(2, 3, requires_grad=True)
+    with pytest.raises(AssertionError, match=r"my_softmax calls torch\.softmax .*exp and sum"):
+        with forbid("torch.softmax", what="my_softmax", why="use exp and sum"):
+            SOFTMAX_SPELLINGS[spelling](x)
+
+
+def test_forbid_names_the_builtin_that_ran():
+    x = torch.randn(2, 3)
+    with pytest.raises(AssertionError, match="calls torch.nn.functional.cross_entropy"):
+        with forbid("torch.softmax", "torch.nn.functional.cross_entropy", what="loss", why="by hand"):
+            F.cross_entropy(x, torch.tensor([0, 2]))
+    with pytest.raises(AssertionError, match="calls torch.logsumexp"):
+        with forbid("torch.logsumexp", what="lse", why="by hand"):
+            torch.special.logsumexp(x, -1)
+
+
+def test_forbid_allows_everything_else():
+    x = torch.randn(2, 3)
+    with forbid("torch.softmax", "torch.log_softmax", "torch.logsumexp", what="f", why="-"):
+        e = torch.exp(x - x.amax(-1, keepdim=True))
+        (e / e.sum(-1, keepdim=True)).log()
+
+
+def test_forbid_rejects_unknown_names():
+    with pytest.raises(ValueError, match="does not know"):
+        with forbid("torch.no_such_thing", what="f", why="-"):
+            pass
+
+
+def test_assert_close_says_what_was_called_and_by_how_much():
+    with pytest.raises(AssertionError, match=r"(?s)f\(x\) for x of shape \(2,\).*Mismatched elements: 1 / 2"):
+        assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]), what="f(x) for x of shape (2,)")
+    with pytest.raises(AssertionError, match="did the function forget to `return`"):
+        assert_close(None, torch.tensor([1.0]), what="f(x)")
+    with pytest.raises(AssertionError, match="dtype"):
+        assert_close(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float16))
+    assert_close(torch.tensor([float("nan")]), torch.tensor([float("nan")]))  # nan matches nan
+
+
+def test_describe():
+    assert describe(torch.zeros(3, 4)) == "shape (3, 4), float32"
+    assert describe(torch.zeros(3, 4, dtype=torch.bfloat16).t()) == "shape (4, 3), bfloat16, non-contiguous"
+
+
+def test_speed_ratio_tells_fast_from_slow_and_restores_threads():
+    threads = torch.get_num_threads()
+    ratio = speed_ratio(lambda: time.sleep(0.004), lambda: None, repeats=3)
+    assert ratio > 10
+    assert torch.get_num_threads() == threads
+
+
+def test_assert_speed_prints_the_measured_ratio_and_records_it():
+    records.drain()
+    with pytest.raises(AssertionError, match=r"slow_fn is too slow: it ran \d+\.\dx slower than a no-op; it must be at most 2x slower"):
+        assert_speed(lambda: None, lambda: time.sleep(0.003), at_least=0.5, what="slow_fn",
+                     baseline_name="a no-op", repeats=3)
+    (measured,) = records.drain()
+    assert measured["what"] == "slow_fn" and measured["ratio"] < 0.5
+
+
+@given(tensors(masked=True, dtypes=(torch.float32, torch.bfloat16)))
+def test_tensors_strategy_gives_float_tensors_of_the_asked_dtypes(t):
+    assert t.dtype in (torch.float32, torch.bfloat16)
+    assert 1 <= t.dim() <= 4
+
+
+def test_tensors_strategy_reaches_the_adversarial_cases():
+    seen = set()
+
+    @given(tensor_and_dim(masked=True, dtypes=(torch.float32, torch.float16)))
+    def collect(case):
+        t, dim = case
+        assert -t.dim() <= dim < t.dim()
+        if not t.is_contiguous():
+            seen.add("non-contiguous")
+        if t.dtype == torch.float16:
+            seen.add("float16")
+        if torch.isneginf(t).any():
+            seen.add("-inf")
+        if t.dim() and torch.isneginf(t).all(-1).any():
+            seen.add("fully masked row")
+        if t.abs().max() >= 1e3:
+            seen.add("huge")
+
+    collect()
+    assert seen == {"non-contiguous", "float16", "-inf", "fully masked row", "huge"}
