@@ -62,7 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
 class LessonDir(pytest.Directory):
     """``exercises/NN_topic`` or ``solutions/NN_topic``: collects ``tests/NN_topic`` against it."""
 
-    kata_impl = "exercises"
+    @property
+    def kata_impl(self) -> str:
+        return self.path.parent.name
 
     def collect(self):
         tests = self.config.rootpath / "tests" / self.path.name
@@ -70,16 +72,44 @@ class LessonDir(pytest.Directory):
             raise self.CollectError(
                 f"lesson {self.path.name} has no tests: expected the folder {tests}"
             )
+        # `pytest exercises/07_stable/stable.py` (an editor's "test this file"): the file's tests.
+        for source in sorted(self.path.glob("*.py")):
+            if self.session.isinitpath(source):
+                yield LessonFile.from_parent(self, path=source)
         yield pytest.Dir.from_parent(self, path=tests)
+
+
+class LessonFile(pytest.File):
+    """``exercises/NN_topic/<stem>.py`` named on the command line: collects ``tests/NN_topic/test_<stem>.py``."""
+
+    def collect(self):
+        test_file = self.config.rootpath / "tests" / self.path.parent.name / f"test_{self.path.name}"
+        if not test_file.is_file():
+            raise self.CollectError(f"no tests check {self.path.name}: expected {test_file}")
+        # Collected through its folder, so that the folder's conftest.py files load.
+        yield OneFileDir.from_parent(self, path=test_file.parent, only=test_file)
+
+
+class OneFileDir(pytest.Dir):
+    """A tests/NN_topic folder of which only one test file is collected."""
+
+    def __init__(self, *, only: Path, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.only = only
+
+    @classmethod
+    def from_parent(cls, parent, *, path: Path, only: Path):
+        return cls._create(parent=parent, path=path, only=only)
+
+    def collect(self):
+        return [node for node in super().collect() if node.path == self.only]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector):
     root = parent.config.rootpath
     if path.parent.parent == root and path.parent.name in IMPLS and LESSON_RE.match(path.name):
-        node = LessonDir.from_parent(parent, path=path)
-        node.kata_impl = path.parent.name
-        return node
+        return LessonDir.from_parent(parent, path=path)
     return None
 
 

@@ -147,6 +147,15 @@ def test_selection_options_work(kit):
     assert_outcomes(result, todo=1)
 
 
+def test_naming_the_lesson_file_runs_its_tests(kit):
+    (kit.path / "tests/98_demo/conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n")
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        TESTS + "\n\ndef test_conftest_fixture(lesson, three):\n    assert lesson.add(three, 0) == 3\n")
+    assert_outcomes(run(kit, "solutions/98_demo/demo.py"), passed=5)
+    assert_outcomes(run(kit, "exercises/98_demo/demo.py", "-m", "not speed"), todo=4)
+
+
 def test_running_inside_a_lesson_folder(kit, monkeypatch):
     monkeypatch.chdir(kit.path / "solutions" / "98_demo")
     assert_outcomes(run(kit), passed=4)
