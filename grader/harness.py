@@ -239,6 +239,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.kata_outcome = "todo"
             report.kata_where = f"{_rel(Path(entry.path), config)}:{entry.lineno + 1}"
             report.longrepr = f"TODO: {_where(entry, config)} is not implemented yet"
+    elif excinfo.errisinstance(AttributeError) and _is_module_in(getattr(excinfo.value, "obj", None), impl_root):
+        missing, module = excinfo.value.name, excinfo.value.obj
+        report.longrepr = (
+            f"{_rel(Path(module.__file__), config)} has no {missing!r}, which the tests use.\n"
+            "  Keep every name and signature the stub came with (a renamed or deleted function "
+            "cannot be tested)."
+        )
     elif excinfo.errisinstance(pytest.fail.Exception) and _TIMEOUT_MARK in str(excinfo.value):
         seconds = str(excinfo.value).split(">")[1].split("s")[0]
         entry = _last_frame_in(excinfo, impl_root)
@@ -250,6 +257,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "an index that never moves)."
         )
     return report
+
+
+def _is_module_in(obj, folder: Path) -> bool:
+    """True for a module loaded from a file inside `folder` (the learner's tree)."""
+    path = getattr(obj, "__file__", None) if isinstance(obj, type(sys)) else None
+    return bool(path) and Path(path).resolve().is_relative_to(folder)
 
 
 def _points(item: pytest.Item) -> float:

@@ -204,6 +204,14 @@ def test_not_implemented_from_outside_the_exercises_is_a_real_failure(kit):
     assert "TODO: add" not in result.stdout.str()
 
 
+def test_a_missing_function_is_named(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(STUB.replace("def add(", "def plus("))
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["exercises/98_demo/demo.py has no 'add', which the tests use.",
+                                 "*Keep every name and signature the stub came with*"])
+
+
 def test_todo_in_a_fixture_is_still_a_todo(kit):
     tests = kit.path / "tests/98_demo/test_demo.py"
     tests.write_text(TESTS + textwrap.dedent("""
