@@ -145,23 +145,23 @@ def lesson(request: pytest.FixtureRequest):
     name, stem = test_file.parent.name, test_file.stem.removeprefix("test_")
     config = request.config
     mutant = config.getoption("mutant")
+    mutant = config.rootpath / mutant if mutant else None  # an absolute path stays as it is
     impl = "solutions" if mutant else _impl_of(request.node)
     source = config.rootpath / impl / name / f"{stem}.py"
     if not source.is_file():
         raise NotImportable(f"{_rel(source, config)} not found: the tests in {test_file.name} check it.", pytrace=False)
     try:
         if mutant:
-            return _load_with_mutant(config, Lesson(config.rootpath, name), stem, source, Path(mutant))
+            return _load_with_mutant(Lesson(config.rootpath, name), stem, source, mutant)
         return importlib.import_module(f"{impl}.{name}.{stem}")
     except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
-        message = _describe_import_error(exc, source, config)
+        message = _describe_import_error(exc, mutant or source, config)
     # Raised outside the except block, so no chained traceback is printed.
     raise NotImportable(message, pytrace=False)
 
 
-def _load_with_mutant(config, lesson: Lesson, stem: str, source: Path, mutant: Path):
+def _load_with_mutant(lesson: Lesson, stem: str, source: Path, mutant: Path):
     """A private copy of the reference module with the mutant's definitions executed into it."""
-    mutant = mutant if mutant.is_absolute() else config.rootpath / mutant
     if mutant_target(mutant, lesson) != stem:
         pytest.skip(f"mutant {mutant.name} targets another module of {lesson.name}")
     name = f"_kata_mutant.{lesson.name}.{stem}"
@@ -189,7 +189,7 @@ def _describe_import_error(exc: BaseException, source: Path, config: pytest.Conf
     text = f"{where}: {what} (the tests could not import {rel})"
     if line:
         text += f"\n    {line.strip()}"
-    return text + f"\n  Fix that line, save, and run the tests again."
+    return text + "\n  Fix that line, save, and run the tests again."
 
 
 def _rel(path: Path, config: pytest.Config) -> str:
@@ -205,11 +205,8 @@ def _rel(path: Path, config: pytest.Config) -> str:
 def _last_frame_in(excinfo: pytest.ExceptionInfo, folder: Path):
     """The innermost traceback entry inside `folder` (the learner's tree), or None."""
     for entry in reversed(excinfo.traceback):
-        try:
-            Path(entry.path).resolve().relative_to(folder)
-        except ValueError:
-            continue
-        return entry
+        if Path(entry.path).resolve().is_relative_to(folder):
+            return entry
     return None
 
 
