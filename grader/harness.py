@@ -202,10 +202,15 @@ def _rel(path: Path, config: pytest.Config) -> str:
 # --- reports --------------------------------------------------------------------------------
 
 
+def _inside(path, folder: Path) -> bool:
+    """True for a file inside `folder` (the learner's tree)."""
+    return Path(path).resolve().is_relative_to(folder)
+
+
 def _last_frame_in(excinfo: pytest.ExceptionInfo, folder: Path):
-    """The innermost traceback entry inside `folder` (the learner's tree), or None."""
+    """The innermost traceback entry inside `folder`, or None."""
     for entry in reversed(excinfo.traceback):
-        if Path(entry.path).resolve().is_relative_to(folder):
+        if _inside(entry.path, folder):
             return entry
     return None
 
@@ -232,7 +237,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.kata_outcome = "broken"
     elif excinfo.errisinstance(NotImplementedError):
         entry = excinfo.traceback[-1] if len(excinfo.traceback) else None
-        if entry is not None and _last_frame_in(excinfo, impl_root) is entry:
+        if entry is not None and _inside(entry.path, impl_root):  # raised by the stub itself
             report.kata_outcome = "todo"
             report.kata_where = f"{_rel(Path(entry.path), config)}:{entry.lineno + 1}"
             report.longrepr = f"TODO: {_where(entry, config)} is not implemented yet"
@@ -259,7 +264,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def _is_module_in(obj, folder: Path) -> bool:
     """True for a module loaded from a file inside `folder` (the learner's tree)."""
     path = getattr(obj, "__file__", None) if isinstance(obj, type(sys)) else None
-    return bool(path) and Path(path).resolve().is_relative_to(folder)
+    return bool(path) and _inside(path, folder)
 
 
 def _points(item: pytest.Item) -> float:

@@ -155,8 +155,9 @@ def check_trees(result: LessonResult) -> None:
 def _check_module(result: LessonResult, stem: str) -> None:
     lesson = result.lesson
     stub_path, ref_path = lesson.dir("exercises") / f"{stem}.py", lesson.dir("solutions") / f"{stem}.py"
+    stub_source = stub_path.read_text(encoding="utf-8")
     try:
-        stub_tree = ast.parse(stub_path.read_text(encoding="utf-8"), str(stub_path))
+        stub_tree = ast.parse(stub_source, str(stub_path))
         ref_tree = ast.parse(ref_path.read_text(encoding="utf-8"), str(ref_path))
     except SyntaxError as exc:
         result.problem(f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}; fix it first.")
@@ -168,7 +169,7 @@ def _check_module(result: LessonResult, stem: str) -> None:
         result.problem(f"{rel}: public name {name} is only in {where}/; stub and solution must define the same names.")
     if ast.get_docstring(stub_tree) != ast.get_docstring(ref_tree):
         result.problem(f"{rel}: the module docstrings differ; the solution is the stub plus the answer.")
-    stub_lines = stub_path.read_text(encoding="utf-8").splitlines()
+    stub_lines = stub_source.splitlines()
     for name in sorted(stub_fns.keys() & ref_fns.keys()):
         stub, ref = stub_fns[name], ref_fns[name]
         if ast.get_docstring(stub) != ast.get_docstring(ref):
