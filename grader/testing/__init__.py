@@ -1,13 +1,16 @@
-"""Shared helpers for the lessons' tests: one place for comparison, speed and forbidden calls.
+"""Shared helpers for the lessons' tests: one place for comparison, gradients, speed and
+what the code runs at PyTorch's dispatcher.
 
     from grader.testing import assert_close, assert_speed, forbid
 
-Hypothesis strategies live in ``grader.testing.strategies`` (imported only by the tests that
-use them, so a lesson that does not need hypothesis does not pay for importing it).
+Two live in modules of their own, imported only by the tests that use them (a lesson that
+does not need them does not pay for importing them): ``grader.testing.memory`` (what a call
+allocates, with the profiler) and ``grader.testing.strategies`` (hypothesis strategies).
 """
 
+from grader.testing.autograd import grad_of
 from grader.testing.compare import assert_close, describe, tolerance
-from grader.testing.forbid import forbid
+from grader.testing.forbid import count_ops, forbid
 from grader.testing.speed import assert_speed, speed_ratio
 
-__all__ = ["assert_close", "assert_speed", "describe", "forbid", "speed_ratio", "tolerance"]
+__all__ = ["assert_close", "assert_speed", "count_ops", "describe", "forbid", "grad_of", "speed_ratio", "tolerance"]

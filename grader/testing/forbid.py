@@ -7,7 +7,9 @@ Caught at PyTorch's dispatcher, below every Python spelling: ``torch.softmax``,
 
 from __future__ import annotations
 
+from collections import Counter
 from contextlib import contextmanager
+from typing import Callable
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -54,3 +56,26 @@ def forbid(*names: str, what: str, why: str):
             f"{what} calls {' or '.join(used)} (or an alias of it), which this lesson asks you "
             f"to write yourself: {why}"
         )
+
+
+class _Counter(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func.overloadpacket)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def count_ops(fn: Callable[[], object]) -> Counter[str]:
+    """How many times `fn()` runs each aten op, e.g. ``Counter({"aten.select": 500, ...})``.
+
+    A deterministic sign of a Python loop over a tensor: the count grows with the input's
+    size, where vectorised code runs the same few ops at any size. Unlike a timing, it does not
+    move with the load on the machine.
+    """
+    counter = _Counter()
+    with counter:
+        fn()
+    return counter.ops

@@ -8,7 +8,8 @@ import torch.nn.functional as F
 from hypothesis import given
 
 from grader import records
-from grader.testing import assert_close, assert_speed, describe, forbid, speed_ratio
+from grader.testing import assert_close, assert_speed, count_ops, describe, forbid, grad_of, speed_ratio
+from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
 
 SOFTMAX_SPELLINGS = {
@@ -59,6 +60,30 @@ def test_assert_close_says_what_was_called_and_by_how_much():
     with pytest.raises(AssertionError, match="dtype"):
         assert_close(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float16))
     assert_close(torch.tensor([float("nan")]), torch.tensor([float("nan")]))  # nan matches nan
+
+
+def test_grad_of_says_when_the_graph_was_cut():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert_close(grad_of((x * x).sum(), x, "x*x"), torch.tensor([2.0, 4.0]))
+    with pytest.raises(AssertionError, match=r"^f\(x\): the result does not track gradients"):
+        grad_of((x * x).detach(), x, "f(x)")
+
+
+def test_count_ops_grows_with_a_python_loop_only():
+    def loop(x):
+        return sum(x[i] for i in range(x.shape[0]))
+
+    small, large = torch.rand(5, 3), torch.rand(50, 3)
+    assert count_ops(lambda: loop(large))["aten.select"] == 50
+    assert count_ops(lambda: large.sum(0)) == count_ops(lambda: small.sum(0))
+
+
+def test_allocations_see_a_tiled_copy_but_not_a_broadcast_view():
+    b = torch.rand(64, 1, 256)
+    tiled = allocations(lambda: b.repeat(1, 128, 1))
+    assert tiled[0].nbytes == 8 * MiB, format_allocations(tiled)
+    assert all(a.nbytes < MiB for a in allocations(lambda: b.expand(64, 128, 256)))
+    assert format_allocations([]) == "nothing"
 
 
 def test_describe():

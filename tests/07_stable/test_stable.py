@@ -8,24 +8,11 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_speed, describe, forbid, tolerance
+from grader.testing import assert_close, assert_speed, describe, forbid, grad_of, tolerance
 from grader.testing.strategies import tensor_and_dim, tensors
 
 INF = float("inf")
 LOW_PRECISION = (torch.float16, torch.bfloat16)
-
-
-def grad_of(output: torch.Tensor, inputs: torch.Tensor, what: str, upstream=None) -> torch.Tensor:
-    """d(sum(output * upstream))/d(inputs), with a clear message when autograd was cut off."""
-    __tracebackhide__ = True
-    if not getattr(output, "requires_grad", False):
-        raise AssertionError(
-            f"{what}: the result does not track gradients. Stay in torch operations: .detach(), "
-            ".numpy(), .item() or torch.no_grad() cut the result off from autograd."
-        )
-    upstream = torch.ones_like(output) if upstream is None else upstream
-    (grad,) = torch.autograd.grad(output, inputs, upstream)
-    return grad
 
 
 def probabilities(shape, dim, seed=0) -> torch.Tensor:
