@@ -8,6 +8,9 @@ broadcast one nothing bigger than its output.
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
 from typing import Callable, NamedTuple
 
 import torch
@@ -24,13 +27,34 @@ class Allocation(NamedTuple):
 def allocations(fn: Callable[[], object]) -> list[Allocation]:
     """The CPU allocations made while `fn()` runs (without autograd), largest first.
 
-    Each is attributed to the innermost op that made it. The profiler's own start/stop lines
-    go to the process's stderr at C level; pytest captures them.
+    Each is attributed to the innermost op that made it.
     """
-    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_stderr():
+        prof.start()
+    try:
+        with torch.no_grad():
+            fn()
+    finally:
+        with _quiet_stderr():
+            prof.stop()
     found = [Allocation(e.name, e.self_cpu_memory_usage) for e in prof.events() if e.self_cpu_memory_usage > 0]
     return sorted(found, key=lambda a: -a.nbytes)
+
+
+@contextmanager
+def _quiet_stderr():
+    """Silence file descriptor 2: the profiler writes "profiler_start/stop" lines there from C++,
+    which would clutter a failure report and, in a notebook, count as an error (nbgrader)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def format_allocations(found: list[Allocation], limit: int = 5) -> str:

@@ -1,0 +1,142 @@
+"""Lesson 03: broadcasting, the good and the ugly.
+
+The rules
+---------
+An elementwise op on two tensors of different shapes lines their shapes up from the RIGHT.
+Each pair of sizes must be equal, or one of them must be 1; a missing leading dim counts as 1.
+The result takes the larger size of each pair:
+
+    [5, 3, 5]
+    [   1, 5]      ->  [5, 3, 5]
+    [3, 1]  +  [2]  ->  [3, 2]         ([2] is read as [1, 2])
+    [3, 2]  +  [4]  ->  error          (2 against 4)
+
+A size-1 dim is stretched to the other size without copying anything: the stretched tensor
+is a view whose stride along that dim is 0, so every position reads the same memory.
+
+The good: implicit tiling, without the tiles
+--------------------------------------------
+A common pattern joins per-item features `a` [B, N, Fa] with per-batch features `b`
+[B, 1, Fb]: tile `b` N times, concatenate, apply a Linear layer:
+
+    c = torch.cat([a, b.repeat(1, N, 1)], -1)     # [B, N, Fa + Fb], a full copy of b N times
+    out = linear(c)
+
+A Linear layer on a concatenation is the sum of two Linear layers, one per part:
+W @ [a; b] == W_a @ a + W_b @ b. So project each part on its own and let broadcasting add
+them:
+
+    out = linear1(a) + linear2(b)                 # [B, N, out] + [B, 1, out] -> [B, N, out]
+
+Nothing of size N * Fb is ever built: on [64, 128, 256] inputs the tiled version allocates
+24 MiB for `repeat` and `cat` alone; the broadcast one allocates about its output. The same
+code works for any leading dims that broadcast, which is what makes it a good `Merge` module.
+
+Pairwise distances are broadcasting's other classic: x [N, D] against y [M, D] gives an
+[N, M] table, with no loop, by turning one side into a column and the other into a row:
+x[:, None, :] is [N, 1, D] and y[None, :, :] is [1, M, D]. That builds an [N, M, D]
+intermediate, though. |x - y|^2 = |x|^2 - 2 x.y + |y|^2 needs only [N, M] and a matrix
+product, but it subtracts large, nearly equal numbers: for points far from the origin
+(coordinates near 1e4, float32) the result is off by hundreds, and a point's distance to
+itself comes out as a small NEGATIVE number instead of 0. Move the points near the origin
+first (subtracting the same vector from x and y changes no distance) and never return a
+negative square.
+
+The ugly: silent stretching
+---------------------------
+Broadcasting never complains when the shapes *happen* to fit:
+
+    >>> a = torch.tensor([[1.], [2.]])        # [2, 1]
+    >>> b = torch.tensor([1., 2.])            # [2], read as [1, 2]
+    >>> torch.sum(a + b)                      # you meant [2, 3], summing to 6
+    tensor(12.)
+
+`a + b` is [[2, 3], [3, 4]], a [2, 2] table. Be explicit: name the dim of every reduction
+(`torch.sum(a + b, 0)` returns [5, 7], a shape that makes the bug visible) and of every
+squeeze (`x.squeeze(1)`, never `x.squeeze()`, which also drops a batch of size 1).
+
+What the tests expect
+---------------------
+- `Merge` equals Linear(cat(a, tiled b)) with the same weights, for the seed's shapes and for
+  any broadcastable leading dims (either side may be the one that is stretched, ranks may
+  differ), with gradients for both layers; and it never allocates anything the size of the
+  tiled input (measured with the PyTorch profiler).
+- `broadcast_shape` agrees with `torch.broadcast_shapes` on many random shape pairs, written
+  by hand from the rules above (no tensors, no torch or NumPy broadcasting helpers), and
+  raises a ValueError naming both shapes when they don't broadcast.
+- `pairwise_sq_dist` equals the loop definition, with no Python loop (its speed and the
+  number of ops it runs are measured), never returns a negative value, and stays accurate
+  for points far from the origin, including a point against itself (0).
+
+Check your work with:  pytest exercises/03_broadcast
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+from torch import nn
+
+
+class Merge(nn.Module):
+    """Linear(cat(a, b)) over broadcast leading dims, without building the concatenation.
+
+    a: [*A, in_features1], b: [*B, in_features2], with A and B broadcastable (either may hold
+    the 1s, ranks may differ). Returns [*broadcast(A, B), out_features], in the inputs' dtype.
+
+    The tests read these attributes: `linear1` = nn.Linear(in_features1, out_features),
+    `linear2` = nn.Linear(in_features2, out_features) (give one of the two `bias=False` if you
+    like: the sum of two biases is one bias) and `activation` (a callable such as torch.relu
+    or nn.ReLU(), or None for no activation), applied to the sum.
+    """
+
+    def __init__(self, in_features1: int, in_features2: int, out_features: int,
+                 activation: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(in_features1, out_features)
+        self.linear2 = nn.Linear(in_features2, out_features, bias=False)  # linear1's bias is enough
+        self.activation = activation
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        # [*A, out] + [*B, out] -> [*broadcast(A, B), out]: b's projection is computed once per
+        # row of b and stretched, never copied.
+        c = self.linear1(a) + self.linear2(b)
+        return c if self.activation is None else self.activation(c)
+
+
+def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int, ...]:
+    """The shape that an elementwise op on tensors of these shapes returns.
+
+    shape_a, shape_b: tuples, lists or torch.Size of non-negative ints. Returns a tuple of
+    ints. Raises ValueError, with both shapes in the message, when they don't broadcast.
+    Written from the rules by hand: no tensors and no library broadcasting helpers.
+    """
+    a, b = tuple(shape_a), tuple(shape_b)
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):  # from the right: -1, -2, ...
+        size_a = a[-i] if i <= len(a) else 1
+        size_b = b[-i] if i <= len(b) else 1
+        if size_a != size_b and 1 not in (size_a, size_b):
+            raise ValueError(
+                f"shapes {a} and {b} do not broadcast: dim {-i} has sizes {size_a} and {size_b}, "
+                "and neither is 1"
+            )
+        out.append(size_b if size_a == 1 else size_a)  # 1 against n (even 0) gives n
+    return tuple(reversed(out))
+
+
+def pairwise_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Squared Euclidean distances between every row of x and every row of y.
+
+    x: [N, D], y: [M, D], float. Returns out [N, M] in x's dtype with
+    out[i, j] = sum_k (x[i, k] - y[j, k]) ** 2: never negative, 0 for a point against
+    itself, accurate for points far from the origin. No Python loop.
+    """
+    # Moving both sets by the same vector changes no distance, and near the origin the
+    # expansion below no longer subtracts huge, nearly equal numbers.
+    center = torch.cat([x, y]).mean(0) if x.shape[0] + y.shape[0] else 0  # (D,)
+    x, y = x - center, y - center
+    # |x - y|^2 = |x|^2 - 2 x.y + |y|^2: a column [N, 1] plus a row [1, M] minus [N, M].
+    sq = x.pow(2).sum(1, keepdim=True) - 2 * (x @ y.T) + y.pow(2).sum(1)
+    return sq.clamp_min(0)  # rounding can leave a tiny negative where the answer is 0

@@ -1,0 +1,5 @@
+"""Broadcasts right but sums over the points instead of the coordinates: [N, D], not [N, M]."""
+
+
+def pairwise_sq_dist(x, y):
+    return ((x[:, None, :] - y[None, :, :]) ** 2).sum(1)
