@@ -1,0 +1,171 @@
+"""Lesson 02: modules. Keep parameters and computation together in an nn.Module.
+
+Why it matters
+--------------
+A model is more than a function: it owns tensors that training changes (its parameters) and
+code that uses them (its forward pass). `torch.nn.Module` is the container that ties the two
+together, and every tool in PyTorch expects one: an optimizer takes `model.parameters()`,
+a checkpoint is `model.state_dict()`, `model.to(torch.float64)` or `model.to("cuda")` moves
+every parameter, and `model.train()` / `model.eval()` switch dropout and batch norm in every
+layer. All of these walk the module's *registered* contents, recursively.
+
+What gets registered
+--------------------
+Assigning to an attribute of a module registers it when the value is
+
+- an `nn.Parameter` (a tensor wrapper with requires_grad=True): it shows up in
+  `parameters()`, `named_parameters()` (under the attribute's name) and `state_dict()`;
+- another `nn.Module`: a submodule, whose parameters are listed as "name.weight" and so on.
+
+Anything else is a plain Python attribute, invisible to all of the above. That includes a
+tensor created with requires_grad=True (it gets gradients, but no optimizer built from
+`parameters()` ever updates it), and a Python list or dict of layers:
+
+    >>> class Forgetful(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.layers = [nn.Linear(3, 3), nn.Linear(3, 1)]  # a plain list
+    >>> len(list(Forgetful().parameters()))
+    0
+
+No error, no warning: the optimizer gets an empty list (or, worse, only the other layers'
+parameters, and these layers silently stay at their random start), `.to()` leaves them
+behind and `.eval()` never reaches them. Use `nn.ModuleList` (or `nn.ModuleDict`) instead:
+it behaves like a list (a dict) and registers every module you put in it.
+
+Call the module, not .forward
+-----------------------------
+`model(x)` runs `nn.Module.__call__`, which runs the forward pre-hooks, then `forward`, then
+the forward hooks. Hooks are how PyTorch adds behaviour from outside: pruning
+(`torch.nn.utils.prune`) recomputes the masked weight in a pre-hook, and profilers, feature
+extractors and debugging tools read activations in hooks. `model.forward(x)` skips all of
+them, silently: you write `forward`, you call the module.
+
+nn.Sequential with names
+------------------------
+`nn.Sequential(a, b, c)` chains modules and names them "0", "1", "2", so a checkpoint holds
+keys like "2.weight". Given an `OrderedDict` of (name, module) pairs instead, it uses your
+names: "classifier.weight" says what it is, and stays meaningful when you insert a layer.
+
+Training a module
+-----------------
+The seed fits y = 5x + 3 + noise with a module holding two parameters `a` and `b`:
+build an optimizer over `model.parameters()`, then repeat: clear the gradients (they
+accumulate by default), compute the loss from `model(x)`, `backward()`, `optimizer.step()`.
+You write that loop in `fit`, for any module.
+
+What the tests expect
+---------------------
+- `Linear1D`: exactly two parameters, named "a" and "b", each of shape (1,); y = a * x + b
+  keeps x's shape; `.to(torch.float64)` converts them; gradients reach both; `fit` recovers
+  a ~= 5 and b ~= 3 (plus the noise's mean) from the seed's data.
+- `MLP`: the layers, their order and their names (so the `state_dict` keys), no activation
+  after the last Linear, a fresh activation per hidden layer, a ValueError for fewer than
+  two sizes, and an output equal to applying the layers by hand.
+- `Ensemble`: every member registered (parameters, `state_dict`, `.to()`, `.eval()` and an
+  optimizer all reach them), the output is the mean of the members' outputs, any iterable of
+  members works (a generator too), no members is a ValueError.
+- `fit`: the same parameters and loss as plain SGD on the mean squared error, step for step;
+  the module is called (its hooks fire once per step); the result is a Python float.
+
+Check your work with:  pytest exercises/02_modules
+"""
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Linear1D(nn.Module):
+    """The seed's model y = a * x + b, with two learnable scalars.
+
+    Parameters: `a` and `b`, each an nn.Parameter of shape (1,), float32, initialised
+    uniformly in [0, 1) (seed torch with `torch.manual_seed` to make that reproducible).
+    `named_parameters()` yields exactly ("a", a) and ("b", b), in that order.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        # TODO: create the two parameters, a first, then b: each an nn.Parameter wrapping
+        #       torch.rand(1), assigned to self.a and self.b so the module registers them.
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """a * x + b elementwise, for x of any shape with at least one dim.
+
+        Returns a tensor of x's shape (the (1,)-shaped parameters broadcast against it),
+        differentiable with respect to x, a and b.
+        """
+        # TODO: return a * x + b, using the parameters themselves (not .item() or .data).
+        raise NotImplementedError
+
+
+class MLP(nn.Sequential):
+    """A multilayer perceptron: an nn.Sequential of Linear layers with activations between them.
+
+    sizes: the feature counts [in, hidden..., out]; at least two entries, else ValueError
+    (with a message naming `sizes`). sizes=[4, 8, 8, 2] gives, in order:
+
+        linear0 = Linear(4, 8), act0, linear1 = Linear(8, 8), act1, linear2 = Linear(8, 2)
+
+    so `state_dict()` keys are "linear0.weight", "linear0.bias", ..., "linear2.bias" (an
+    activation with parameters, like nn.PReLU, adds "act0.weight" and so on). There is no
+    activation after the last Linear: the output is unbounded (logits, regression values).
+    activation: a class or any callable returning a module, called with no arguments once per
+    hidden layer, so each activation is its own instance (with its own parameters, if any).
+    Input (..., sizes[0]) -> output (..., sizes[-1]).
+    """
+
+    def __init__(self, sizes: Sequence[int], activation: Callable[[], nn.Module] = nn.ReLU) -> None:
+        # TODO: raise ValueError when sizes has fewer than two entries. Then fill an OrderedDict:
+        #       for each consecutive pair of sizes a "linear{i}" Linear layer, followed (except
+        #       after the last one) by "act{i}" = a new activation(). Finish with
+        #       super().__init__(that OrderedDict): nn.Sequential's forward then chains them.
+        raise NotImplementedError
+
+
+class Ensemble(nn.Module):
+    """Averages the outputs of several modules.
+
+    members: any iterable of modules (a list, a tuple, a generator), at least one, else
+    ValueError. They are kept, in order, in `self.members`, an nn.ModuleList, so the
+    `state_dict()` keys are "members.0.weight", "members.1.weight", ... and parameters(),
+    `.to()`, `.train()`/`.eval()` and an optimizer over `parameters()` reach every member.
+    """
+
+    def __init__(self, members: Iterable[nn.Module]) -> None:
+        super().__init__()
+        # TODO: store the members in self.members as an nn.ModuleList (a Python list would hide
+        #       them), then raise ValueError if it is empty. Read `members` only once.
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The mean of member(x) over the members (all must return the same shape and dtype).
+
+        Returns a tensor of that shape: the elementwise average, not the sum.
+        """
+        # TODO: call every member on x and average the outputs elementwise (stack, then mean
+        #       over the new dim).
+        raise NotImplementedError
+
+
+def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> float:
+    """Train `model` in place by full-batch gradient descent on the mean squared error.
+
+    Each of `steps` (>= 1, else ValueError) steps: clear the gradients, compute
+    mse_loss(model(x), y) (the mean over all elements; model(x) must have y's shape),
+    backpropagate, and take one step of torch.optim.SGD over all of model.parameters() with
+    learning rate `lr` (no momentum, no weight decay). SGD, because on one full batch it is
+    plain gradient descent: with x in [0, 1) as in the seed, lr=0.5 converges quickly and the
+    result does not depend on optimizer state. The module is called as model(x), exactly
+    once per step, so its hooks run.
+
+    Returns the last step's loss (computed before that step's update) as a Python float.
+    Works on any device: the model, x and y just have to be on the same one.
+    """
+    # TODO: check steps; build the optimizer once; then each step: zero the gradients, call
+    #       model(x), compute the loss, backward, step. Return the last loss with .item().
+    raise NotImplementedError

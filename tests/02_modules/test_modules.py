@@ -1,0 +1,452 @@
+"""Lesson 02, modules: checks modules.py against torch's own modules and hand-written references.
+
+`lesson` is the module under test (the learner's, the reference, or a mutant). The tests of
+`fit` train torch's built-in layers, so a slip in Linear1D, MLP or Ensemble does not show up
+there as well; only the seed's example trains the learner's Linear1D.
+"""
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import example, given
+from hypothesis import strategies as st
+from torch import nn
+
+from grader.testing import assert_close, describe, grad_of, tolerance
+from grader.testing.strategies import shapes, tensors
+
+LINEAR1D_FIX = (
+    "Assign nn.Parameter(...) to self.a and self.b in __init__: a plain tensor (even one with "
+    "requires_grad=True) or a Python list of parameters is not registered."
+)
+
+
+def seed_data() -> tuple[torch.Tensor, torch.Tensor]:
+    """The seed's samples of y = 5x + 3 + noise, with x = 0, 0.01, ..., 0.99."""
+    x = torch.arange(100, dtype=torch.float32) / 100
+    noise = torch.rand(100, generator=torch.Generator().manual_seed(0)) * 0.3
+    return x, 5 * x + 3 + noise
+
+
+def with_params(model: nn.Module, a: float, b: float) -> nn.Module:
+    with torch.no_grad():
+        model.a.fill_(a)
+        model.b.fill_(b)
+    return model
+
+
+def children(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """(name, module) of each direct child, a module registered twice included each time."""
+    return [(name, m) for name, m in model.named_modules(remove_duplicate=False) if name and "." not in name]
+
+
+def expect_value_error(call, what: str, why: str, mention: str | None = None) -> None:
+    """`call()` must raise ValueError (whose message names `mention`, if given)."""
+    __tracebackhide__ = True
+    try:
+        call()
+    except ValueError as exc:
+        if mention is not None:
+            assert mention in str(exc), f"{what} raised ValueError({str(exc)!r}); say what is wrong: name `{mention}`."
+    else:
+        pytest.fail(f"{what} returned without an error; expected a ValueError: {why}", pytrace=False)
+
+
+def gradient_descent(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> list[float]:
+    """Independent reference for fit: gradient descent by hand, returning each step's loss."""
+    params = list(model.parameters())
+    losses = []
+    for _ in range(steps):
+        loss = ((model(x) - y) ** 2).mean()
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p -= lr * g
+        losses.append(loss.item())
+    return losses
+
+
+# --- Linear1D ------------------------------------------------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_linear1d_registers_a_and_b(lesson):
+    model = lesson.Linear1D()
+    names = [name for name, _ in model.named_parameters()]
+    assert names == ["a", "b"], f"Linear1D().named_parameters() gives the names {names}; expected ['a', 'b']. {LINEAR1D_FIX}"
+    for name, p in model.named_parameters():
+        what = f"Linear1D().{name}"
+        assert isinstance(p, nn.Parameter), f"{what} is a {type(p).__name__}; expected an nn.Parameter."
+        assert p.shape == (1,), f"{what} has shape {tuple(p.shape)}; expected (1,), as in the seed's torch.rand(1)."
+        assert p.dtype == torch.float32, f"{what} has dtype {p.dtype}; expected torch.float32 (the default)."
+        assert p.requires_grad, f"{what} does not require grad: the optimizer could not train it."
+    params = list(model.parameters())
+    assert len(params) == 2 and params[0] is model.a and params[1] is model.b, (
+        "Linear1D().parameters() must yield the attributes a and b themselves, in that order."
+    )
+
+
+def test_linear1d_state_dict(lesson):
+    model = with_params(lesson.Linear1D(), 2.0, -1.0)
+    state = model.state_dict()
+    assert list(state) == ["a", "b"], f"Linear1D().state_dict() has the keys {list(state)}; expected ['a', 'b']. {LINEAR1D_FIX}"
+    assert_close(state["a"], torch.tensor([2.0]), what="Linear1D().state_dict()['a'] after setting a = 2")
+    assert_close(state["b"], torch.tensor([-1.0]), what="Linear1D().state_dict()['b'] after setting b = -1")
+
+
+@given(tensors(shape=shapes(max_dims=3), dtypes=(torch.float32, torch.float64, torch.float16, torch.bfloat16),
+               extremes=False, scales=(1.0, 30.0)))
+@example(torch.arange(100, dtype=torch.float32))
+def test_linear1d_computes_a_x_plus_b(lesson, x):
+    model = with_params(lesson.Linear1D(), 1.5, -0.25).to(x.dtype)
+    out = model(x)
+    what = f"Linear1D() with a = 1.5, b = -0.25, called on x of {describe(x)}"
+    assert isinstance(out, torch.Tensor) and out.shape == x.shape, (
+        f"{what} returned {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))}; expected x's shape {tuple(x.shape)}."
+    )
+    assert_close(out, 1.5 * x - 0.25, what=what, **tolerance(x.dtype))
+
+
+def test_linear1d_to_float64_converts_the_parameters(lesson):
+    model = lesson.Linear1D().to(torch.float64)
+    for name in ("a", "b"):
+        p = getattr(model, name)
+        assert p.dtype == torch.float64, (
+            f"Linear1D().to(torch.float64).{name} is still {p.dtype}: .to() converts only registered parameters. {LINEAR1D_FIX}"
+        )
+    x = torch.linspace(-1, 1, 5, dtype=torch.float64)
+    assert_close(model(x), model.a.detach() * x + model.b.detach(), what="Linear1D().to(torch.float64) on float64 x")
+
+
+@pytest.mark.points(2)
+def test_linear1d_gradients_reach_a_b_and_x(lesson):
+    model = with_params(lesson.Linear1D(), 2.0, 0.5)
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 4, generator=g, requires_grad=True)
+    upstream = torch.randn(3, 4, generator=g)
+    what = "the gradient of Linear1D()(x) for x of shape (3, 4)"
+    assert_close(grad_of(model(x), model.a, f"{what} with respect to a", upstream),
+                 (x.detach() * upstream).sum().reshape(1), what=f"{what} with respect to a")
+    assert_close(grad_of(model(x), model.b, f"{what} with respect to b", upstream),
+                 upstream.sum().reshape(1), what=f"{what} with respect to b")
+    assert_close(grad_of(model(x), x, f"{what} with respect to x", upstream), 2.0 * upstream,
+                 what=f"{what} with respect to x (a = 2)")
+
+
+def test_linear1d_gradcheck_float64(lesson):
+    model = lesson.Linear1D().double()
+    g = torch.Generator().manual_seed(2)
+    args = tuple(torch.randn(n, generator=g, dtype=torch.float64, requires_grad=True) for n in (5, 1, 1))
+
+    def call(x, a, b):  # the module with its a and b replaced by the test's tensors
+        return torch.func.functional_call(model, {"a": a, "b": b}, (x,))
+
+    assert torch.autograd.gradcheck(call, args), "Linear1D: analytic and numerical gradients differ"
+
+
+# --- MLP -----------------------------------------------------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_mlp_layers_their_order_and_names(lesson):
+    model = lesson.MLP([4, 8, 8, 2])
+    what = "MLP([4, 8, 8, 2])"
+    assert isinstance(model, nn.Sequential), f"{what} is a {type(model).__name__}; expected an nn.Sequential (subclass it)."
+    names = [name for name, _ in children(model)]
+    expected = ["linear0", "act0", "linear1", "act1", "linear2"]
+    assert names == expected, (
+        f"{what} has the layers {names}; expected {expected}. Pass nn.Sequential an OrderedDict of (name, module) "
+        "pairs, with no activation after the last Linear."
+    )
+    for i, (n_in, n_out) in enumerate([(4, 8), (8, 8), (8, 2)]):
+        layer = getattr(model, f"linear{i}")
+        assert isinstance(layer, nn.Linear) and (layer.in_features, layer.out_features) == (n_in, n_out), (
+            f"{what}.linear{i} is {layer}; expected Linear(in_features={n_in}, out_features={n_out})."
+        )
+    for i in range(2):
+        assert isinstance(getattr(model, f"act{i}"), nn.ReLU), f"{what}.act{i} is {getattr(model, f'act{i}')}; expected ReLU()."
+
+
+@pytest.mark.points(2)
+def test_mlp_state_dict_keys(lesson):
+    keys = list(lesson.MLP([4, 8, 8, 2]).state_dict())
+    expected = [f"linear{i}.{kind}" for i in range(3) for kind in ("weight", "bias")]
+    assert keys == expected, (
+        f"MLP([4, 8, 8, 2]).state_dict() has the keys {keys}; expected {expected}. Layers kept in a Python list "
+        "are not registered, and nn.Sequential(*layers) names them '0', '1', ...: give it an OrderedDict."
+    )
+
+
+@pytest.mark.parametrize("sizes", [[3, 2], [4, 8, 8, 2], [2, 5, 5, 5, 1]])
+def test_mlp_has_no_activation_after_the_last_linear(lesson, sizes):
+    model = lesson.MLP(sizes)
+    what = f"MLP({sizes})"
+    layers = children(model)
+    assert layers and isinstance(layers[-1][1], nn.Linear), (
+        f"{what} ends with {layers[-1][1] if layers else 'nothing'}; expected a Linear: no activation after the "
+        "output layer (it would clip logits or regression targets)."
+    )
+    n_linear = sum(isinstance(m, nn.Linear) for _, m in layers)
+    assert (n_linear, len(layers)) == (len(sizes) - 1, 2 * len(sizes) - 3), (
+        f"{what} has {n_linear} Linear layers among {len(layers)} layers; expected {len(sizes) - 1} Linear "
+        f"layers and {len(sizes) - 2} activations between them."
+    )
+    last = layers[-1][1]
+    with torch.no_grad():  # the output layer now returns -10 whatever comes in
+        last.weight.zero_()
+        last.bias.fill_(-10.0)
+    out = model(torch.randn(3, sizes[0]))
+    assert_close(out, torch.full((3, sizes[-1]), -10.0), what=f"{what} whose last Linear returns -10 (the output must not pass through ReLU)")
+
+
+def test_mlp_activation_is_a_fresh_instance_per_hidden_layer(lesson):
+    sizes = [3, 4, 4, 4, 2]
+    model = lesson.MLP(sizes, activation=nn.PReLU)
+    what = f"MLP({sizes}, activation=nn.PReLU)"
+    acts = [m for name, m in children(model) if not isinstance(m, nn.Linear)]
+    assert len(acts) == 3 and all(isinstance(a, nn.PReLU) for a in acts), f"{what} has the activations {acts}; expected 3 PReLU()."
+    assert len({id(a) for a in acts}) == 3, (
+        f"{what} uses one PReLU instance for all 3 hidden layers, so they share one learnable slope: "
+        "call activation() once per hidden layer."
+    )
+    linear = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes, sizes[1:]))
+    count = sum(p.numel() for p in model.parameters())
+    assert count == linear + 3, f"{what} has {count} parameters; expected {linear} in the Linear layers plus 1 per PReLU."
+
+
+@given(
+    st.lists(st.integers(1, 6), min_size=2, max_size=5),
+    shapes(min_dims=0, max_dims=2, max_side=3),
+    st.sampled_from([nn.Tanh, nn.ReLU, lambda: nn.LeakyReLU(0.2)]),
+)
+@example([4, 8, 8, 2], (5,), nn.ReLU)
+@pytest.mark.points(2)
+def test_mlp_equals_its_layers_applied_by_hand(lesson, sizes, batch, activation):
+    torch.manual_seed(len(sizes))
+    model = lesson.MLP(sizes, activation=activation)
+    x = torch.randn(*batch, sizes[0])
+    act = activation()
+    expected = x
+    for i in range(len(sizes) - 1):
+        layer = getattr(model, f"linear{i}", None)
+        assert isinstance(layer, nn.Linear), f"MLP({sizes}) has no Linear layer named linear{i}."
+        expected = F.linear(expected, layer.weight, layer.bias)
+        if i < len(sizes) - 2:
+            expected = act(expected)
+    assert_close(model(x), expected, what=f"MLP({sizes}, activation={act}) on x of {describe(x)}")
+
+
+@pytest.mark.parametrize("sizes", [[], [4], ()])
+def test_mlp_needs_two_sizes(lesson, sizes):
+    expect_value_error(
+        lambda: lesson.MLP(sizes), f"MLP({sizes!r})", "an MLP needs at least an input and an output size.", mention="sizes",
+    )
+
+
+def test_mlp_trains_every_layer(lesson):
+    torch.manual_seed(3)
+    model = lesson.MLP([3, 6, 2], activation=nn.Tanh)
+    model(torch.randn(8, 3)).pow(2).sum().backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and p.grad.abs().sum() > 0, f"MLP([3, 6, 2]): no gradient reached {name}."
+
+
+# --- Ensemble ------------------------------------------------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_ensemble_returns_the_mean_of_its_members(lesson):
+    torch.manual_seed(4)
+    members = [nn.Linear(3, 2) for _ in range(3)]
+    x = torch.randn(5, 3)
+    expected = (members[0](x) + members[1](x) + members[2](x)) / 3
+    assert_close(lesson.Ensemble(members)(x), expected, what="Ensemble of 3 Linear(3, 2) on x of shape (5, 3) (the mean of their outputs)")
+
+
+@given(st.integers(1, 4), shapes(min_dims=0, max_dims=2, max_side=3))
+def test_ensemble_of_linear1d_members(lesson, n, batch):
+    members = [with_params(lesson.Linear1D(), float(i + 1), float(-i)) for i in range(n)]
+    x = torch.randn(*batch, 2, generator=torch.Generator().manual_seed(n))
+    # mean over i of (i + 1) * x - i
+    expected = (n + 1) / 2 * x - (n - 1) / 2
+    assert_close(lesson.Ensemble(members)(x), expected, what=f"Ensemble of {n} Linear1D on x of {describe(x)}")
+
+
+@pytest.mark.points(2)
+def test_ensemble_registers_its_members(lesson):
+    members = [nn.Linear(3, 2), nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))]
+    ensemble = lesson.Ensemble(members)
+    what = "Ensemble([Linear(3, 2), Sequential(Linear(3, 4), ReLU(), Linear(4, 2))])"
+    params = list(ensemble.parameters())
+    expected = [p for m in members for p in m.parameters()]
+    assert len(params) == len(expected) and all(p is q for p, q in zip(params, expected)), (
+        f"{what}.parameters() yields {len(params)} tensors; expected the members' {len(expected)}. Members kept in "
+        "a Python list are invisible to the module: keep them in an nn.ModuleList."
+    )
+    keys = list(ensemble.state_dict())
+    want = ["members.0.weight", "members.0.bias", "members.1.0.weight", "members.1.0.bias", "members.1.2.weight", "members.1.2.bias"]
+    assert keys == want, f"{what}.state_dict() has the keys {keys}; expected {want} (self.members, an nn.ModuleList)."
+    assert isinstance(ensemble.members, nn.ModuleList), f"{what}.members is a {type(ensemble.members).__name__}; expected an nn.ModuleList."
+
+
+def test_ensemble_to_float64_converts_every_member(lesson):
+    members = [nn.Linear(3, 2) for _ in range(3)]
+    ensemble = lesson.Ensemble(members).to(torch.float64)
+    for i, m in enumerate(members):
+        assert m.weight.dtype == torch.float64, (
+            f"after Ensemble(members).to(torch.float64), member {i}'s weight is {m.weight.dtype}: "
+            ".to() reaches only registered submodules (nn.ModuleList, not a list)."
+        )
+    out = ensemble(torch.randn(4, 3, dtype=torch.float64))
+    assert out.dtype == torch.float64, f"Ensemble(...).to(torch.float64) returned {out.dtype} for float64 input."
+
+
+def test_ensemble_eval_reaches_every_member(lesson):
+    torch.manual_seed(5)
+    members = [nn.Sequential(nn.Linear(4, 3), nn.Dropout(0.5)) for _ in range(2)]
+    ensemble = lesson.Ensemble(members)
+    ensemble.eval()
+    for i, m in enumerate(members):
+        assert not m.training and not m[1].training, (
+            f"after ensemble.eval(), member {i} is still in training mode, so its Dropout keeps dropping: "
+            ".eval() reaches only registered submodules (nn.ModuleList, not a list)."
+        )
+    x = torch.randn(6, 4)
+    expected = (members[0][0](x) + members[1][0](x)) / 2  # no dropout in eval mode
+    assert_close(ensemble(x), expected, what="Ensemble of Linear + Dropout members in eval mode")
+    ensemble.train()
+    assert all(m[1].training for m in members), "after ensemble.train(), a member's Dropout is still in eval mode."
+
+
+@pytest.mark.points(2)
+def test_an_optimizer_over_the_ensemble_trains_every_member(lesson):
+    torch.manual_seed(6)
+    members = [nn.Linear(3, 1) for _ in range(3)]
+    before = [copy.deepcopy(m.state_dict()) for m in members]
+    ensemble = lesson.Ensemble(members)
+    params = list(ensemble.parameters())
+    assert params, "Ensemble(members).parameters() is empty: an optimizer could not train any member (use nn.ModuleList)."
+    optimizer = torch.optim.SGD(params, lr=0.1)
+    x, y = torch.randn(16, 3), torch.randn(16, 1)
+    F.mse_loss(ensemble(x), y).backward()
+    optimizer.step()
+    for i, (m, old) in enumerate(zip(members, before)):
+        for name, value in m.state_dict().items():
+            assert not torch.equal(value, old[name]), (
+                f"one SGD step over Ensemble(members).parameters() left member {i}'s {name} unchanged."
+            )
+
+
+def test_ensemble_accepts_a_generator(lesson):
+    ensemble = lesson.Ensemble(nn.Linear(2, 2) for _ in range(3))
+    count = len(list(ensemble.parameters()))
+    assert count == 6, (
+        f"Ensemble(nn.Linear(2, 2) for _ in range(3)) has {count} parameter tensors; expected 6. A generator can be "
+        "read only once: build the nn.ModuleList from it first, then check that list."
+    )
+    out = ensemble(torch.randn(4, 2))
+    assert out.shape == (4, 2), f"Ensemble of 3 Linear(2, 2) returned shape {tuple(out.shape)} for x of shape (4, 2)."
+
+
+@pytest.mark.parametrize("empty", ["list", "generator"])
+def test_ensemble_needs_a_member(lesson, empty):
+    members = [] if empty == "list" else (m for m in [])
+    expect_value_error(lambda: lesson.Ensemble(members), f"Ensemble(an empty {empty})", "an ensemble of no models has no output.")
+
+
+# --- fit -----------------------------------------------------------------------------------
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype):
+    torch.manual_seed(7)
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).to(dtype)
+    reference = copy.deepcopy(model)
+    x, y = torch.randn(20, 3, dtype=dtype), torch.randn(20, 2, dtype=dtype)
+    loss = lesson.fit(model, x, y, steps=7, lr=0.3)
+    losses = gradient_descent(reference, x, y, steps=7, lr=0.3)
+    what = f"after fit(model, x, y, steps=7, lr=0.3) with a {dtype} model"
+    fix = ("fit must take `steps` steps of torch.optim.SGD(model.parameters(), lr=lr) on the mean squared error, "
+           "clearing the gradients at the start of each step.")
+    for (name, got), want in zip(model.state_dict().items(), reference.state_dict().values()):
+        assert_close(got, want, what=f"{name} {what} ({fix})", **tolerance(dtype))
+    assert isinstance(loss, float), f"fit returned a {type(loss).__name__}; expected a Python float (loss.item())."
+    assert loss == pytest.approx(losses[-1], rel=1e-5), (
+        f"fit returned {loss!r} {what}; expected the last step's loss {losses[-1]!r} (computed before its update)."
+    )
+
+
+def test_fit_calls_the_module_so_its_hooks_run(lesson):
+    torch.manual_seed(8)
+    model = nn.Linear(2, 1)
+    calls = {"pre": 0, "post": 0}
+    model.register_forward_pre_hook(lambda module, args: calls.__setitem__("pre", calls["pre"] + 1))
+    model.register_forward_hook(lambda module, args, out: calls.__setitem__("post", calls["post"] + 1))
+    lesson.fit(model, torch.randn(10, 2), torch.randn(10, 1), steps=5, lr=0.1)
+    assert calls == {"pre": 5, "post": 5}, (
+        f"fit(model, x, y, steps=5, lr=0.1) ran the model's forward pre-hooks {calls['pre']} and forward hooks "
+        f"{calls['post']} times; expected 5 each (once per step). Call the module, model(x): model.forward(x) skips the hooks."
+    )
+
+
+@pytest.mark.public
+def test_fit_returns_a_python_float(lesson):
+    torch.manual_seed(9)
+    model = nn.Linear(1, 1)
+    x = torch.linspace(0, 1, 8).unsqueeze(1)
+    loss = lesson.fit(model, x, 2 * x, steps=3, lr=0.1)
+    assert type(loss) is float, (
+        f"fit returned a {type(loss).__name__}; expected a Python float: return loss.item(), not the loss tensor "
+        "(which keeps the graph alive and, on a GPU, the device memory)."
+    )
+
+
+def test_fit_needs_a_step(lesson):
+    model = nn.Linear(1, 1)
+    x = torch.zeros(4, 1)
+    expect_value_error(lambda: lesson.fit(model, x, x, steps=0, lr=0.1), "fit(model, x, y, steps=0, lr=0.1)",
+                       "with no step there is no loss to return.", mention="steps")
+
+
+# --- the seed's example: Linear1D fitted to y = 5x + 3 + noise ------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_fit_recovers_the_seeds_line(lesson):
+    x, y = seed_data()
+    torch.manual_seed(0)
+    model = lesson.Linear1D()
+    loss = lesson.fit(model, x, y, steps=500, lr=0.5)
+    # The best line through these samples, by least squares in float64: a ~= 5.02, b ~= 3.14
+    # (3 plus the noise's mean, 0.15).
+    design = torch.stack([x, torch.ones_like(x)], dim=1).double()  # (100, 2)
+    best = torch.linalg.lstsq(design, y.double().unsqueeze(1)).solution.squeeze(1).float()
+    what = "after fit(Linear1D(), x, y, steps=500, lr=0.5) on the seed's y = 5x + 3 + noise"
+    fix = f"expected the least-squares line a = {best[0]:.4f}, b = {best[1]:.4f}"
+    assert_close(model.a.detach(), best[:1], what=f"a {what} ({fix})", atol=1e-3, rtol=0)
+    assert_close(model.b.detach(), best[1:], what=f"b {what} ({fix})", atol=1e-3, rtol=0)
+    best_loss = F.mse_loss(design.float() @ best, y).item()
+    assert loss == pytest.approx(best_loss, abs=1e-5), f"fit returned {loss!r} {what}; the best line's loss is {best_loss:.6f}."
+
+
+# --- devices -------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+def test_everything_runs_on_the_inputs_device(lesson):
+    x, y = (t.cuda() for t in seed_data())
+    model = lesson.Linear1D().cuda()
+    loss = lesson.fit(model, x, y, steps=500, lr=0.5)
+    assert isinstance(loss, float) and loss < 0.01, f"fit(Linear1D on CUDA, ...) returned {loss!r}; expected a float below 0.01."
+    mlp = lesson.MLP([1, 4, 1]).cuda()
+    ensemble = lesson.Ensemble([model, mlp])
+    out = ensemble(x.unsqueeze(1))
+    assert out.device == x.device, f"Ensemble on CUDA returned a tensor on {out.device}."
+    assert_close(out, (model(x.unsqueeze(1)) + mlp(x.unsqueeze(1))) / 2, what="Ensemble([Linear1D, MLP]) on CUDA")
