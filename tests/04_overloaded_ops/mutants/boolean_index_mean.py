@@ -1,0 +1,5 @@
+"""x[mask].mean(): boolean indexing flattens, so one number comes back for the whole tensor and `dim` is ignored."""
+
+
+def masked_mean(x, mask, dim):
+    return x[mask].mean()

