@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from hypothesis import given
 
 from grader import records
-from grader.testing import assert_close, assert_speed, count_ops, describe, forbid, grad_of, speed_ratio
+from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
 
@@ -84,6 +84,19 @@ def test_allocations_see_a_tiled_copy_but_not_a_broadcast_view():
     assert tiled[0].nbytes == 8 * MiB, format_allocations(tiled)
     assert all(a.nbytes < MiB for a in allocations(lambda: b.expand(64, 128, 256)))
     assert format_allocations([]) == "nothing"
+
+
+def test_expect_raises_returns_the_exception_or_says_what_is_missing():
+    def refuse():
+        raise ValueError("sizes must have two entries")
+
+    assert isinstance(expect_raises(refuse, ValueError, what="f()", why="-", mention=("sizes",)), ValueError)
+    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) returned 3 without an error; expected a ValueError: no\.$"):
+        expect_raises(lambda: 3, ValueError, what="f()", why="no.")
+    with pytest.raises(pytest.fail.Exception, match=r"say what is wrong: name steps in the message"):
+        expect_raises(refuse, ValueError, what="f()", why="-", mention=("steps",))
+    with pytest.raises(NotImplementedError):  # a stub's TODO passes through untouched
+        expect_raises(lambda: (_ for _ in ()).throw(NotImplementedError), ValueError, what="f()", why="-")
 
 
 def test_describe():

@@ -14,7 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.testing import assert_close, describe, grad_of, tolerance
+from grader.testing import assert_close, describe, expect_raises, grad_of, tolerance
 from grader.testing.strategies import shapes, tensors
 
 LINEAR1D_FIX = (
@@ -40,18 +40,6 @@ def with_params(model: nn.Module, a: float, b: float) -> nn.Module:
 def children(model: nn.Module) -> list[tuple[str, nn.Module]]:
     """(name, module) of each direct child, a module registered twice included each time."""
     return [(name, m) for name, m in model.named_modules(remove_duplicate=False) if name and "." not in name]
-
-
-def expect_value_error(call, what: str, why: str, mention: str | None = None) -> None:
-    """`call()` must raise ValueError (whose message names `mention`, if given)."""
-    __tracebackhide__ = True
-    try:
-        call()
-    except ValueError as exc:
-        if mention is not None:
-            assert mention in str(exc), f"{what} raised ValueError({str(exc)!r}); say what is wrong: name `{mention}`."
-    else:
-        pytest.fail(f"{what} returned without an error; expected a ValueError: {why}", pytrace=False)
 
 
 def gradient_descent(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> list[float]:
@@ -242,9 +230,8 @@ def test_mlp_equals_its_layers_applied_by_hand(lesson, sizes, batch, activation)
 
 @pytest.mark.parametrize("sizes", [[], [4], ()])
 def test_mlp_needs_two_sizes(lesson, sizes):
-    expect_value_error(
-        lambda: lesson.MLP(sizes), f"MLP({sizes!r})", "an MLP needs at least an input and an output size.", mention="sizes",
-    )
+    expect_raises(lambda: lesson.MLP(sizes), ValueError, what=f"MLP({sizes!r})",
+                  why="an MLP needs at least an input and an output size.", mention=("sizes",))
 
 
 def test_mlp_trains_every_layer(lesson):
@@ -356,7 +343,8 @@ def test_ensemble_accepts_a_generator(lesson):
 @pytest.mark.parametrize("empty", ["list", "generator"])
 def test_ensemble_needs_a_member(lesson, empty):
     members = [] if empty == "list" else (m for m in [])
-    expect_value_error(lambda: lesson.Ensemble(members), f"Ensemble(an empty {empty})", "an ensemble of no models has no output.")
+    expect_raises(lambda: lesson.Ensemble(members), ValueError, what=f"Ensemble(an empty {empty})",
+                  why="an ensemble of no models has no output.")
 
 
 # --- fit -----------------------------------------------------------------------------------
@@ -410,8 +398,8 @@ def test_fit_returns_a_python_float(lesson):
 def test_fit_needs_a_step(lesson):
     model = nn.Linear(1, 1)
     x = torch.zeros(4, 1)
-    expect_value_error(lambda: lesson.fit(model, x, x, steps=0, lr=0.1), "fit(model, x, y, steps=0, lr=0.1)",
-                       "with no step there is no loss to return.", mention="steps")
+    expect_raises(lambda: lesson.fit(model, x, x, steps=0, lr=0.1), ValueError, what="fit(model, x, y, steps=0, lr=0.1)",
+                  why="with no step there is no loss to return.", mention=("steps",))
 
 
 # --- the seed's example: Linear1D fitted to y = 5x + 3 + noise ------------------------------

@@ -1,0 +1,29 @@
+"""Checks that a call refuses bad input with the right exception and a useful message."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+
+
+def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, what: str, why: str,
+                  mention: tuple[str, ...] = ()) -> BaseException:
+    """`call()` must raise `exc_type` whose message contains every string in `mention`.
+
+    what: the call as the learner would write it, e.g. "fit(model, x, y, steps=0, lr=0.1)";
+    why: why this input must be refused. Returns the exception. Any other exception
+    propagates unchanged (so a stub's NotImplementedError still reads as a TODO).
+    """
+    __tracebackhide__ = True
+    try:
+        result = call()
+    except exc_type as exc:
+        missing = [m for m in mention if m not in str(exc)]
+        if not missing:
+            return exc
+        message = (f"{what} raised {type(exc).__name__}({str(exc)!r}); say what is wrong: name "
+                   f"{' and '.join(missing)} in the message.")
+    else:
+        message = f"{what} returned {result!r} without an error; expected a {exc_type.__name__}: {why}"
+    pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
