@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     except KitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `... | head` closed the pipe: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
     return 0
 
 

@@ -12,8 +12,8 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
     """`call()` must raise `exc_type` whose message contains every string in `mention`.
 
     what: the call as the learner would write it, e.g. "fit(model, x, y, steps=0, lr=0.1)";
-    why: why this input must be refused. Returns the exception. Any other exception
-    propagates unchanged (so a stub's NotImplementedError still reads as a TODO).
+    why: why this input must be refused. Returns the exception. Another exception fails the
+    test with both names; a NotImplementedError propagates unchanged (a stub's TODO).
     """
     __tracebackhide__ = True
     try:
@@ -24,6 +24,10 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
             return exc
         message = (f"{what} raised {type(exc).__name__}({str(exc)!r}); say what is wrong: name "
                    f"{' and '.join(missing)} in the message.")
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
+        message = f"{what} raised {type(exc).__name__}({str(exc)!r}); expected a {exc_type.__name__}: {why}"
     else:
         message = f"{what} returned {result!r} without an error; expected a {exc_type.__name__}: {why}"
     pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback

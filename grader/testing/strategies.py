@@ -70,7 +70,8 @@ def tensors(
     elements = st.floats(-1, 1, width=32)
     if extremes:
         elements = st.one_of(elements, st.sampled_from(EXTREMES))
-    values = draw(hnp.arrays(np.float32, shape, elements=elements)) * np.float32(draw(st.sampled_from(scales)))
+    # np.asarray: a 0-d array times a scalar is a NumPy scalar, which torch.from_numpy refuses.
+    values = np.asarray(draw(hnp.arrays(np.float32, shape, elements=elements)) * np.float32(draw(st.sampled_from(scales))))
     if masked:
         values[draw(hnp.arrays(np.bool_, shape))] = -np.inf
     t = torch.from_numpy(values).to(draw(st.sampled_from(dtypes)))

@@ -1,0 +1,8 @@
+"""Converts with a.astype(np.float32) first: a copy, and float64 or integer arrays change dtype."""
+
+import numpy as np
+import torch
+
+
+def from_numpy(a):
+    return torch.from_numpy(a.astype(np.float32))

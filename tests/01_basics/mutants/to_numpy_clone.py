@@ -1,0 +1,5 @@
+"""t.detach().clone().numpy(): a copy, so a write through the array never reaches the tensor."""
+
+
+def to_numpy(t):
+    return t.detach().clone().numpy()

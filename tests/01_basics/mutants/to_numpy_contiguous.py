@@ -1,0 +1,5 @@
+"""t.detach().contiguous().numpy(): fine for contiguous tensors, a silent copy of every non-contiguous view."""
+
+
+def to_numpy(t):
+    return t.detach().contiguous().numpy()

@@ -1,0 +1,5 @@
+"""t.detach().float().numpy(): float64 and integer tensors come back as float32 copies."""
+
+
+def to_numpy(t):
+    return t.detach().float().numpy()

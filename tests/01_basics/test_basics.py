@@ -1,0 +1,415 @@
+"""Lesson 01, PyTorch basics: checks basics.py against calculus, finite differences,
+torch.optim.Adam run step by step, the true coefficients of a curve, and NumPy's view of the
+same memory.
+
+`lesson` is the module under test (the learner's, the reference, or a mutant).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from grader.testing import assert_close, describe, expect_raises, tolerance
+from grader.testing.strategies import LAYOUTS, shapes, tensors, with_layout
+
+# d/dx of each function, summed so that fn is scalar-valued.
+CALCULUS = {
+    "x.sin().sum()": (lambda t: t.sin().sum(), torch.cos),
+    "x.exp().sum()": (lambda t: t.exp().sum(), torch.exp),
+    "(x ** 3).sum()": (lambda t: (t**3).sum(), lambda t: 3 * t**2),
+}
+CUBE, CUBE_GRAD = CALCULUS["(x ** 3).sum()"]
+UNCHANGED = torch.tensor([0.5, -1.0, 2.0])  # what the caller-safety tests lend to derivative
+SHARED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int32, torch.int64, torch.int8, torch.uint8,
+                 torch.bool, torch.complex64)
+
+
+def call(what: str, fn, *args, hint: str = ""):
+    """fn(*args), with an exception other than a TODO turned into a message naming the call."""
+    __tracebackhide__ = True
+    try:
+        return fn(*args)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (any error is the learner's to see, with the call)
+        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}" + (f"\n{hint}" if hint else "")) from None
+
+
+# --- derivative --------------------------------------------------------------------------------
+
+
+@pytest.mark.public
+def test_derivative_of_the_seeds_example(lesson):
+    x = torch.tensor(1.0, requires_grad=True)
+    d = lesson.derivative(lambda t: -t * t, x)
+    assert_close(d, torch.tensor(-2.0), what="derivative(lambda x: -x * x, tensor(1.)) (d/dx of -x*x is -2x)")
+
+
+@given(
+    tensors(shape=shapes(min_dims=1, max_dims=3, min_side=0), dtypes=(torch.float32, torch.float64),
+            extremes=False, scales=(1.0, 3.0)),
+    st.sampled_from(sorted(CALCULUS)),
+)
+@example(torch.tensor([0.0, 1.0, -2.5]), "x.sin().sum()")
+@example(torch.tensor(1.0), "(x ** 3).sum()")
+@pytest.mark.points(2)
+def test_derivative_matches_calculus(lesson, x, name):
+    fn, dfn = CALCULUS[name]
+    what = f"derivative(lambda x: {name}, x) for x of {describe(x)}"
+    assert_close(call(what, lesson.derivative, fn, x), dfn(x), what=what)
+
+
+def test_derivative_matches_finite_differences_in_float64(lesson):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    weight = torch.randn(4, 5, generator=g, dtype=torch.float64)
+
+    def fn(t):  # a little network: every output depends on every input
+        return torch.logsumexp(torch.tanh(t @ weight), dim=1).pow(2).mean() + t.sin().prod()
+
+    # Central differences, as torch.autograd.gradcheck computes them: error ~ h^2 in float64.
+    h, flat = 1e-6, x.flatten()
+    numerical = torch.stack([(fn((flat + h * e).view_as(x)) - fn((flat - h * e).view_as(x))) / (2 * h)
+                             for e in torch.eye(flat.numel(), dtype=x.dtype)]).view_as(x)
+    what = "derivative(fn, x) for a small float64 network fn and x of shape (3, 4), against central differences"
+    assert_close(lesson.derivative(fn, x), numerical, rtol=1e-6, atol=1e-8, what=what)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtype):
+    x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4).requires_grad_()
+    what = f"derivative(lambda x: x.sin().sum(), x) for x of {describe(x)} that requires grad"
+    d = call(what, lesson.derivative, lambda t: t.sin().sum(), x)
+    assert isinstance(d, torch.Tensor), f"{what} returned {type(d).__name__}, not a tensor"
+    assert not d.requires_grad, (
+        f"{what} returned a tensor that requires grad: a gradient is a result, not part of a graph "
+        "(do not pass create_graph=True, and do not return a tensor that is still attached)."
+    )
+    assert_close(d, x.detach().float().cos().to(dtype), what=what, **tolerance(dtype))
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_derivative_leaves_the_callers_tensor_alone(lesson, requires_grad):
+    x = UNCHANGED.clone().requires_grad_(requires_grad)
+    what = f"derivative(lambda x: (x ** 3).sum(), x) for x = tensor([0.5, -1., 2.], requires_grad={requires_grad})"
+    d = call(what, lesson.derivative, CUBE, x)
+    assert x.requires_grad == requires_grad, (
+        f"{what} changed x.requires_grad to {x.requires_grad}: that is the caller's flag. Work on a "
+        "private tensor (x.detach()) and switch gradients on there."
+    )
+    assert x.grad is None, (
+        f"{what} left x.grad set to {x.grad}: .backward() accumulates into .grad; "
+        "torch.autograd.grad returns the gradient without storing it."
+    )
+    assert_close(x.detach(), UNCHANGED, what=f"x after {what} (the caller's values must not change)")
+    assert_close(d, CUBE_GRAD(x.detach()), what=what)
+
+
+def test_derivative_gives_the_same_answer_every_time(lesson):
+    x = UNCHANGED.clone()
+    what = "derivative(lambda x: (x ** 3).sum(), x)"
+    first = call(what, lesson.derivative, CUBE, x)
+    kept = first.detach().clone()
+    second = call(what, lesson.derivative, CUBE, x)
+    hint = " (gradients that .backward() adds into a .grad grow with every call)"
+    assert_close(second, CUBE_GRAD(x), what=f"the second call of {what}{hint}")
+    assert_close(first, kept, what=f"the first result of {what} after a second call{hint}")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("kind", ["a plain tensor", "a leaf that requires grad", "computed inside a graph"])
+def test_derivative_of_an_in_place_fn(lesson, kind):
+    base = UNCHANGED.clone().requires_grad_(kind != "a plain tensor")
+    x = base * 1 if kind == "computed inside a graph" else base  # a non-leaf, computed from `base`
+    what = f"derivative(lambda t: t.mul_(3).pow(2).sum(), x) with x {kind}"
+    d = call(
+        what, lesson.derivative, lambda t: t.mul_(3).pow(2).sum(), x,
+        hint="fn writes into its argument: give it a tensor of your own (a clone), never the caller's "
+        "memory; an in-place op on a leaf that requires grad is an error.",
+    )
+    assert_close(x.detach(), UNCHANGED, what=f"x after {what} (the caller's values must not change)")
+    assert_close(d, torch.tensor([9.0, -18.0, 36.0]), what=f"{what} (d/dx of (3x)^2 is 18x)")
+    assert base.grad is None, f"{what} filled .grad of the tensor x was computed from: {base.grad}"
+
+
+def test_derivative_does_not_reach_into_the_callers_graph(lesson):
+    a = UNCHANGED.clone().requires_grad_()
+    x = a * 2  # part of the caller's graph
+    what = "derivative(lambda x: (x ** 3).sum(), x) for x = a * 2, with a requiring grad"
+    d = call(what, lesson.derivative, CUBE, x)
+    assert_close(d, CUBE_GRAD(x.detach()), what=what)
+    assert a.grad is None, (
+        f"{what} filled a.grad with {a.grad}: the gradient flowed back through the caller's graph. "
+        "Differentiate with respect to a detached copy of x."
+    )
+
+
+def test_derivative_inside_no_grad(lesson):
+    x = UNCHANGED.clone()
+    what = "derivative(lambda x: (x ** 3).sum(), x) called inside torch.no_grad()"
+    with torch.no_grad():
+        d = call(what, lesson.derivative, CUBE, x,
+                 hint="Under torch.no_grad() nothing is recorded: switch recording back on with torch.enable_grad().")
+    assert_close(d, CUBE_GRAD(x), what=what)
+
+
+@pytest.mark.parametrize(("a", "b"), [(2, 3), (4, 1)])
+def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, a, b):
+    x = torch.ones(a, b)
+    what = f"derivative(lambda x: x * 2, x) for x of shape ({a}, {b})"
+    message = str(expect_raises(lambda: lesson.derivative(lambda t: t * 2, x), ValueError, what=what,
+                                why="fn must return a scalar; say which shape it returned."))
+    assert f"{a}, {b}" in message, (
+        f"{what}: the ValueError should name the shape fn returned, ({a}, {b}); it says: {message}"
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_derivative_of_an_integer_x_is_a_type_error(lesson, dtype):
+    x = torch.arange(3, dtype=dtype)
+    what = f"derivative(lambda x: x.sum(), x) for x of {describe(x)}"
+    message = str(expect_raises(lambda: lesson.derivative(lambda t: t.sum(), x), TypeError, what=what,
+                                why="gradients need floating point; check x's dtype before anything else."))
+    assert "floating" in message.lower(), (
+        f"{what}: the TypeError should say that gradients need floating point; it says: {message}"
+    )
+
+
+# --- to_numpy and from_numpy -----------------------------------------------------------------
+
+
+def address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def check_shared(t: torch.Tensor, a: np.ndarray, what: str) -> None:
+    """t and a: the same dtype, shape, strides and memory; a write through one shows in the other."""
+    __tracebackhide__ = True
+    assert isinstance(a, np.ndarray), f"{what}: expected a numpy.ndarray, got {type(a).__name__}"
+    assert isinstance(t, torch.Tensor), f"{what}: expected a torch.Tensor, got {type(t).__name__}"
+    expected = torch.empty(0, dtype=t.dtype).numpy().dtype
+    assert a.dtype == expected, (
+        f"{what}: the NumPy dtype is {a.dtype}, expected {expected} for {t.dtype}: no conversions"
+    )
+    assert a.shape == tuple(t.shape), f"{what}: shapes differ, {a.shape} and {tuple(t.shape)}"
+    if t.numel() == 0:
+        return
+    if address(a) != t.data_ptr():
+        raise AssertionError(
+            f"{what}: the array and the tensor are at different addresses, so one is a copy. torch.tensor(a), "
+            "np.array(t), .clone(), .contiguous() and dtype conversions all copy; "
+            "t.numpy() and torch.from_numpy(a) do not."
+        )
+    strides = tuple(s * t.element_size() for s in t.stride())
+    assert a.strides == strides, f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch"
+    index = (0,) * t.dim()
+    new = 0 if a[index] else 1  # a value it does not hold, for any dtype
+    a[index] = new
+    assert t[index].item() == new, f"{what}: a write through the array is not seen through the tensor"
+    with torch.no_grad():  # t may require grad: no in-place op on it otherwise
+        t[index] = 1 - new
+    assert a[index] == 1 - new, f"{what}: a write through the tensor is not seen through the array"
+
+
+@pytest.mark.public
+def test_to_numpy_shares_memory(lesson):
+    t = torch.arange(6.0).reshape(2, 3)
+    check_shared(t, lesson.to_numpy(t), "to_numpy(torch.arange(6.).reshape(2, 3))")
+
+
+@pytest.mark.public
+def test_from_numpy_shares_memory(lesson):
+    a = np.arange(6.0).reshape(2, 3)
+    check_shared(lesson.from_numpy(a), a, "from_numpy(np.arange(6.).reshape(2, 3))")
+
+
+@pytest.mark.points(2)
+def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
+    t = torch.linspace(0, 1, 5, requires_grad=True)
+    what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True)"
+    a = call(what, lesson.to_numpy, t, hint="t.numpy() refuses a tensor that requires grad: detach() it first.")
+    check_shared(t, a, what)
+    assert t.requires_grad and t.grad is None, f"{what} changed t: requires_grad={t.requires_grad}, grad={t.grad}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool])
+def test_dtypes_are_kept_both_ways(lesson, dtype):
+    t = torch.arange(6).reshape(2, 3).to(dtype)
+    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)}")
+    a = np.arange(6).reshape(2, 3).astype(torch.empty(0, dtype=dtype).numpy().dtype)
+    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a of dtype {a.dtype}")
+
+
+@pytest.mark.parametrize("view", ["every other column", "transposed"])
+def test_non_contiguous_views_stay_views(lesson, view):
+    t = torch.arange(24.0).reshape(4, 6)
+    t = t[:, ::2] if view == "every other column" else t.t()
+    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)} ({view})")
+    a = np.arange(24.0).reshape(4, 6)
+    a = a[:, ::2] if view == "every other column" else a.T
+    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a non-contiguous array ({view})")
+
+
+@given(
+    shapes(min_dims=0, max_dims=3, min_side=0), st.sampled_from(SHARED_DTYPES), st.sampled_from(LAYOUTS),
+    st.booleans(),
+)
+def test_to_numpy_and_back_share_one_buffer(lesson, shape, dtype, layout, requires_grad):
+    t = with_layout((torch.arange(int(np.prod(shape))) % 5 - 2).reshape(shape).to(dtype), layout)
+    if requires_grad and (t.is_floating_point() or t.is_complex()):
+        t.requires_grad_()
+    what = f"to_numpy(t) for t of {describe(t)}, requires_grad={t.requires_grad}"
+    a = call(what, lesson.to_numpy, t)
+    check_shared(t, a, what)
+    check_shared(lesson.from_numpy(a), a, f"from_numpy(to_numpy(t)) for t of {describe(t)}")
+
+
+def test_to_numpy_of_bfloat16_is_a_type_error(lesson):
+    t = torch.ones(3, dtype=torch.bfloat16)
+    expect_raises(lambda: lesson.to_numpy(t), TypeError, what="to_numpy(t) for t of dtype bfloat16",
+                  why="NumPy has no bfloat16; a silent conversion would be a copy in another dtype.")
+
+
+def test_from_numpy_of_negative_strides_is_a_value_error(lesson):
+    a = np.arange(5.0)[::-1]
+    expect_raises(lambda: lesson.from_numpy(a), ValueError, what="from_numpy(np.arange(5.)[::-1])",
+                  why="a tensor cannot have negative strides, so it cannot share this array's memory; "
+                  "a silent copy would break 'a write through one is seen through the other'.")
+
+
+# --- fit_polynomial ----------------------------------------------------------------------------
+
+
+SEED_TOLERANCE = [0.05, 0.05, 1.0]  # measured, see fit_polynomial's docstring
+
+
+def seed_samples(n: int = 100, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """The seed's curve 5x^2 + 3, sampled at x uniform in [-10, 10], plus N(0, 1) noise."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(n, generator=g, dtype=dtype) * 20 - 10
+    return x, 5 * x * x + 3 + torch.randn(n, generator=g, dtype=dtype)
+
+
+def diagnose(w: torch.Tensor, target: torch.Tensor) -> str:
+    """A guess at the bug behind a wrong fit, for the failure message."""
+    if not torch.isfinite(w).all():
+        return "\nThe fit diverged (inf/nan): plain SGD at lr 0.1 does that here; use torch.optim.Adam."
+    if (w.flip(0) - target).abs().max() < 1.0:
+        return "\nThe coefficients are reversed: return the highest power first."
+    return ("\nCommon causes: predictions of shape (N, 1) against targets of shape (N,) (the difference "
+            "broadcasts to an (N, N) matrix); no optimizer.zero_grad() (gradients add up); lr not passed to Adam.")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_fit_recovers_the_seeds_curve(lesson):
+    x, y = seed_samples()
+    what = "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3 plus N(0, 1) noise, x in [-10, 10]"
+    w = call(what, lesson.fit_polynomial, x, y, 2)
+    assert isinstance(w, torch.Tensor) and w.shape == (3,), f"{what} returned {w!r}; expected a tensor of shape (3,)"
+    target = torch.tensor([5.0, 0.0, 3.0])
+    if not ((w.detach() - target).abs() <= torch.tensor(SEED_TOLERANCE)).all():
+        raise AssertionError(f"{what} returned {w.tolist()}; expected [5, 0, 3] within {SEED_TOLERANCE} "
+                             "(highest power first)." + diagnose(w.detach(), target))
+
+
+@given(st.lists(st.floats(-3, 3, width=32), min_size=2, max_size=4))
+@example([2.0, -1.0])
+@example([0.5, -1.0, 2.0, -1.0])
+@settings(max_examples=4)
+def test_fit_other_degrees(lesson, coefficients):
+    c = torch.tensor(coefficients)  # highest power first
+    degree = len(coefficients) - 1
+    x = torch.linspace(-2, 2, 41)
+    y = torch.stack([x**p for p in range(degree, -1, -1)], dim=1) @ c
+    what = f"fit_polynomial(x, y, {degree}) for noise-free samples of coefficients {coefficients}, x in [-2, 2]"
+    w = call(what, lesson.fit_polynomial, x, y, degree)
+    assert_close(w, c, rtol=0, atol=1e-3, what=what + diagnose(w, c))
+
+
+def adam_by_hand(start, x, y, degree, steps, lr):
+    """The expected fit: torch.optim.Adam on the full-batch mean squared error, from `start`."""
+    w = start.detach().clone().requires_grad_()
+    features = torch.stack([x**p for p in range(degree, -1, -1)], dim=1)
+    optimizer = torch.optim.Adam([w], lr=lr)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        ((features @ w - y) ** 2).mean().backward()
+        optimizer.step()
+    return w.detach()
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(("steps", "lr"), [(1, 0.05), (30, 0.05), (30, 0.3)])
+def test_fit_follows_adam_step_by_step(lesson, steps, lr):
+    x = torch.linspace(-3, 3, 25, dtype=torch.float64)
+    y = x**3 - 2 * x + 1 + 0.1 * torch.sin(7 * x)
+    what = f"fit_polynomial(x, y, 3, steps={steps}, lr={lr}) for float64 x and y"
+    torch.manual_seed(0)  # the same start, zeros or random
+    start = call("fit_polynomial(x, y, 3, steps=0)", lesson.fit_polynomial, x, y, 3, 0)
+    torch.manual_seed(0)
+    w = call(what, lesson.fit_polynomial, x, y, 3, steps, lr)
+    expected = adam_by_hand(start, x, y, 3, steps, lr)
+    assert_close(w, expected, rtol=1e-6, atol=1e-9, what=(
+        f"{what}, against torch.optim.Adam(lr={lr}) for {steps} step(s) on the mean squared error over all "
+        "samples, from the start that steps=0 returns (after the same torch.manual_seed); every step uses "
+        "the current gradient only (zero_grad), and steps and lr are the caller's"
+    ))
+
+
+def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):
+    x, y = seed_samples(n=30, dtype=torch.float64)
+    x.requires_grad_()
+    x_before, y_before = x.detach().clone(), y.clone()
+    what = "fit_polynomial(x, y, 2, steps=20) for float64 x (requiring grad) and y"
+    w = call(what, lesson.fit_polynomial, x, y, 2, 20)
+    assert isinstance(w, torch.Tensor) and w.shape == (3,), f"{what} returned {w!r}; expected a tensor of shape (3,)"
+    assert w.dtype == torch.float64, f"{what} returned {w.dtype}; expected x's dtype, float64"
+    assert not w.requires_grad, f"{what} returned a tensor that requires grad: return the coefficients detached"
+    assert x.grad is None, f"{what} filled x.grad: the samples are data, not parameters (detach them)"
+    assert_close(x.detach(), x_before, what=f"x after {what}")
+    assert_close(y, y_before, what=f"y after {what}")
+
+
+def test_fit_emits_no_warnings(lesson):
+    x, y = seed_samples(n=30)
+    what = "fit_polynomial(x, y, 2, steps=5)"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(what, lesson.fit_polynomial, x, y, 2, 5)
+    found = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert not found, f"{what} warned: {found[0]}"
+
+
+def test_fit_is_reproducible(lesson):
+    x, y = seed_samples(n=30)
+    torch.manual_seed(1)
+    first = lesson.fit_polynomial(x, y, 2, steps=10)
+    torch.manual_seed(1)
+    second = lesson.fit_polynomial(x, y, 2, steps=10)
+    assert torch.equal(first, second), (
+        f"fit_polynomial gave {first.tolist()}, then {second.tolist()} after the same torch.manual_seed"
+    )
+
+
+# --- devices ---------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+def test_on_cuda(lesson):
+    x = torch.linspace(-2, 2, 7, device="cuda", requires_grad=True)
+    d = lesson.derivative(lambda t: t.sin().sum(), x)
+    assert_close(d, x.detach().cos(), what="derivative(lambda x: x.sin().sum(), x) for x on CUDA")
+    xs, ys = (t.cuda() for t in seed_samples())
+    w = lesson.fit_polynomial(xs, ys, 2)
+    assert w.device == xs.device, f"fit_polynomial on CUDA returned a tensor on {w.device}"
+    assert ((w.cpu() - torch.tensor([5.0, 0.0, 3.0])).abs() <= torch.tensor(SEED_TOLERANCE)).all(), w.tolist()
+    a = lesson.to_numpy(x)  # a copy: NumPy cannot see GPU memory
+    assert isinstance(a, np.ndarray) and a.dtype == np.float32, f"to_numpy(cuda tensor) returned {a!r}"
+    np.testing.assert_array_equal(a, x.detach().cpu().numpy())
+    assert x.requires_grad and x.is_cuda, "to_numpy(t) changed the caller's CUDA tensor"
