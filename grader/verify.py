@@ -246,10 +246,14 @@ def _code_lines(path: Path) -> set[str]:
 def judge_runs(result: LessonResult) -> None:
     name = result.lesson.name
     ref, stub = result.solutions, result.exercises
+    seen: dict[tuple[str, str], list[str]] = {}  # one report per distinct error, with every run it broke
     for run in (ref, stub, *result.mutants):
         for error in run.collect_errors:
-            result.problem(f"{name} ({run.label}): collection error in {error['nodeid'] or 'tests'}:\n"
-                           f"{_indent(error['message'])}")
+            seen.setdefault((error["nodeid"] or "tests", error["message"]), []).append(run.label)
+    for (where, message), labels in seen.items():
+        runs = ", ".join(labels) if len(labels) <= 3 else f"{', '.join(labels[:2])} and {len(labels) - 2} more runs"
+        result.problem(f"{name} ({runs}): collection error in {where}:\n{_indent(message)}")
+    for run in (ref, stub, *result.mutants):
         if run.exitstatus is None:
             result.problem(f"{name} ({run.label}): pytest wrote no report. Its output:\n{_indent(run.output[-3000:])}")
     if ref.exitstatus is not None:
@@ -275,8 +279,8 @@ def judge_runs(result: LessonResult) -> None:
         result.problem(f"{name}: no mutants in tests/{name}/mutants/; add the naive versions from the seed "
                        "and the bugs learners make.")
     for run in result.mutants:
-        if run.exitstatus is None:
-            continue
+        if run.exitstatus is None or run.collect_errors or not run.tests:
+            continue  # reported above; a run that tested nothing says nothing about the mutant
         broken = [t for t in run.tests if t["outcome"] in ("broken", "todo")]
         if broken:
             result.problem(f"{name}: mutant {run.mutant.name} does not load:\n{_indent(broken[0]['message'])}")
@@ -301,7 +305,21 @@ def _indent(text: str) -> str:
 # --- putting it together ------------------------------------------------------------------------
 
 
+REQUIRED = ("torch", "pytest", "pytest_timeout", "hypothesis", "numpy")
+
+
+def missing_dependencies() -> list[str]:
+    """What the pytest runs need but this interpreter cannot import (they run with it)."""
+    return [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+
+
 def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=sys.stdout) -> int:
+    missing = missing_dependencies()
+    if missing:
+        print(f"verify: {sys.executable} cannot import {', '.join(missing)}, which every lesson's tests need.\n"
+              "Activate the kit's environment (. .venv/bin/activate) or install it there:\n"
+              "    pip install -c constraints.txt -e \".[dev]\"", file=out)
+        return 2
     results = [LessonResult(lesson) for lesson in lessons]
     runs: list[Run] = []
     for result in results:
@@ -358,5 +376,6 @@ def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
         for r in results:
             for m in r.mutants:
                 k = killers(m)
-                print(f"  {r.lesson.name} mutant {m.mutant.stem}: "
-                      + (f"caught by {k[0].split('::', 1)[-1]}" if k else "SURVIVED"), file=out)
+                fate = (f"caught by {k[0].split('::', 1)[-1]}" if k else
+                        "SURVIVED" if m.tests and not m.collect_errors else "not tested (see the problems below)")
+                print(f"  {r.lesson.name} mutant {m.mutant.stem}: {fate}", file=out)

@@ -286,3 +286,21 @@ def test_verify_reports_a_lesson_without_tests(kit):
     result = verify(kit, "99_other")
     assert result.ret == 1
     assert "no tests were collected" in result.stdout.str()
+
+
+def test_verify_reports_a_broken_test_module_once_and_no_false_survivors(kit):
+    (kit.path / "tests/99_other/test_demo.py").write_text("import not_a_module_anywhere\n")
+    result = verify(kit, "99_other")
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert out.count("collection error in") == 1, out
+    assert "No module named 'not_a_module_anywhere'" in out and "SURVIVED" not in out, out
+
+
+def test_verify_says_which_environment_lacks_torch(monkeypatch, capsys):
+    from grader import verify as verify_module
+
+    monkeypatch.setattr(verify_module, "REQUIRED", ("torch", "not_a_module_anywhere"))
+    assert verify_module.verify([], jobs=1) == 2
+    out = capsys.readouterr().out
+    assert f"{sys.executable} cannot import not_a_module_anywhere" in out and ". .venv/bin/activate" in out
