@@ -70,6 +70,11 @@ class Run:
                 self.collect_errors = data["collect_errors"]
         return self
 
+    @property
+    def tested(self) -> bool:
+        """Whether the run got as far as running tests (no collection error, some tests)."""
+        return self.exitstatus is not None and not self.collect_errors and bool(self.tests)
+
     def count(self, *outcomes: str) -> int:
         return sum(t["outcome"] in outcomes for t in self.tests)
 
@@ -279,7 +284,7 @@ def judge_runs(result: LessonResult) -> None:
         result.problem(f"{name}: no mutants in tests/{name}/mutants/; add the naive versions from the seed "
                        "and the bugs learners make.")
     for run in result.mutants:
-        if run.exitstatus is None or run.collect_errors or not run.tests:
+        if not run.tested:
             continue  # reported above; a run that tested nothing says nothing about the mutant
         broken = [t for t in run.tests if t["outcome"] in ("broken", "todo")]
         if broken:
@@ -377,5 +382,5 @@ def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
             for m in r.mutants:
                 k = killers(m)
                 fate = (f"caught by {k[0].split('::', 1)[-1]}" if k else
-                        "SURVIVED" if m.tests and not m.collect_errors else "not tested (see the problems below)")
+                        "SURVIVED" if m.tested else "not tested (see the problems below)")
                 print(f"  {r.lesson.name} mutant {m.mutant.stem}: {fate}", file=out)
