@@ -7,8 +7,10 @@ Loaded by the root conftest.py. What it adds to plain pytest:
   directly, and ``--mutant PATH`` runs them against the reference with a known-wrong
   version swapped in.
 - The ``lesson`` fixture: the module under test (``test_<stem>.py`` checks ``<stem>.py``).
-- Short, actionable reports: an untouched stub is a TODO with file:line (no traceback), a
-  module that cannot be imported is one BROKEN line, a timeout names the line that looped.
+- Short, actionable reports: an untouched stub is a TODO with file:line (no traceback, even
+  when it ran in a DataLoader worker), a module that cannot be imported is one BROKEN line, a
+  timeout names the line that looped, and code that asks for CUDA on a machine without it is
+  told how to be device-agnostic.
 - ``--kata-report PATH``: every test's outcome as JSON, which ``grader verify`` reads.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -241,6 +244,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.kata_outcome = "todo"
             report.kata_where = f"{_rel(Path(entry.path), config)}:{entry.lineno + 1}"
             report.longrepr = f"TODO: {_where(entry, config)} is not implemented yet"
+        elif (frame := _worker_frame(excinfo, impl_root)) is not None:  # ... in a DataLoader worker
+            path, line, name = frame
+            report.kata_outcome = "todo"
+            report.kata_where = f"{_rel(Path(path), config)}:{line}"
+            report.longrepr = (
+                f"TODO: {name} ({report.kata_where}) is not implemented yet "
+                "(it ran in a DataLoader worker process)"
+            )
+    elif _asked_for_cuda(excinfo):
+        entry = _last_frame_in(excinfo, impl_root)
+        where = f"{_where(entry, config)} " if entry else ""
+        report.longrepr = (
+            f"{where}asked for a CUDA device, but this machine has none "
+            f"({type(excinfo.value).__name__}: {excinfo.value}).\n"
+            "  Write device-agnostic code: make new tensors on the input's device "
+            "(device=x.device, x.new_zeros(...), torch.zeros_like(x), .to(x.device)) "
+            "instead of .cuda() or device=\"cuda\"."
+        )
     elif excinfo.errisinstance(AttributeError) and _is_module_in(getattr(excinfo.value, "obj", None), impl_root):
         missing, module = excinfo.value.name, excinfo.value.obj
         report.longrepr = (
@@ -259,6 +280,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "an index that never moves)."
         )
     return report
+
+
+# torch re-raises a worker's exception in the main process with the worker's traceback as text.
+_WORKER_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)')
+
+# What torch says when code asks for CUDA on a machine without it (CPU build, or no driver/GPU).
+_NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available")
+
+
+def _worker_frame(excinfo: pytest.ExceptionInfo, folder: Path) -> tuple[str, str, str] | None:
+    """(path, line, function) of the worker traceback's last frame, if it lies in `folder`."""
+    text = str(excinfo.value)
+    if "in DataLoader worker process" not in text:
+        return None
+    frames = _WORKER_FRAME.findall(text)
+    if not frames or not _inside(frames[-1][0], folder):
+        return None
+    return frames[-1]
+
+
+def _asked_for_cuda(excinfo: pytest.ExceptionInfo) -> bool:
+    return excinfo.errisinstance((AssertionError, RuntimeError)) and any(
+        phrase in str(excinfo.value) for phrase in _NO_CUDA
+    )
 
 
 def _is_module_in(obj, folder: Path) -> bool:

@@ -229,6 +229,45 @@ def test_todo_in_a_fixture_is_still_a_todo(kit):
     result.stdout.fnmatch_lines(["TODO: add (exercises/98_demo/demo.py:7)*"])
 
 
+def test_todo_in_a_dataloader_worker_is_still_a_todo(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        class Numbers(torch.utils.data.IterableDataset):
+            def __iter__(self):
+                # TODO: yield the numbers.
+                raise NotImplementedError
+    """))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def test_two_workers(lesson):
+            assert list(torch.utils.data.DataLoader(lesson.Numbers(), num_workers=2)) == []
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, todo=1)
+    result.stdout.fnmatch_lines([
+        "TODO: __iter__ (exercises/98_demo/demo.py:7) is not implemented yet "
+        "(it ran in a DataLoader worker process)*",
+    ])
+
+
+def test_asking_for_cuda_without_a_gpu_says_how_to_fix_it(kit):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: .cuda() works here")
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
+        "return a + b", "import torch\n    return (torch.tensor(a).cuda() + b).item()"))
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines([
+        "add (exercises/98_demo/demo.py:7) asked for a CUDA device, but this machine has none*",
+        "*make new tensors on the input's device (device=x.device*",
+    ])
+
+
 def test_json_report_has_outcomes_points_and_speed(kit):
     report = kit.path / "report.json"
     run(kit, "solutions/98_demo", f"--kata-report={report}")
