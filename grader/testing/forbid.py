@@ -20,6 +20,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "torch.logsumexp": ("aten.logsumexp",),
     "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
     "torch.gather": ("aten.gather",),
+    "torch.Tensor.unfold": ("aten.unfold",),
 }
 
 
