@@ -1,0 +1,176 @@
+"""Lesson 06: data loading. A dataset over image files, tar shards, and a streaming dataset
+that gives every image exactly once, however many DataLoader workers read it.
+
+Two kinds of dataset
+--------------------
+torch.utils.data knows two kinds. A *map-style* `Dataset` has `__len__` and `__getitem__(i)`:
+the DataLoader's sampler chooses the indices (in order, shuffled, split across machines) and
+hands each worker process its own indices, so every item is read once without any effort on
+your part. An `IterableDataset` has only `__iter__`: a stream, for data that is read from
+front to back, and then *you* decide who reads what.
+
+Why shards
+----------
+One file per image means one open, one lookup and one small read per item, in random order.
+On a local SSD that is fine. On network storage every request pays a round trip, and a
+training run that asks for a million small files spends its time waiting. Pack the images
+into a few large archives instead (a tar file is just the files one after another, each
+behind a 512-byte header) and read each archive sequentially: long sequential reads are what
+every disk, network file system and object store does best. `tarfile.open(path, mode="r|")`
+reads a tar as a stream, member after member, without seeking; only regular files
+(`member.isfile()`) carry data, a tar may also hold directory entries. (A TarFile also keeps
+every member's header in `tar.members` as it goes; for millions of members the seed text
+empties that list after each one.)
+
+The duplicates trap
+-------------------
+With `num_workers=N` the DataLoader gives each of N worker processes its own copy of the
+dataset and calls `iter()` on every copy. An `__iter__` that simply reads all the shards runs
+N times, and every image comes out N times. With `num_workers` 0 or 1 the bug is invisible,
+which is why it survives until someone turns the workers up. Inside a worker,
+`torch.utils.data.get_worker_info()` says which worker this is (`.id`) and how many there are
+(`.num_workers`); in the main process it returns None. Deal the shards out by worker id,
+`paths[worker_id::num_workers]`: every shard belongs to exactly one worker, each worker opens
+only its own, and the counts differ by at most one. With fewer shards than workers, the
+extra workers get no shard and yield nothing (correct, but they idle: write at least as many
+shards as you will run workers, ideally a multiple). With `num_workers=0` the shards are read
+in order; with workers the DataLoader takes a batch from each worker in turn, so the order
+interleaves, but nothing repeats and nothing is lost. (Seed text: a first version that lets
+every worker read everything; a second that only works when `num_workers` equals the number
+of files, and refuses everything else, `num_workers=0` included.)
+
+DataLoader options worth knowing
+--------------------------------
+- `num_workers`: processes that load while the model computes. Tune it, do not assume it: on
+  this kit's 2-core machine, with tiny images, 2 workers are *slower* than 0 (starting the
+  processes and passing tensors between them costs more than decoding). Workers pay off when
+  reading, decoding and augmenting an item takes real time.
+- `batch_size` and `collate_fn`: the default collate stacks a batch of HxWx3 images into
+  (B, H, W, 3), so they must have one size; for mixed sizes write a collate_fn (pad, or keep
+  a list). `batch_size=None` turns batching off. The default, 1, adds a leading dim of 1.
+- `pin_memory=True`: batches land in page-locked host memory, which makes host-to-GPU copies
+  (`.to("cuda", non_blocking=True)`) faster. It does nothing for CPU-only training.
+- `persistent_workers=True`: keep the workers alive between epochs instead of starting them
+  again each time; `prefetch_factor`: batches each worker prepares ahead (default 2).
+- Randomness: each worker seeds torch, `random` and NumPy's global generator from
+  `base_seed + worker_id` (a new base_seed every epoch; PyTorch >= 1.9 does this for you).
+  A generator you made yourself (`np.random.default_rng(0)` or a `torch.Generator` kept on
+  the dataset) is copied into every worker as it is, so all workers draw the same "random"
+  augmentations. Seed it per worker in a `worker_init_fn`, from
+  `torch.utils.data.get_worker_info().seed`.
+
+OpenCV's traps
+--------------
+- cv2 stores pixels as BGR; everything else (PyTorch, PIL, matplotlib, pretrained models)
+  expects RGB: convert with `cv2.cvtColor(img, cv2.COLOR_BGR2RGB)`, and back with
+  `COLOR_RGB2BGR` before encoding. (`img[..., ::-1]` is a view with a negative stride, which
+  `torch.from_numpy` refuses: copy it first.)
+- `cv2.imread` and `cv2.imdecode` return None, silently, for a missing, unreadable or corrupt
+  file; the error then surfaces later, far away, naming nothing. Check and raise, naming the
+  file. `cv2.IMREAD_COLOR` always gives 3 channels: a grayscale file is repeated into three,
+  an alpha channel is dropped (`IMREAD_UNCHANGED` would give 2-D or 4-channel arrays).
+- Shards must be lossless: PNG keeps every pixel, JPEG changes them.
+
+    >>> ds = ImageDirectoryDataset("photos")            # photos/*.png, 6x10 pixels each
+    >>> ds[0].shape, ds[0].dtype                        # the first name in sorted order
+    (torch.Size([6, 10, 3]), torch.uint8)
+    >>> shards = write_tar_shards([ds[i] for i in range(len(ds))], "shards", num_shards=4)
+    >>> loader = DataLoader(TarImageDataset(shards), batch_size=2, num_workers=2)
+    >>> next(iter(loader)).shape
+    torch.Size([2, 6, 10, 3])
+
+What the tests expect
+---------------------
+- Every image is an HxWx3 torch.uint8 tensor in RGB order, with exactly the pixels written.
+- `ImageDirectoryDataset`: index i is the i-th matching path in sorted order; only files
+  matching `pattern`; nothing is read in `__init__` (a file is read when it is asked for);
+  an unreadable file raises OSError naming it (through a DataLoader with workers, too); an
+  index past the end raises IndexError; grayscale and RGBA files give 3 channels.
+- `write_tar_shards`: `num_shards` PNG-encoded shards, contiguous and balanced (sizes differ
+  by at most one), directory created if missing; ValueError for `num_shards` < 1.
+- `TarImageDataset`: every image exactly once for 0 to 4 workers and 1, 3, 4 or 5 shards,
+  with and without batching, epoch after epoch; in order with `num_workers=0`; each shard is
+  opened by one worker only, the shards spread evenly; non-file members are skipped; a member
+  that does not decode raises OSError naming the shard and the member.
+
+Check your work with:  pytest exercises/06_dataloader
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch.utils.data import Dataset, IterableDataset, get_worker_info
+
+
+class ImageDirectoryDataset(Dataset):
+    """Map-style dataset over the image files in `root` whose names match `pattern`.
+
+    `paths` (list[Path]) holds the matching files in sorted order, found once in `__init__`;
+    no image is read there. `len(ds)` is the number of paths, and `ds[i]` reads `paths[i]`
+    with OpenCV and returns it as an HxWx3 torch.uint8 tensor in RGB order (grayscale and
+    RGBA files give 3 channels too). An unreadable or corrupt file raises OSError naming the
+    file; an index past the end raises IndexError, as a list does.
+    """
+
+    def __init__(self, root: str | os.PathLike, pattern: str = "*.png") -> None:
+        # TODO: store the paths under `root` that match `pattern`, sorted, in self.paths
+        #       (Path(root).glob does the matching). Read no image here.
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        # TODO: the number of paths.
+        raise NotImplementedError
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        # TODO: read self.paths[index] with cv2.imread(..., cv2.IMREAD_COLOR); raise OSError
+        #       naming the file if it returned None; convert BGR to RGB; return a torch tensor.
+        raise NotImplementedError
+
+
+def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLike, num_shards: int) -> list[Path]:
+    """Write `images` (HxWx3 uint8 RGB tensors) into `num_shards` tar files in `directory`.
+
+    The directory is created if it is missing. Each image becomes one PNG member (lossless;
+    the channels turned to BGR for cv2.imencode). The images are cut into contiguous runs, in
+    order, whose sizes differ by at most one (the first shards take the extra ones), so
+    reading the shards one after another gives the images back in their original order.
+    With more shards than images the last shards are empty (valid) tar files. Returns the
+    shard paths in order. Raises ValueError when `num_shards` < 1.
+    """
+    # TODO: check num_shards; create the directory; split len(images) into num_shards
+    #       contiguous runs (divmod gives the base size and how many shards get one more);
+    #       for each run, open a tar for writing and add each image PNG-encoded with
+    #       cv2.imencode (after RGB -> BGR) as a tarfile.TarInfo member; return the paths.
+    raise NotImplementedError
+
+
+class TarImageDataset(IterableDataset):
+    """Streams the images of the tar shards `paths`, each exactly once per epoch.
+
+    Yields HxWx3 torch.uint8 RGB tensors (PNG or other members decoded with cv2.imdecode;
+    members that are not regular files are skipped). Outside a DataLoader worker (or with
+    num_workers=0) it reads every shard in the order given. In worker k of n it reads only
+    the shards paths[k::n], so every shard is opened by exactly one worker and the workers'
+    counts differ by at most one; a worker without a shard (more workers than shards) yields
+    nothing. A member that cannot be decoded raises OSError naming the shard and the member.
+    """
+
+    def __init__(self, paths: Sequence[str | os.PathLike]) -> None:
+        super().__init__()
+        # TODO: keep the shard paths (as a list). Open nothing here: each worker opens its own.
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[torch.Tensor]:
+        # TODO: ask get_worker_info() which worker this is (None: the main process reads all
+        #       shards); pick this worker's shards; stream each with tarfile.open(path, "r|"),
+        #       skip members that are not files, decode the others with cv2.imdecode and
+        #       yield them as RGB tensors (OSError naming shard and member if None).
+        raise NotImplementedError
