@@ -116,6 +116,14 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector):
     return None
 
 
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> None:
+    """Load the kit's hypothesis profile before a test module that uses hypothesis is imported
+    (``@given`` fixes its settings when the test is defined; the default 200 ms deadline
+    would fail correct code on a busy machine). Modules without hypothesis do not pay for it."""
+    if "grader.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(encoding="utf-8", errors="replace"):
+        importlib.import_module("grader.hypothesis_profile")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda_items = [item for item in items if item.get_closest_marker("cuda")]
     if cuda_items:

@@ -1,31 +1,16 @@
 """Hypothesis strategies for adversarial tensors, in one place for every lesson.
 
-Importing this module loads the "kata" profile: no deadline (shared machines are noisy),
-derandomized (every run and every student sees the same examples, so grading is fair and a
-mutant is caught every time, not by luck) and no example database on disk. Set
-HYPOTHESIS_PROFILE=explore to search with fresh random examples instead.
+Importing this module loads the "kata" hypothesis profile (see grader.hypothesis_profile).
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import torch
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-settings.register_profile(
-    "kata",
-    deadline=None,
-    derandomize=True,
-    database=None,
-    max_examples=50,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile("explore", parent=settings.get_profile("kata"), derandomize=False, max_examples=500)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kata"))
+import grader.hypothesis_profile  # noqa: F401  (loads the "kata" profile)
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # Magnitudes that break naive code: exp overflows in float32 past ~88.7 (float16: ~11.1).

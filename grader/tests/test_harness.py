@@ -268,6 +268,23 @@ def test_asking_for_cuda_without_a_gpu_says_how_to_fix_it(kit):
     ])
 
 
+def test_hypothesis_tests_get_the_kata_profile_without_importing_it(kit):
+    # A slow example must not trip hypothesis's default 200 ms deadline on a busy machine.
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import time
+
+        from hypothesis import given, strategies as st
+
+
+        @given(st.integers(0, 3))
+        def test_slow_examples(lesson, n):
+            time.sleep(0.25)
+            assert lesson.add(n, 0) == n
+    """))
+    result = run(kit, "solutions/98_demo")
+    assert_outcomes(result, passed=1)
+
+
 def test_json_report_has_outcomes_points_and_speed(kit):
     report = kit.path / "report.json"
     run(kit, "solutions/98_demo", f"--kata-report={report}")
