@@ -66,3 +66,22 @@ def count_ops(fn: Callable[[], object]) -> Counter[str]:
     with counter:
         fn()
     return counter.ops
+
+
+def assert_no_loop(call_at: Callable[[int], Callable[[], object]], small: int, big: int, *,
+                   what: str, unit: str, hint: str) -> None:
+    """Fail if the code runs any aten op more often at size `big` than at size `small`.
+
+    `call_at(n)` builds the inputs for size n and returns the call to count, so building them
+    is not counted. Vectorised code runs the same ops at any size; a Python loop over `unit`
+    (rows, points, ...) runs some of them once per item. `hint` says how to batch instead.
+    """
+    __tracebackhide__ = True
+    ops_small, ops_big = count_ops(call_at(small)), count_ops(call_at(big))
+    grew = sorted(op for op in ops_big if ops_big[op] > ops_small[op])
+    if grew:
+        raise AssertionError(
+            f"{what} ran {sum(ops_small.values())} tensor ops for {small} {unit} but "
+            f"{sum(ops_big.values())} for {big} ({', '.join(f'{op}: {ops_small[op]} -> {ops_big[op]}' for op in grew)}): "
+            f"the sign of a Python loop over the {unit}. {hint}"
+        )

@@ -3,6 +3,8 @@
 `lesson` is the module under test (the learner's, the reference, or a mutant).
 """
 
+from functools import partial
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -11,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch import nn
 
-from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, grad_of
+from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, grad_of
 from grader.testing.memory import MiB, allocations, format_allocations
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -299,15 +301,11 @@ def test_pairwise_sq_dist_does_not_modify_its_inputs(lesson):
 
 
 def test_pairwise_sq_dist_runs_no_python_loop(lesson):
-    # Deterministic, unlike a timing: vectorised code runs the same ops for 8 rows as for 64.
-    def ops(n):
-        x, y = rand(n, 3, seed=1), rand(n, 3, seed=2)
-        return sum(count_ops(lambda: lesson.pairwise_sq_dist(x, y)).values())
-
-    small, large = ops(8), ops(64)
-    assert large == small, (
-        f"pairwise_sq_dist ran {small} tensor ops for 8 points but {large} for 64: a Python loop over "
-        "points. Broadcast instead: x[:, None, :] against y[None, :, :] compares every pair in one op."
+    # Deterministic, unlike a timing: vectorised code runs the same ops for 8 points as for 64.
+    assert_no_loop(
+        lambda n: partial(lesson.pairwise_sq_dist, rand(n, 3, seed=1), rand(n, 3, seed=2)), 8, 64,
+        what="pairwise_sq_dist", unit="points",
+        hint="Broadcast instead: x[:, None, :] against y[None, :, :] compares every pair in one op.",
     )
 
 
