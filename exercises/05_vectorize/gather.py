@@ -1,0 +1,123 @@
+"""Lesson 05: vectorise. A batch gather in one indexing call instead of a loop over rows.
+
+Why it matters
+--------------
+PyTorch is fast on big tensors and slow on many small ones. Every call pays a fixed cost in
+Python and in the dispatcher (a few microseconds) before any arithmetic happens. On a
+[512, 1000, 16] tensor, that cost is noise for one call on the whole batch, and it is the
+entire runtime of a loop that makes three tiny calls per row. Batch the operation: let one
+call do the work of the loop.
+
+The operation: batch gather
+---------------------------
+Each row i of a batch picks its own entries along dim 1:
+
+    out[i, ...] = tensor[i, indices[i, ...]]
+
+with tensor of shape [B, N, *D] and integer indices of shape [B] (one pick per row) or
+[B, K...] (several), giving [B, *indices.shape[1:], *D]. Think of a batch of sentences whose
+token vectors you want at positions that differ from sentence to sentence. The loop is easy
+to write, and slow:
+
+    out = torch.stack([tensor[i][indices[i]] for i in range(B)])
+
+Advanced indexing does it in one call. Index with several integer tensors and PyTorch
+broadcasts them against each other; the result at position p is tensor[rows[p], cols[p]].
+So a column of row numbers next to the indices pairs every index with its own row:
+
+    >>> tensor = torch.arange(12).reshape(3, 4)          # B=3 rows of N=4
+    >>> indices = torch.tensor([[3, 0], [1, 1], [-1, 2]])  # K=2 picks per row
+    >>> rows = torch.arange(3).reshape(3, 1)             # [B, 1] broadcasts against [B, K]
+    >>> tensor[rows, indices]
+    tensor([[ 3,  0],
+            [ 5,  5],
+            [11, 10]])
+
+The row numbers need one axis per axis of `indices`, [B, 1, ..., 1]. Two traps look
+similar: a flat arange(B) of shape [B] lines up with the LAST axis of indices (an error,
+or silently wrong values when K == B), and tensor[:, indices] gives every row every row's
+picks, [B, B, K..., *D].
+
+What about TorchScript and torch.compile?
+-----------------------------------------
+Older advice says: when you cannot batch, put @torch.jit.script on the loop. TorchScript is
+deprecated in current PyTorch, and it never removed the loop: the scripted function still
+runs one select and one index per row, and we measured it at 0.9-1.2x the speed of the plain
+Python loop. Its successor, torch.compile, spends seconds compiling on the first call and,
+for a loop whose length depends on the data like this one, quietly falls back to running
+the Python loop (a "graph break"). Nothing beats writing the batched operation yourself.
+
+The flat-offset trick, and what it gets wrong
+---------------------------------------------
+A well-known alternative merges the first two dims into one of size B*N and adds i*N to the
+indices of row i:
+
+    flat = tensor.reshape(B * N, *D)
+    offset = torch.arange(B, device=tensor.device).reshape(B, 1) * N   # for [B, K] indices
+    out = flat[indices + offset]
+
+It is right for indices in [0, N), but every detail matters:
+- create the offset on the input's device: a hard-coded .cuda() crashes on a machine
+  without a GPU;
+- the offset step is N, the size of dim 1 (not B, not a size from D);
+- a negative index stops meaning "from the end of row i": -1 + i*N is the last entry of
+  row i-1, and an index >= N reads row i+1. Both give plausible numbers and no error;
+- .view(B * N, ...) fails on non-contiguous input (a transposed or sliced tensor);
+  .reshape copies when it must.
+
+Out-of-range indices
+--------------------
+PyTorch's own error says "index 12 is out of bounds for dimension 1 with size 10", but not
+which of 512 rows holds it. batch_gather checks every index first, with one vectorised
+comparison (no loop), and names the first bad row. (On a GPU, `if bad.any():` waits for the
+device to answer: a small price for an error that says where to look.)
+
+What the tests expect
+---------------------
+- out[i, ...] == tensor[i, indices[i, ...]] for tensor [B, N, *D] (D empty or several dims)
+  and indices [B] or [B, K...]: the result has shape [B, *indices.shape[1:], *D];
+- the dtype and device of `tensor`, for float32/float64/float16/bfloat16, integers and bool;
+  int64 and int32 indices;
+- a negative index counts from the end of its own row, as in Python (-1 is entry N-1);
+- an index >= N or < -N raises IndexError naming the row, the value and N, e.g.
+  "batch_gather: indices[3, 1] holds 12, out of range for dimension 1 of size 10 (row 3)";
+- indices of another dtype (float, bool, uint8, ...) raise TypeError (PyTorch would read a
+  bool or uint8 tensor as a mask, not as positions);
+- shapes that do not fit ([B, N, ...] and [B, ...] with the same B) raise ValueError naming
+  both: indices of batch size 1 would otherwise broadcast silently over every row;
+- empty sizes give empty results of the right shape (B=0, K=0, a 0 in D); N=0 has no valid
+  index, so any index there is out of range;
+- non-contiguous tensors and indices work; neither input is modified;
+- gradients flow back to `tensor`, and repeated indices add up;
+- no Python loop over B: as many tensor ops for B=256 as for B=8, and at least 5x faster
+  than the loop at [512, 1000, 16].
+
+Check your work with:  pytest exercises/05_vectorize
+"""
+
+import torch
+
+
+def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    """Row i picks its own entries along dim 1: out[i, ...] = tensor[i, indices[i, ...]].
+
+    tensor: shape [B, N, *D] (D may be empty), any dtype, any strides, on any device.
+    indices: int64 or int32, shape [B] or [B, K...], on tensor's device, values in [-N, N);
+        a negative value counts from the end of its own row.
+    Returns a new tensor of shape [B, *indices.shape[1:], *D], with tensor's dtype and
+    device. Gradients flow back to `tensor` (repeated indices add up); neither input is
+    modified. No Python loop over B.
+
+    Raises ValueError (naming both shapes) unless tensor has >= 2 dims, indices >= 1 and
+    their first dims agree; TypeError for indices that are not int64 or int32; IndexError
+    for a value >= N or < -N, naming its position, value, N and row, for the first bad
+    position in row-major order:
+    "batch_gather: indices[3, 1] holds 12, out of range for dimension 1 of size 10 (row 3)".
+    """
+    # TODO: refuse bad input first: a ValueError when the shapes do not fit (naming both), a
+    #       TypeError for indices that are not int64/int32, and an IndexError for any index
+    #       >= N or < -N, found by comparing the whole indices tensor at once (no loop) and
+    #       naming the first bad row.
+    #       Then gather in one advanced-indexing expression: row numbers of shape
+    #       [B, 1, ..., 1], made on tensor.device, next to `indices`.
+    raise NotImplementedError
