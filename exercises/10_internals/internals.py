@@ -1,0 +1,150 @@
+"""Lesson 10: tensor internals. Float formats bit by bit, storage and strides, zero-copy views.
+
+Floats are three fields
+-----------------------
+An IEEE-style binary float is a sign bit, an exponent field of `e` bits and a mantissa
+(fraction) field of `m` bits. A normal number is
+
+    (-1)**sign * 2**(E - bias) * 1.fff...f  (binary)      bias = 2**(e - 1) - 1
+
+The leading 1 is implied, not stored. Two exponent values are special: E == 0 holds zero and
+the subnormals (0.fff * 2**(1 - bias), no implied 1, so precision fades out gradually near 0),
+and the all-ones E holds inf (fraction 0) and NaN (any other fraction).
+
+    | dtype    | sign | exponent | mantissa | largest finite | next float above 1 |
+    | -------- | ---- | -------- | -------- | -------------- | ------------------ |
+    | float32  | 1    | 8        | 23       | ~3.40e38       | 1 + 2**-23         |
+    | float16  | 1    | 5        | 10       | 65504          | 1 + 2**-10         |
+    | bfloat16 | 1    | 8        | 7        | ~3.39e38       | 1 + 2**-7          |
+
+Both 16-bit formats halve the memory, but they spend the bits differently. float16 keeps
+more mantissa (about 3 decimal digits) and pays with range: anything past 65504 is inf, and
+gradients below ~6e-5 lose precision (below ~6e-8 they vanish), which is why float16
+training needs loss scaling. bfloat16 keeps float32's 8 exponent bits, so it covers the same
+range (no overflow where float32 had none) with only 7 mantissa bits (about 2 digits):
+between 1 and 2 it can only step by 2**-7 = 0.0078125. (The defaults: `torch.ones(10, 2)` is float32 and
+`torch.tensor([1, 2])` int64; `dtype=torch.int` is int32, `.short()` int16, `.double()` float64.)
+
+bfloat16 is the top half of a float32
+-------------------------------------
+Same sign bit, same exponent field, the first 7 mantissa bits. Converting a float32 to
+bfloat16 therefore means: look at its 32 bits as an integer, decide from the low 16 bits
+whether to round the high 16 up, and clear the low 16. IEEE's default rounding is "to
+nearest, ties to even": below half (low 16 bits < 0x8000) round down, above half round up,
+and exactly half goes to whichever neighbour has its last kept bit (bit 16) equal to 0.
+
+    1 + 2**-8  = 0x3F80_8000: exactly half, bit 16 is 0 (even)  -> 0x3F80_0000 = 1.0
+    1 + 3*2**-8 = 0x3F81_8000: exactly half, bit 16 is 1 (odd)  -> 0x3F82_0000 = 1 + 2**-6
+    0x3F80_8001: a hair above half                              -> 0x3F81_0000 = 1 + 2**-7
+
+Adding 0x7FFF plus bit 16 and then clearing the low 16 bits does exactly this, and a carry
+that runs into the exponent is right too (the mantissa wraps to 0 and the exponent grows by
+one; the largest floats carry into the all-ones exponent: inf). Two traps: a NaN whose
+payload sits only in the low 16 bits would be cleared to inf (handle NaNs apart), and the
+sign bit is the top bit of a *signed* int32, so a negative float is a negative integer (the
+arithmetic still works on the low bits; never take abs and lose -0.0).
+
+    >>> bits = torch.tensor([1.0]).view(torch.int32)   # the same memory, read as int32
+    >>> hex(bits.item())
+    '0x3f800000'
+
+Storage, offset, strides
+------------------------
+A tensor is a window on a flat, 1-D *storage*: `size` (its shape), `storage_offset()` (where
+element [0, 0, ...] sits) and `stride()` (how many storage elements to skip for +1 along
+each dim). Element [i, j] lives at storage[offset + i*stride[0] + j*stride[1]].
+
+    >>> points = torch.tensor([[1.0, 4.0], [2.0, 1.0], [3.0, 5.0]])
+    >>> points.stride(), points.t().stride(), points[1:].storage_offset()
+    ((2, 1), (1, 2), 2)
+    >>> points.t().is_contiguous()
+    False
+
+So `t()`, `transpose`, slicing (`x[1:]`, `x[::2]`) and `view` copy nothing: they build new
+size/stride/offset numbers over the same storage, at any tensor size, and a write through
+the view is a write to the original. A tensor is *contiguous* when its strides are the
+row-major ones for its shape; `.contiguous()` returns it unchanged if so, and otherwise
+copies the elements into a new storage in row-major order (some ops, `view` among them,
+need that layout; most accept any strides).
+
+`torch.as_strided(x, size, stride, storage_offset)` sets those numbers directly: any window
+the formula above can describe, such as every length-`size` window along a sequence with
+stride `step`, without copying. Two cautions. Its `stride` and `storage_offset` are in
+*storage* terms, not relative to x: start from x's own `stride()` and `storage_offset()`,
+or a sliced or transposed x gives the wrong elements. And overlapping windows share memory:
+never write through them (an in-place op sees values it has already changed); `.clone()`
+first if you must.
+
+NumPy shares memory too: `t.numpy()` (a CPU tensor without grad) and `torch.from_numpy(a)`
+return objects over the same buffer, so a write through one is seen through the other.
+The same holds for `x.view(torch.int32)`: an in-place op on the integer view changes x.
+
+What the tests expect
+---------------------
+- `round_to_bfloat16(x)`: bit for bit `x.to(torch.bfloat16).float()` on every non-NaN
+  float32 (checked on 2**20 random bit patterns and every tricky class: ties, -0.0,
+  subnormals, the largest floats that round to inf); NaN stays NaN with its low 16 bits
+  clear; any shape and layout; x unchanged; no bfloat16 tensor created on the way (the
+  point is to do it on the bits); a dtype other than float32 raises TypeError.
+- `float_limits(e, m)`: equals `torch.finfo` for float32, float16, bfloat16, float64 and
+  float8_e5m2, and brute force for formats torch does not have; computed, not looked up;
+  bad arguments raise ValueError or TypeError.
+- `sliding_windows(x, size, step)`: equals `x.unfold(0, size, step)` for any dims, dtype,
+  layout and storage offset, shares x's storage (a write to x shows in the windows), built
+  with `as_strided` (unfold is not allowed); bad sizes raise ValueError.
+
+Check your work with:  pytest exercises/10_internals
+"""
+
+import torch
+
+
+def round_to_bfloat16(x: torch.Tensor) -> torch.Tensor:
+    """Round every element of float32 `x` to the nearest bfloat16 value, on its bits.
+
+    x: float32 tensor of any shape (0-d and empty too) and any strides; it is not modified.
+    Returns a new float32 tensor of x's shape on x's device whose elements are bfloat16
+    values (their low 16 bits are 0): round to nearest, ties to even; +-0.0 and +-inf keep
+    their sign; subnormals round like any other number; a finite value too large for
+    bfloat16 becomes inf; a NaN stays a NaN. The same bits as `x.to(torch.bfloat16).float()`
+    for every non-NaN input, computed with integer ops on `x.view(torch.int32)`, without
+    creating any bfloat16 tensor. Raises TypeError if x is not float32.
+    """
+    # TODO: check the dtype; read the bits with x.view(torch.int32) (same element size, so it
+    #       works for any strides); give NaNs bits that cannot round to inf; add 0x7FFF plus
+    #       bit 16, clear the low 16 bits, and view the result as float32 again.
+    raise NotImplementedError
+
+
+def float_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, float]:
+    """(largest finite, eps, smallest normal) of an IEEE-style binary float format.
+
+    exponent_bits: width of the exponent field, 2 to 11; mantissa_bits: explicitly stored
+    fraction bits, 1 to 52 (the results are Python floats, so the format must fit in
+    float64). IEEE conventions: bias = 2**(exponent_bits - 1) - 1 and the all-ones exponent
+    is reserved for inf and NaN (float8_e4m3fn breaks that rule, so its max differs).
+    eps is the gap between 1.0 and the next float above it. Equal to torch.finfo(dtype)'s
+    .max, .eps and .smallest_normal for float32 (8, 23), float16 (5, 10), bfloat16 (8, 7),
+    float64 (11, 52) and float8_e5m2 (5, 2). Raises TypeError for arguments that are not
+    ints, ValueError for widths out of range.
+    """
+    # TODO: validate the arguments; compute the bias; the largest finite number has the
+    #       largest non-reserved exponent and an all-ones fraction; eps is one unit in the last
+    #       mantissa place at exponent 0; the smallest normal has the smallest exponent field, 1.
+    raise NotImplementedError
+
+
+def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
+    """Every window of `size` consecutive elements along dim 0, `step` apart, as a view.
+
+    x: tensor of at least one dim, any dtype, any strides and storage offset.
+    Returns x.unfold(0, size, step): shape (W, *x.shape[1:], size) with
+    W = (len(x) - size) // step + 1 (trailing elements that fill no window are dropped);
+    out[w, ..., k] is x[w * step + k, ...]. A view made with as_strided: it shares x's
+    storage (no copy), so a write to x shows in it; never write through it (windows overlap).
+    Raises ValueError if x is 0-d, size < 1, step < 1 or size > len(x).
+    """
+    # TODO: validate; count the windows; build the view with x.as_strided(shape, strides,
+    #       offset) from x's own stride() and storage_offset() (dim 0 moves step*stride(0) per
+    #       window and the new last dim moves stride(0) per element).
+    raise NotImplementedError

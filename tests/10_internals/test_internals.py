@@ -1,0 +1,376 @@
+"""Lesson 10, tensor internals: checks internals.py bit for bit against PyTorch's own bfloat16
+conversion, against torch.finfo and brute force, and against Tensor.unfold.
+
+`lesson` is the module under test (the learner's, the reference, or a mutant).
+"""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from grader.testing import assert_close, describe, expect_raises, forbid
+from grader.testing.strategies import shapes, tensors, with_layout
+
+
+def from_bits(*patterns: int) -> torch.Tensor:
+    """A float32 tensor holding these bit patterns, written as unsigned hex (0x7F800001)."""
+    signed = [(p ^ 0x8000_0000) - 0x8000_0000 for p in patterns]  # the same 32 bits as an int32
+    return torch.tensor(signed, dtype=torch.int32).view(torch.float32)
+
+
+def bits_of(t: torch.Tensor) -> torch.Tensor:
+    """The int32 bit patterns of float32 `t`, flattened."""
+    return t.reshape(-1).view(torch.int32)
+
+
+def show(bits: int, value: float) -> str:
+    return f"0x{bits & 0xFFFF_FFFF:08X} ({value:.9g})"
+
+
+def mistakes(x_bits: torch.Tensor, want: torch.Tensor) -> list[tuple[torch.Tensor, str]]:
+    """The classes of input a rounding by hand gets wrong, plainest first, each with what it needs."""
+    magnitude, finite = x_bits & 0x7FFF_FFFF, (x_bits & 0x7F80_0000) != 0x7F80_0000
+    zero, subnormal = magnitude == 0, ((x_bits & 0x7F80_0000) == 0) & (magnitude != 0)
+    tie, to_inf = (x_bits & 0xFFFF) == 0x8000, finite & ((want & 0x7FFF_FFFF) == 0x7F80_0000)
+    plain = ~(zero | subnormal | tie | to_inf)
+    return [
+        (plain, "round to nearest: the low 16 bits decide whether the top half goes up by one (a low half above "
+                "0x8000 rounds up, one below rounds down), then the low half is cleared"),
+        (tie & ~subnormal, "an exact tie (low half 0x8000) goes to the neighbour whose bit 16 is 0: ties to even"),
+        (subnormal, "a subnormal (exponent field 0) rounds on its bits like any other number: no flushing to "
+                    "zero, and no float math (frexp/ldexp keeps 8 significant bits, more than a bfloat16 "
+                    "subnormal has)"),
+        (to_inf, "a finite float this close to the largest one rounds up to inf, as round-to-nearest says: the "
+                 "carry runs into the exponent (no clamping at the largest bfloat16)"),
+        (zero, "zero keeps its sign: -0.0 is 0x80000000 (no abs(), no comparison with 0 to put the sign back)"),
+    ]
+
+
+def assert_rounds_like_torch(out, x: torch.Tensor, what: str) -> None:
+    """`out` holds, bit for bit, x.to(torch.bfloat16).float() (NaNs: any NaN with low half 0)."""
+    __tracebackhide__ = True
+    if not isinstance(out, torch.Tensor):
+        raise AssertionError(f"{what} returned {type(out).__name__}, expected a torch.Tensor")
+    if (out.dtype, out.shape, out.device) != (torch.float32, x.shape, x.device):
+        raise AssertionError(f"{what} returned {describe(out)} on {out.device}; expected float32 of shape "
+                             f"{tuple(x.shape)} on {x.device}, like x")
+    expected = x.to(torch.bfloat16).float()
+    x_bits, got, want = bits_of(x), bits_of(out), bits_of(expected)
+    nan = x.reshape(-1).isnan()
+    wrong = ~nan & (got != want)
+    checks = [
+        (nan & ~out.reshape(-1).isnan(), "a NaN must stay a NaN: handle NaNs apart, since a payload only in the "
+                                         "low 16 bits carries into the exponent and is then cleared, which leaves inf"),
+        *((wrong & kind, why) for kind, why in mistakes(x_bits, want)),
+        ((got & 0xFFFF) != 0,
+         "the low 16 bits of every output, NaNs too, must be 0: the result must be a bfloat16 value"),
+    ]
+    for bad, why in checks:
+        if bad.any():
+            index = bad.nonzero().flatten()[:8].tolist()
+            lines = [f"  x = {show(x_bits[i].item(), x.reshape(-1)[i].item())} -> got "
+                     f"{show(got[i].item(), out.reshape(-1)[i].item())}, torch gives "
+                     f"{show(want[i].item(), expected.reshape(-1)[i].item())}" for i in index]
+            count = int((wrong | bad).sum())
+            raise AssertionError(f"{what}: {count} of {x.numel()} elements wrong. {why[0].upper()}{why[1:]}, "
+                                 "for example:\n" + "\n".join(lines))
+
+
+# Bit patterns of every class that a rounding by hand can get wrong.
+CLASSES = {
+    "exact ties": [0x3F80_8000, 0x3F81_8000, 0xBF80_8000, 0xBF81_8000, 0x0000_8000, 0x0001_8000,
+                   0x8000_8000, 0x8001_8000, 0x7F00_8000, 0x7F01_8000, 0x4B7E_8000, 0x4B7F_8000],
+    "just below and above a tie": [0x3F80_7FFF, 0x3F80_8001, 0x3F81_7FFF, 0x3F81_8001, 0xBF80_7FFF,
+                                   0xBF80_8001, 0x3F80_FFFF, 0x3FFF_FFFF, 0x3F80_0001, 0xC07F_C000],
+    "signed zeros": [0x0000_0000, 0x8000_0000],
+    "subnormals": [0x0000_0001, 0x0000_7FFF, 0x0000_8001, 0x0001_0000, 0x0001_7FFF, 0x007F_7FFF,
+                   0x007F_8000, 0x007F_FFFF, 0x8000_0001, 0x8000_7FFF, 0x8000_8001, 0x807F_FFFF],
+    "the largest floats, which round to inf": [0x7F7F_0000, 0x7F7E_8000, 0x7F7F_7FFF, 0x7F7F_8000,
+                                               0x7F7F_8001, 0x7F7F_FFFF, 0xFF7F_7FFF, 0xFF7F_8000, 0xFF7F_FFFF],
+    "infinities": [0x7F80_0000, 0xFF80_0000],
+    "values bfloat16 holds exactly": [0x3F80_0000, 0x4049_0000, 0xC2F7_0000, 0x0080_0000, 0x8001_0000],
+}
+NANS = [0x7F80_0001, 0x7F80_0100, 0x7F80_7FFF, 0x7F80_8000, 0x7F80_FFFF, 0x7F81_0000, 0x7FBF_FFFF,
+        0xFF80_0001, 0xFF80_FFFF, 0x7FC0_0000, 0x7FC0_0001, 0x7FFF_FFFF, 0xFFC0_0000, 0xFFFF_FFFF]
+EVERY_CLASS = from_bits(*(p for patterns in CLASSES.values() for p in patterns), *NANS)
+
+
+class _CreatesBFloat16(TorchDispatchMode):
+    """Records every op that returns a bfloat16 tensor (a conversion, or a view as bfloat16)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if any(isinstance(t, torch.Tensor) and t.dtype == torch.bfloat16 for t in tree_flatten(out)[0]):
+            self.ops.append(str(func.overloadpacket))
+        return out
+
+
+# --- the seed's numbers and the lesson's worked examples ---------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_worked_examples_round_to_nearest_even(lesson):
+    # The lesson text's hex examples: 1 + 2**-8 is a tie that stays at 1.0 (even), 1 + 3*2**-8 a tie
+    # that goes up to 1 + 2**-6, a hair above a tie rounds up; float16's largest, 65504, becomes 65536.
+    x = torch.tensor([1.0, 1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, 1 + 2**-9, 65504.0, -3.0])
+    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, "round_to_bfloat16(tensor([1, 1+2**-8, 1+3*2**-8, ...]))")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_float16_and_bfloat16_facts_from_the_seed(lesson):
+    largest, eps, _ = lesson.float_limits(5, 10)
+    assert (largest, 1 + eps) == (65504.0, 1 + 2**-10), (
+        f"float_limits(5, 10) (float16) gives max {largest!r} and next float above 1 = {1 + eps!r}; "
+        f"float16 reaches 65504.0 and steps from 1 to 1 + 2**-10 = {1 + 2**-10!r}"
+    )
+    largest, eps, _ = lesson.float_limits(8, 7)
+    assert 1 + eps == 1 + 2**-7 and 3.3e38 < largest < 3.4e38, (
+        f"float_limits(8, 7) (bfloat16) gives max {largest!r} and eps {eps!r}; bfloat16 keeps float32's "
+        f"range (max about 3.39e38) and steps from 1 to 1 + 2**-7"
+    )
+
+
+@pytest.mark.public
+def test_windows_of_a_short_sequence(lesson):
+    x = torch.arange(7.0)
+    out = lesson.sliding_windows(x, 3, 2)
+    expected = torch.tensor([[0.0, 1.0, 2.0], [2.0, 3.0, 4.0], [4.0, 5.0, 6.0]])
+    assert_close(out, expected, rtol=0, atol=0, what="sliding_windows(torch.arange(7.), size=3, step=2)")
+
+
+# --- round_to_bfloat16: bit for bit, everywhere -------------------------------------------------
+
+
+@pytest.mark.points(2)
+def test_round_matches_torch_on_a_million_random_bit_patterns(lesson):
+    # Uniform bits: every exponent equally likely, so zeros, subnormals, infs, NaNs and about
+    # 16 exact ties are all in there, with both signs.
+    bits = torch.randint(-2**31, 2**31, (2**20,), dtype=torch.int32, generator=torch.Generator().manual_seed(10))
+    x = bits.view(torch.float32)
+    what = "round_to_bfloat16(x) for 2**20 random float32 bit patterns"
+    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, what)
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("name", list(CLASSES))
+def test_round_matches_torch_on_tricky_classes(lesson, name):
+    x = from_bits(*CLASSES[name])
+    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, f"round_to_bfloat16(x) for {name}")
+
+
+@pytest.mark.points(2)
+def test_nans_stay_nans(lesson):
+    x = from_bits(*NANS)  # signalling and quiet, both signs, payloads only in the low 16 bits too
+    out = lesson.round_to_bfloat16(x)
+    assert_rounds_like_torch(out, x, "round_to_bfloat16(x) for NaNs with all kinds of payload")
+
+
+@given(tensors(shape=shapes(min_dims=0, max_dims=3, min_side=0), scales=(1.0, 1e-40, 1e34)))
+@example(torch.tensor(-0.0))
+@example(torch.empty(0, 3).t())
+def test_round_keeps_shape_and_layout(lesson, x):
+    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, f"round_to_bfloat16(x) for x of {describe(x)}")
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided", "offset"])
+def test_round_of_a_view(lesson, layout):
+    base = EVERY_CLASS[: 8 * (EVERY_CLASS.numel() // 8)].reshape(8, -1)
+    x = base[3:] if layout == "offset" else with_layout(base, layout)
+    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, f"round_to_bfloat16(x) for x of {describe(x)} ({layout})")
+
+
+def test_round_does_not_modify_x(lesson):
+    x = EVERY_CLASS.clone()
+    lesson.round_to_bfloat16(x)
+    changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
+    assert changed == 0, (
+        f"round_to_bfloat16(x) changed {changed} elements of the caller's x. x.view(torch.int32) shares x's "
+        "memory: an in-place op on it (+=, add_, bitwise_and_) writes into x. Use out-of-place ops."
+    )
+
+
+@pytest.mark.points(2)
+def test_round_works_on_the_bits_not_by_conversion(lesson):
+    mode = _CreatesBFloat16()
+    with mode:
+        lesson.round_to_bfloat16(EVERY_CLASS)
+    used = sorted(set(mode.ops))
+    assert not used, (
+        f"round_to_bfloat16 created a bfloat16 tensor (in {', '.join(used)}): that lets torch "
+        "do the rounding. This lesson asks you to round by hand: read the bits with x.view(torch.int32), "
+        "round them with integer ops, and view the result as float32."
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int32], ids=str)
+def test_round_refuses_other_dtypes(lesson, dtype):
+    x = torch.ones(2, 4, dtype=dtype)
+    expect_raises(lambda: lesson.round_to_bfloat16(x), TypeError, what=f"round_to_bfloat16(x) for x of {describe(x)}",
+                  why="the bit tricks assume float32's layout; say that float32 is expected.", mention=("float32",))
+
+
+# --- float_limits ------------------------------------------------------------------------------
+
+FORMATS = [(torch.float32, 8, 23), (torch.float16, 5, 10), (torch.bfloat16, 8, 7), (torch.float64, 11, 52),
+           (torch.float8_e5m2, 5, 2)]
+
+
+def brute_force_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, float]:
+    """Decode every positive normal number of the format and read the limits off the list."""
+    bias = 2 ** (exponent_bits - 1) - 1
+    fields = np.arange(1, 2**exponent_bits - 1)  # 0 holds the subnormals, all-ones inf and NaN
+    fractions = np.arange(2**mantissa_bits) / 2**mantissa_bits
+    values = ((1 + fractions[None, :]) * np.exp2(fields[:, None] - bias)).ravel()  # exact in float64 here
+    return float(values.max()), float(values[values > 1].min() - 1), float(values.min())
+
+
+def check_limits(got, expected, call: str, source: str) -> None:
+    __tracebackhide__ = True
+    assert isinstance(got, tuple) and len(got) == 3, (
+        f"{call} returned {got!r}; expected a tuple (max, eps, smallest normal)"
+    )
+    for name, g, e in zip(("max", "eps", "smallest normal"), got, expected):
+        assert type(g) is float, f"{call}: {name} is {g!r} of type {type(g).__name__}; return plain Python floats"
+        assert g == e, f"{call}: {name} is {g!r}, {source} says {e!r}"
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(("dtype", "e", "m"), FORMATS, ids=[str(f[0]).removeprefix("torch.") for f in FORMATS])
+def test_limits_match_finfo(lesson, dtype, e, m):
+    info = torch.finfo(dtype)
+    check_limits(lesson.float_limits(e, m), (info.max, info.eps, info.smallest_normal),
+                 f"float_limits({e}, {m}) ({info.dtype})", f"torch.finfo({dtype})")
+
+
+@given(st.integers(2, 6), st.integers(1, 10))
+@example(6, 9)
+@example(2, 1)
+def test_limits_of_formats_torch_does_not_have(lesson, e, m):
+    check_limits(lesson.float_limits(e, m), brute_force_limits(e, m), f"float_limits({e}, {m})",
+                 "decoding every bit pattern of that format")
+
+
+def test_limits_are_computed_not_looked_up(lesson, monkeypatch):
+    def no_finfo(*args, **kwargs):
+        raise AssertionError("float_limits called torch.finfo: compute the limits from the bit widths instead")
+
+    monkeypatch.setattr(torch, "finfo", no_finfo)
+    got = [lesson.float_limits(e, m) for _, e, m in FORMATS]
+    monkeypatch.undo()
+    for (dtype, e, m), limits in zip(FORMATS, got):
+        info = torch.finfo(dtype)
+        check_limits(limits, (info.max, info.eps, info.smallest_normal), f"float_limits({e}, {m})", "torch.finfo")
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    ((1, 7), ValueError), ((0, 7), ValueError), ((8, 0), ValueError), ((8, -1), ValueError),
+    ((12, 10), ValueError), ((11, 53), ValueError), ((8.0, 7), TypeError), ((8, "7"), TypeError),
+], ids=["e1", "e0", "m0", "m-1", "e12", "m53", "float-e", "str-m"])
+def test_limits_refuse_bad_widths(lesson, args, error):
+    why = ("the widths must be ints" if error is TypeError else
+           "a format needs 2 to 11 exponent bits and 1 to 52 mantissa bits (1 exponent bit leaves no normal "
+           "numbers; a wider format does not fit in a Python float)")
+    expect_raises(lambda: lesson.float_limits(*args), error, what=f"float_limits{args!r}", why=why)
+
+
+# --- sliding_windows ---------------------------------------------------------------------------
+
+
+def assert_windows(out, x: torch.Tensor, size: int, step: int, what: str) -> None:
+    __tracebackhide__ = True
+    assert_close(out, x.unfold(0, size, step), rtol=0, atol=0,
+                 what=f"{what} (compared with x.unfold(0, {size}, {step}))")
+    shared = out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    if x.numel():
+        assert shared, (
+            f"{what} does not share x's storage: it copied. Build the windows as a view with "
+            "x.as_strided(shape, strides, storage_offset), not with torch.stack, clone or contiguous."
+        )
+
+
+def make_layout(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """x's values in another layout: dim 0 with stride 1, step-2 rows, or a nonzero storage offset."""
+    if layout == "dim 0 innermost":
+        return x.movedim(0, -1).contiguous().movedim(-1, 0)
+    if layout == "offset":
+        return torch.cat([x[:1].expand(3, *x.shape[1:]), x])[3:]
+    return with_layout(x, layout)
+
+
+@st.composite
+def windows_cases(draw):
+    length = draw(st.integers(1, 12))
+    rest = draw(shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
+    dtype = draw(st.sampled_from([torch.float32, torch.int64, torch.float16, torch.bool]))
+    x = torch.arange(length * int(np.prod(rest, dtype=np.int64))).reshape(length, *rest).to(dtype)
+    x = make_layout(x, draw(st.sampled_from(["contiguous", "strided", "transposed", "dim 0 innermost", "offset"])))
+    return x, draw(st.integers(1, length)), draw(st.integers(1, 5))
+
+
+@given(windows_cases())
+@pytest.mark.points(2)
+def test_windows_match_unfold(lesson, case):
+    x, size, step = case
+    assert_windows(lesson.sliding_windows(x, size, step), x, size, step,
+                   f"sliding_windows(x, {size}, {step}) for x of {describe(x)}, "
+                   f"stride {x.stride()}, storage offset {x.storage_offset()}")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("layout", ["x[3:]", "x[::2]", "x.t()", "x[2:, 1]"])
+def test_windows_of_views(lesson, layout):
+    base = torch.arange(40.0).reshape(10, 4)
+    x = {"x[3:]": base[3:], "x[::2]": base[::2], "x.t()": base.t(), "x[2:, 1]": base[2:, 1]}[layout]
+    assert_windows(lesson.sliding_windows(x, 2, 1), x, 2, 1,
+                   f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4) "
+                   f"(stride {x.stride()}, storage offset {x.storage_offset()})")
+
+
+@pytest.mark.points(2)
+def test_windows_see_writes_to_x(lesson):
+    x = torch.arange(10.0)
+    out = lesson.sliding_windows(x, 4, 2)
+    x[5] = 100.0  # lies in window 1 (elements 2-5) at 3 and window 2 (elements 4-7) at 1
+    seen = (out[1, 3].item(), out[2, 1].item())
+    assert seen == (100.0, 100.0), (
+        f"after x[5] = 100, sliding_windows(x, 4, 2) shows {seen} at [1, 3] and [2, 1], not 100: the windows "
+        "are a copy. Make them a view of x's storage with as_strided."
+    )
+
+
+def test_windows_do_not_call_unfold(lesson):
+    x = torch.arange(12.0).reshape(6, 2)
+    with forbid("torch.Tensor.unfold", what="sliding_windows(x, 3, 1)",
+                why="write the view yourself with as_strided: the lesson is choosing the strides."):
+        lesson.sliding_windows(x, 3, 1)
+
+
+@pytest.mark.parametrize(("shape", "size", "step"), [((5,), 6, 1), ((0,), 1, 1), ((5,), 0, 1), ((5,), 2, 0),
+                                                     ((5, 2), 2, -1), ((), 1, 1)],
+                         ids=["too-long", "empty", "size0", "step0", "step-1", "0-d"])
+def test_windows_refuse_bad_sizes(lesson, shape, size, step):
+    x = torch.zeros(shape)
+    expect_raises(lambda: lesson.sliding_windows(x, size, step), ValueError,
+                  what=f"sliding_windows(x, {size}, {step}) for x of shape {shape}",
+                  why="x needs a dim 0, size and step must be at least 1, and a window cannot be longer than x.")
+
+
+# --- devices -----------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+def test_runs_on_the_inputs_device(lesson):
+    x = EVERY_CLASS.cuda()
+    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, "round_to_bfloat16(x) for x on CUDA")
+    y = torch.arange(20.0, device="cuda").reshape(10, 2)[1:]
+    assert_windows(lesson.sliding_windows(y, 3, 2), y, 3, 2, "sliding_windows(x, 3, 2) for x on CUDA")
