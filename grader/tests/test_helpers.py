@@ -97,6 +97,8 @@ def test_expect_raises_returns_the_exception_or_says_what_is_missing():
         expect_raises(refuse, ValueError, what="f()", why="-", mention=("steps",))
     with pytest.raises(NotImplementedError):  # a stub's TODO passes through untouched
         expect_raises(lambda: (_ for _ in ()).throw(NotImplementedError), ValueError, what="f()", why="-")
+    with pytest.raises(NotImplementedError):  # a subclass of RuntimeError, still a TODO
+        expect_raises(lambda: (_ for _ in ()).throw(NotImplementedError), RuntimeError, what="f()", why="-")
 
 
 def test_describe():
