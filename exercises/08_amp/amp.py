@@ -1,0 +1,207 @@
+"""Lesson 08: mixed precision. Run the forward pass in 16 bits, keep the training in 32.
+
+Why it matters
+--------------
+A matrix multiply or a convolution in a 16-bit float moves half the bytes of float32 and, on
+hardware built for it (GPU tensor cores, CPUs with AVX512-BF16 or AMX), runs several times
+faster. The catch is precision: a long sum in 16 bits loses its small terms, and small
+gradients round to zero. Mixed precision does the expensive products in 16 bits and keeps
+everything that accumulates (additions, reductions, losses, the weights, the optimizer state)
+in float32.
+
+Autocast: what gets cast
+------------------------
+Inside `torch.autocast(device_type, dtype=...)` PyTorch picks the dtype per op: matmul,
+linear and conv cast their inputs down to `dtype`; ops that need range or accuracy (losses,
+softmax, sums like mse_loss) run in float32; plain elementwise ops such as + follow the usual
+type promotion, so float32 + float32 stays float32:
+
+    >>> x, y = torch.rand(8, 8), torch.rand(8, 8)
+    >>> with torch.autocast("cpu", dtype=torch.bfloat16):
+    ...     print((x @ y).dtype, (x + y).dtype)
+    torch.bfloat16 torch.float32
+
+The parameters are NOT converted: a Linear's weight stays float32 and is cast on the fly
+for each matmul, so the optimizer updates float32 weights. Put the forward pass and the loss
+inside autocast and nothing else (backward and the optimizer step run outside it).
+
+float16 or bfloat16?
+--------------------
+Both have 16 bits. float16 keeps 10 mantissa bits but only 5 exponent bits: its largest value
+is 65504 and anything below ~6e-8 rounds to 0. bfloat16 keeps float32's 8 exponent bits (the
+same range, up to ~3.4e38) with only 7 mantissa bits (about 2-3 decimal digits). Gradients
+are often tiny: `torch.tensor(1e-8).half()` is 0, `torch.tensor(1e-8).bfloat16()` is 1.0012e-08.
+So float16 needs loss scaling to keep small gradients alive, and bfloat16 rarely does. On a
+CPU, bfloat16 is the choice: float16 autocast on a CPU without native float16 arithmetic
+(no AVX512-FP16) is emulated and was measured 17-21x SLOWER than float32.
+
+Loss scaling, and why steps get skipped
+---------------------------------------
+The chain rule multiplies the loss's gradient through every layer, so scaling the loss by S
+scales every gradient by S: multiply the loss by a large S (2**16) before backward, and
+gradients that would underflow in float16 become representable. Before the optimizer uses
+them, divide them by S again ("unscale"). If S was too large, some gradient overflowed to
+inf (or became nan): that step's update would be garbage, so the scaler SKIPS it (the
+parameters and the optimizer's state, e.g. Adam's moments and step count, stay as they
+were) and halves S. After `growth_interval` clean steps in a row it doubles S again, so S
+hovers just below the overflow point. A few skipped steps at the start are normal.
+
+The order in one training step:
+
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()     # gradients are S times too large
+    scaler.unscale_(optimizer)        # only if you look at the gradients: now true size
+    torch.nn.utils.clip_grad_norm_(params, max_norm)   # clip TRUE gradients, never scaled ones
+    scaler.step(optimizer)            # unscales if you did not, skips on inf/nan
+    scaler.update()                   # back off after a skip, grow after a clean streak
+
+Traps we measured
+-----------------
+- `torch.amp.GradScaler()` without a device means "cuda". On a machine without CUDA it
+  disables itself with nothing but a warning: scale() returns the loss unchanged and a step
+  with inf gradients is NOT skipped. Always pass the device: `torch.amp.GradScaler("cpu")`.
+- `torch.cuda.amp.autocast` and `torch.cuda.amp.GradScaler` (in older tutorials) are
+  deprecated: use `torch.autocast(device_type, ...)` and `torch.amp.GradScaler(device, ...)`.
+- Clipping before unscale_ clips the scaled gradients: the threshold is compared with a norm
+  65536 times too large, so it clips almost everything to nothing.
+
+Your task
+---------
+Write `DynamicLossScaler`, a loss scaler that behaves like `torch.amp.GradScaler("cpu", ...)`
+for the same arguments (the tests run both side by side), and `train_step`, one
+mixed-precision training step that works with your scaler and with torch's. Out of scope:
+sparse gradients, closures, `update(new_scale)`, bookkeeping per device (torch keeps one
+inf flag per device for models split across GPUs); plain Python floats and ints for the
+scale and the counter are fine (torch keeps them in tensors).
+
+The last test trains the seed's checkerboard: a net of 1x1 convolutions maps (x, y) pixel
+coordinates to a checkerboard. If the environment variable KATA_IMAGES names a folder, it
+writes `checkerboard.png` there: what the net learned next to the target.
+
+What the tests expect
+---------------------
+- scale(loss) is loss times the scale (a float32 0-dim loss stays float32); get_scale() is a
+  Python float: init_scale before training, 1.0 when disabled;
+- step for step equal to torch.amp.GradScaler("cpu") with SGD and Adam: the scale, the
+  parameters and the optimizer state, with inf or nan injected into a gradient on some steps
+  (those steps change nothing but the scale), with several param groups and with parameters
+  that got no gradient (.grad is None);
+- unscale_ divides the gradients in place; calling it twice, or calling step twice, before
+  update() raises RuntimeError; step() returns what optimizer.step() returned (None on a
+  skipped step);
+- state_dict() has torch's keys and values; load_state_dict accepts yours and torch's;
+- enabled=False: scale returns the loss itself, step just steps, update does nothing,
+  state_dict() is {};
+- train_step: the forward's matmuls run in `dtype`, it returns a Python float, and it matches a
+  reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm);
+- the checkerboard trains with bfloat16 autocast, and (on a CPU with AVX512-BF16 or AMX) a
+  bfloat16 step is at least 1.2x as fast as a float32 one.
+
+Check your work with:  pytest exercises/08_amp
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+
+class DynamicLossScaler:
+    """Loss scaling for mixed-precision training, like torch.amp.GradScaler("cpu", ...).
+
+    init_scale: the first scale S. growth_factor (> 1) / backoff_factor (< 1): what S is
+    multiplied by after `growth_interval` clean steps in a row / after a step whose gradients
+    held inf or nan. enabled=False turns every method into a pass-through.
+    """
+
+    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        """Store the settings; the growth counter starts at 0 and no optimizer has been seen."""
+        # TODO: store the settings (as floats / an int), a growth counter at 0, and an empty
+        #       per-optimizer record for this iteration (was it unscaled? stepped? inf found?).
+        raise NotImplementedError
+
+    def scale(self, loss: torch.Tensor) -> torch.Tensor:
+        """Return loss * S (the loss itself when disabled).
+
+        S is applied as a float32 0-dim tensor on the loss's device, as torch does, so the
+        result's dtype follows type promotion (a float32 loss stays float32).
+        """
+        # TODO: when disabled return the loss; else multiply it by the scale as a float32 0-dim
+        #       tensor on the loss's device.
+        raise NotImplementedError
+
+    def unscale_(self, optimizer: torch.optim.Optimizer) -> None:
+        """Divide every .grad of `optimizer`'s parameters by S in place; remember inf/nan.
+
+        Parameters whose .grad is None are skipped. Raises RuntimeError when called twice
+        for the same optimizer, or after step(), before update(). No-op when disabled.
+        """
+        # TODO: refuse a second call (or a call after step) for this optimizer with RuntimeError;
+        #       multiply every grad that is not None by 1/S in place (under no_grad), note whether
+        #       any held inf or nan, and record that this optimizer is unscaled.
+        raise NotImplementedError
+
+    def step(self, optimizer: torch.optim.Optimizer) -> Any:
+        """Unscale (unless unscale_ was called), then optimizer.step() unless inf/nan was found.
+
+        Returns what optimizer.step() returned, or None for a skipped step. Raises
+        RuntimeError when called twice for the same optimizer before update().
+        When disabled: just optimizer.step().
+        """
+        # TODO: refuse a second step before update(); unscale_ first if it was not called;
+        #       call optimizer.step() only when no inf/nan was found; record the step; return.
+        raise NotImplementedError
+
+    def update(self) -> None:
+        """Back off S after any skipped step, grow it after `growth_interval` clean ones.
+
+        Found inf/nan (for any optimizer this iteration): S *= backoff_factor and the counter
+        goes back to 0. Otherwise the counter counts one more clean step; when it reaches
+        growth_interval, S *= growth_factor and the counter goes back to 0. Then a new
+        iteration begins (unscale_ and step may be called again). No-op when disabled.
+        """
+        # TODO: any inf/nan this iteration -> back off and reset the counter; otherwise count
+        #       the clean step and grow (and reset) when the counter reaches growth_interval.
+        #       Then forget this iteration's per-optimizer records.
+        raise NotImplementedError
+
+    def get_scale(self) -> float:
+        """The current scale S as a Python float (1.0 when disabled)."""
+        # TODO: return the scale (1.0 when disabled).
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
+        with Python numbers, as torch's; {} when disabled."""
+        # TODO: return torch's five keys ({} when disabled).
+        raise NotImplementedError
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what state_dict() returned (yours or torch.amp.GradScaler's).
+
+        No-op when disabled; RuntimeError for an empty dict (saved from a disabled scaler).
+        """
+        # TODO: restore the five values (no-op when disabled; RuntimeError for {}).
+        raise NotImplementedError
+
+
+def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: Any, inputs: torch.Tensor,
+               targets: torch.Tensor, loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *,
+               device_type: str = "cpu", dtype: torch.dtype = torch.bfloat16,
+               max_grad_norm: float | None = None) -> float:
+    """One mixed-precision training step; returns the loss as a Python float.
+
+    scaler: a DynamicLossScaler or a torch.amp.GradScaler (the same methods).
+    dtype: the autocast dtype (torch.bfloat16 or torch.float16) for the forward and the loss.
+    max_grad_norm: when given, the unscaled gradients of the optimizer's parameters are
+    clipped to this total norm (torch.nn.utils.clip_grad_norm_) before the step.
+    """
+    # TODO: zero the grads (set_to_none), run the model and the loss under
+    #       torch.autocast(device_type, dtype=dtype), backward through scaler.scale(loss); when
+    #       max_grad_norm is given, unscale_ and clip_grad_norm_ the optimizer's params; then
+    #       scaler.step, scaler.update, and return the loss as a Python float.
+    raise NotImplementedError

@@ -1,0 +1,261 @@
+"""Lesson 08: mixed precision. Run the forward pass in 16 bits, keep the training in 32.
+
+Why it matters
+--------------
+A matrix multiply or a convolution in a 16-bit float moves half the bytes of float32 and, on
+hardware built for it (GPU tensor cores, CPUs with AVX512-BF16 or AMX), runs several times
+faster. The catch is precision: a long sum in 16 bits loses its small terms, and small
+gradients round to zero. Mixed precision does the expensive products in 16 bits and keeps
+everything that accumulates (additions, reductions, losses, the weights, the optimizer state)
+in float32.
+
+Autocast: what gets cast
+------------------------
+Inside `torch.autocast(device_type, dtype=...)` PyTorch picks the dtype per op: matmul,
+linear and conv cast their inputs down to `dtype`; ops that need range or accuracy (losses,
+softmax, sums like mse_loss) run in float32; plain elementwise ops such as + follow the usual
+type promotion, so float32 + float32 stays float32:
+
+    >>> x, y = torch.rand(8, 8), torch.rand(8, 8)
+    >>> with torch.autocast("cpu", dtype=torch.bfloat16):
+    ...     print((x @ y).dtype, (x + y).dtype)
+    torch.bfloat16 torch.float32
+
+The parameters are NOT converted: a Linear's weight stays float32 and is cast on the fly
+for each matmul, so the optimizer updates float32 weights. Put the forward pass and the loss
+inside autocast and nothing else (backward and the optimizer step run outside it).
+
+float16 or bfloat16?
+--------------------
+Both have 16 bits. float16 keeps 10 mantissa bits but only 5 exponent bits: its largest value
+is 65504 and anything below ~6e-8 rounds to 0. bfloat16 keeps float32's 8 exponent bits (the
+same range, up to ~3.4e38) with only 7 mantissa bits (about 2-3 decimal digits). Gradients
+are often tiny: `torch.tensor(1e-8).half()` is 0, `torch.tensor(1e-8).bfloat16()` is 1.0012e-08.
+So float16 needs loss scaling to keep small gradients alive, and bfloat16 rarely does. On a
+CPU, bfloat16 is the choice: float16 autocast on a CPU without native float16 arithmetic
+(no AVX512-FP16) is emulated and was measured 17-21x SLOWER than float32.
+
+Loss scaling, and why steps get skipped
+---------------------------------------
+The chain rule multiplies the loss's gradient through every layer, so scaling the loss by S
+scales every gradient by S: multiply the loss by a large S (2**16) before backward, and
+gradients that would underflow in float16 become representable. Before the optimizer uses
+them, divide them by S again ("unscale"). If S was too large, some gradient overflowed to
+inf (or became nan): that step's update would be garbage, so the scaler SKIPS it (the
+parameters and the optimizer's state, e.g. Adam's moments and step count, stay as they
+were) and halves S. After `growth_interval` clean steps in a row it doubles S again, so S
+hovers just below the overflow point. A few skipped steps at the start are normal.
+
+The order in one training step:
+
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()     # gradients are S times too large
+    scaler.unscale_(optimizer)        # only if you look at the gradients: now true size
+    torch.nn.utils.clip_grad_norm_(params, max_norm)   # clip TRUE gradients, never scaled ones
+    scaler.step(optimizer)            # unscales if you did not, skips on inf/nan
+    scaler.update()                   # back off after a skip, grow after a clean streak
+
+Traps we measured
+-----------------
+- `torch.amp.GradScaler()` without a device means "cuda". On a machine without CUDA it
+  disables itself with nothing but a warning: scale() returns the loss unchanged and a step
+  with inf gradients is NOT skipped. Always pass the device: `torch.amp.GradScaler("cpu")`.
+- `torch.cuda.amp.autocast` and `torch.cuda.amp.GradScaler` (in older tutorials) are
+  deprecated: use `torch.autocast(device_type, ...)` and `torch.amp.GradScaler(device, ...)`.
+- Clipping before unscale_ clips the scaled gradients: the threshold is compared with a norm
+  65536 times too large, so it clips almost everything to nothing.
+
+Your task
+---------
+Write `DynamicLossScaler`, a loss scaler that behaves like `torch.amp.GradScaler("cpu", ...)`
+for the same arguments (the tests run both side by side), and `train_step`, one
+mixed-precision training step that works with your scaler and with torch's. Out of scope:
+sparse gradients, closures, `update(new_scale)`, bookkeeping per device (torch keeps one
+inf flag per device for models split across GPUs); plain Python floats and ints for the
+scale and the counter are fine (torch keeps them in tensors).
+
+The last test trains the seed's checkerboard: a net of 1x1 convolutions maps (x, y) pixel
+coordinates to a checkerboard. If the environment variable KATA_IMAGES names a folder, it
+writes `checkerboard.png` there: what the net learned next to the target.
+
+What the tests expect
+---------------------
+- scale(loss) is loss times the scale (a float32 0-dim loss stays float32); get_scale() is a
+  Python float: init_scale before training, 1.0 when disabled;
+- step for step equal to torch.amp.GradScaler("cpu") with SGD and Adam: the scale, the
+  parameters and the optimizer state, with inf or nan injected into a gradient on some steps
+  (those steps change nothing but the scale), with several param groups and with parameters
+  that got no gradient (.grad is None);
+- unscale_ divides the gradients in place; calling it twice, or calling step twice, before
+  update() raises RuntimeError; step() returns what optimizer.step() returned (None on a
+  skipped step);
+- state_dict() has torch's keys and values; load_state_dict accepts yours and torch's;
+- enabled=False: scale returns the loss itself, step just steps, update does nothing,
+  state_dict() is {};
+- train_step: the forward's matmuls run in `dtype`, it returns a Python float, and it matches a
+  reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm);
+- the checkerboard trains with bfloat16 autocast, and (on a CPU with AVX512-BF16 or AMX) a
+  bfloat16 step is at least 1.2x as fast as a float32 one.
+
+Check your work with:  pytest exercises/08_amp
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+
+class DynamicLossScaler:
+    """Loss scaling for mixed-precision training, like torch.amp.GradScaler("cpu", ...).
+
+    init_scale: the first scale S. growth_factor (> 1) / backoff_factor (< 1): what S is
+    multiplied by after `growth_interval` clean steps in a row / after a step whose gradients
+    held inf or nan. enabled=False turns every method into a pass-through.
+    """
+
+    def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        """Store the settings; the growth counter starts at 0 and no optimizer has been seen."""
+        self._enabled = enabled
+        self._scale = float(init_scale)
+        self._growth_factor = float(growth_factor)
+        self._backoff_factor = float(backoff_factor)
+        self._growth_interval = int(growth_interval)
+        self._growth_tracker = 0  # clean steps in a row since the last change of scale
+        # id(optimizer) -> {"unscaled": bool, "stepped": bool, "found_inf": bool}, this iteration.
+        self._per_optimizer: dict[int, dict[str, bool]] = {}
+
+    def scale(self, loss: torch.Tensor) -> torch.Tensor:
+        """Return loss * S (the loss itself when disabled).
+
+        S is applied as a float32 0-dim tensor on the loss's device, as torch does, so the
+        result's dtype follows type promotion (a float32 loss stays float32).
+        """
+        if not self._enabled:
+            return loss
+        return loss * torch.tensor(self._scale, dtype=torch.float32, device=loss.device)
+
+    def unscale_(self, optimizer: torch.optim.Optimizer) -> None:
+        """Divide every .grad of `optimizer`'s parameters by S in place; remember inf/nan.
+
+        Parameters whose .grad is None are skipped. Raises RuntimeError when called twice
+        for the same optimizer, or after step(), before update(). No-op when disabled.
+        """
+        if not self._enabled:
+            return
+        state = self._per_optimizer.setdefault(id(optimizer), {"unscaled": False, "stepped": False, "found_inf": False})
+        if state["unscaled"]:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stepped"]:
+            raise RuntimeError("unscale_() is being called after step().")
+        # The reciprocal in float64, then float32, as torch does: the same bits as torch.
+        inv_scale = torch.tensor(1.0 / self._scale, dtype=torch.float32)
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        found_inf = False
+        with torch.no_grad():
+            for grad in grads:
+                # isfinite catches both inf and nan (nan != nan, so a `== inf` test misses it).
+                found_inf |= not bool(torch.isfinite(grad).all())
+                grad.mul_(inv_scale.to(grad.device))
+        state["found_inf"] = found_inf
+        state["unscaled"] = True
+
+    def step(self, optimizer: torch.optim.Optimizer) -> Any:
+        """Unscale (unless unscale_ was called), then optimizer.step() unless inf/nan was found.
+
+        Returns what optimizer.step() returned, or None for a skipped step. Raises
+        RuntimeError when called twice for the same optimizer before update().
+        When disabled: just optimizer.step().
+        """
+        if not self._enabled:
+            return optimizer.step()
+        state = self._per_optimizer.get(id(optimizer))
+        if state is not None and state["stepped"]:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state is None or not state["unscaled"]:
+            self.unscale_(optimizer)
+            state = self._per_optimizer[id(optimizer)]
+        # Skip the whole update: params and the optimizer's state (moments, step count) stay.
+        retval = None if state["found_inf"] else optimizer.step()
+        state["stepped"] = True
+        return retval
+
+    def update(self) -> None:
+        """Back off S after any skipped step, grow it after `growth_interval` clean ones.
+
+        Found inf/nan (for any optimizer this iteration): S *= backoff_factor and the counter
+        goes back to 0. Otherwise the counter counts one more clean step; when it reaches
+        growth_interval, S *= growth_factor and the counter goes back to 0. Then a new
+        iteration begins (unscale_ and step may be called again). No-op when disabled.
+        """
+        if not self._enabled:
+            return
+        if any(state["found_inf"] for state in self._per_optimizer.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._per_optimizer = {}
+
+    def get_scale(self) -> float:
+        """The current scale S as a Python float (1.0 when disabled)."""
+        return self._scale if self._enabled else 1.0
+
+    def state_dict(self) -> dict[str, Any]:
+        """{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
+        with Python numbers, as torch's; {} when disabled."""
+        if not self._enabled:
+            return {}
+        return {
+            "scale": self._scale,
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._growth_tracker,
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what state_dict() returned (yours or torch.amp.GradScaler's).
+
+        No-op when disabled; RuntimeError for an empty dict (saved from a disabled scaler).
+        """
+        if not self._enabled:
+            return
+        if not state_dict:
+            raise RuntimeError("The state dict is empty: was it saved from a disabled scaler?")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: Any, inputs: torch.Tensor,
+               targets: torch.Tensor, loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], *,
+               device_type: str = "cpu", dtype: torch.dtype = torch.bfloat16,
+               max_grad_norm: float | None = None) -> float:
+    """One mixed-precision training step; returns the loss as a Python float.
+
+    scaler: a DynamicLossScaler or a torch.amp.GradScaler (the same methods).
+    dtype: the autocast dtype (torch.bfloat16 or torch.float16) for the forward and the loss.
+    max_grad_norm: when given, the unscaled gradients of the optimizer's parameters are
+    clipped to this total norm (torch.nn.utils.clip_grad_norm_) before the step.
+    """
+    optimizer.zero_grad(set_to_none=True)  # no leftovers from the last step
+    with torch.autocast(device_type, dtype=dtype):  # only the forward and the loss
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()  # gradients S times too large
+    if max_grad_norm is not None:
+        scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+    scaler.step(optimizer)  # unscales if still needed; skips on inf/nan
+    scaler.update()
+    return loss.item()

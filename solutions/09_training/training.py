@@ -1,0 +1,326 @@
+"""Lesson 09: the training loop. Devices, seeds, train/eval modes, checkpoints, accumulation.
+
+Most bugs in a training script raise no error: the loss still goes down, just not the way
+it should. This lesson builds the plumbing around the model, one habit per function.
+
+Device-agnostic code
+--------------------
+Decide the device once, at the top, and pass it along: `model.to(device)`, then every batch
+`x.to(device)`, and every tensor you create with `device=` (or from an existing tensor with
+`torch.zeros_like`, `x.new_zeros`). The same script then runs on a laptop and on a GPU
+machine. Move the model *before* building the optimizer, so the optimizer holds the moved
+parameters. And when the user asks for a GPU that is not there, say so: a script that
+silently falls back to the CPU runs for a day before anyone notices.
+
+Seeds, and what they do not promise
+-----------------------------------
+Every random draw comes from a generator: torch has one on the CPU and one per GPU, Python's
+`random` has its own, NumPy's `np.random.*` functions share a global one. To repeat a run,
+seed all of them: a DataLoader with `shuffle=True` draws from torch, an augmentation may draw
+from `random` or NumPy. `np.random.default_rng(seed)` builds a *new* generator: it does not
+seed the global one.
+
+    >>> seed_everything(0); first = [torch.rand(2), random.random(), np.random.rand()]
+    >>> seed_everything(0); again = [torch.rand(2), random.random(), np.random.rand()]
+    >>> torch.equal(first[0], again[0]) and first[1:] == again[1:]
+    True
+
+A seed fixes the numbers drawn, not the arithmetic: some GPU kernels (atomic adds in
+scatter/index_add, some cuDNN convolutions) sum in a different order on every run.
+`torch.use_deterministic_algorithms(True)` picks deterministic versions or raises where
+there is none (set `CUBLAS_WORKSPACE_CONFIG=:4096:8` on CUDA too);
+`torch.backends.cudnn.benchmark = False` stops cuDNN from picking kernels by timing.
+DataLoader workers (`num_workers > 0`) seed torch, `random` and NumPy's global generator
+themselves, from a base seed drawn from torch plus the worker id, so seeding the main process
+is enough for them. The trap is a generator *object* kept on the dataset (`self.rng =
+np.random.default_rng(0)`): every worker gets a copy in the same state and draws the same
+numbers; create it in `worker_init_fn` from `torch.initial_seed()` instead.
+
+train() and eval()
+------------------
+A module's `training` flag changes what some layers compute: Dropout zeroes activations in
+training and is the identity in eval; BatchNorm normalises with the batch's statistics (and
+updates its running averages) in training and with the running averages in eval. `model.train()`
+and `model.eval()` set the flag on every submodule. Set it yourself at the start of each
+phase: a model that `evaluate` left in eval mode would otherwise train without dropout.
+Some models keep one part in eval on purpose (a frozen BatchNorm while fine-tuning), so a
+helper that switches modes must put back each submodule's own flag afterwards, not one flag
+for the whole model.
+
+inference_mode and no_grad
+--------------------------
+Autograd records every operation on a tensor that requires a gradient; a model's parameters
+do, so evaluating a model builds a graph that nobody will ever use. `torch.no_grad()` stops
+the recording. `torch.inference_mode()` does as well and also skips autograd's version
+counters, so it is a little faster; the price is that its outputs ("inference tensors") can
+never enter a graph later. Use it for evaluation and serving; keep `no_grad` for code whose
+results must feed a backward pass afterwards.
+
+zero_grad
+---------
+`loss.backward()` *adds* to `.grad`. Clear the gradients before each backward, or every step
+applies the sum of all gradients so far. `optimizer.zero_grad(set_to_none=True)` (the default
+since PyTorch 2.0) drops the tensors instead of filling them with zeros: less memory traffic,
+and an optimizer skips a parameter whose grad is None instead of stepping with zeros.
+Record the loss as a Python number with `loss.item()`: a list of loss *tensors* keeps every
+step's graph alive. And average over samples, not batches: a smaller last batch must weigh less.
+
+Checkpoints
+-----------
+To resume a run so that it continues exactly as if it had never stopped, save:
+the model's `state_dict()` (parameters and buffers such as BatchNorm's running averages);
+the optimizer's `state_dict()` (Adam's moment estimates and step counts: without them the
+first steps after a restart are much too large); the number of epochs finished; and the
+random states (torch CPU and CUDA, Python `random`, NumPy), so the next shuffle and the next
+dropout masks are the ones the uninterrupted run would have drawn. Write to a temporary file
+in the same folder and `os.replace` it onto the real name: the rename is atomic, so a crash
+mid-save leaves the previous checkpoint intact, never a truncated one.
+
+`torch.load` unpickles, and unpickling can call any function: a checkpoint from the internet
+can run code on your machine. `torch.load(path, weights_only=True)` (the default since
+PyTorch 2.6; say it anyway) accepts only tensors, dicts, lists, tuples, strings and numbers,
+which is why the NumPy random state (it holds an `np.ndarray`) must be stored as a list.
+`map_location="cpu"` loads tensors saved on a GPU onto the CPU (or `"cuda:1"`, ...), so a
+checkpoint written on one machine loads on another.
+
+Gradient accumulation
+---------------------
+When a batch of N samples does not fit in memory, split it into micro-batches, run forward
+and backward on each (freeing each graph before the next) and step once. With a mean-reduced
+loss, the full-batch loss is the sum of each chunk's mean weighted by its share of samples:
+
+    L = (1/N) sum_i l_i = sum_k (n_k / N) * mean_{i in chunk k} l_i
+
+so backward on `loss_k * n_k / N` for every chunk leaves exactly the full-batch gradient in
+`.grad`. Dividing by the number of chunks instead is right only when all chunks have the
+same size. (This holds for models whose samples do not interact: BatchNorm in training mode
+sees different batch statistics in a smaller chunk.)
+
+What the tests expect
+---------------------
+- `pick_device()`: cuda, else mps, else cpu; `pick_device("cuda:1")` returns that device or
+  raises RuntimeError naming it and the devices there are; always a `torch.device`.
+- `seed_everything(seed)`: draws from torch, `random`, NumPy, a shuffling DataLoader and a
+  Dropout model repeat bit for bit after the same seed and differ after another one.
+- `train_epoch` returns a Python float, the mean loss over samples; model in train mode;
+  gradients cleared before every step (even stale ones it found); the result matches a plain
+  loop step for step.
+- `evaluate` returns (mean loss over samples, accuracy) as floats, with dropout off,
+  BatchNorm's running stats untouched, forward run under inference mode, and every
+  submodule's train/eval flag restored afterwards, even when the loader raises.
+- checkpoints: 2 epochs + save + load into a fresh model and optimizer + 2 epochs ends
+  bitwise equal to 4 straight epochs (Adam, Dropout, shuffling, NumPy and `random`
+  augmentation); the file loads with `weights_only=True`; a failed save leaves the old file
+  intact and no temporary file; loading refuses a checkpoint that would run code;
+  `map_location` reaches `torch.load`; the returned epoch is the one saved.
+- `accumulate_gradients`: the same `.grad` as one full batch (uneven chunks too), stale grads
+  replaced, one forward and backward per chunk in `torch.tensor_split` sizes, the loss
+  returned as a float, ValueError unless 1 <= micro_batches <= N.
+
+Check your work with:  pytest exercises/09_training
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import tempfile
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import torch
+from torch import nn
+
+Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _available_devices() -> list[torch.device]:
+    devices = [torch.device("cpu")]
+    if torch.cuda.is_available():
+        devices += [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
+    if torch.backends.mps.is_available():
+        devices.append(torch.device("mps", 0))
+    return devices
+
+
+def pick_device(prefer: str | torch.device | None = None) -> torch.device:
+    """The device to run on, as a `torch.device`.
+
+    prefer=None: "cuda" if torch.cuda.is_available(), else "mps" if
+    torch.backends.mps.is_available(), else "cpu".
+    prefer given ("cpu", "cuda", "cuda:1", "mps" or a torch.device): torch.device(prefer)
+    unchanged if that device exists here (for "cuda:i": i < torch.cuda.device_count()),
+    else a RuntimeError whose message names the device asked for and the available ones.
+    Never falls back silently.
+    """
+    if prefer is None:
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    device = torch.device(prefer)
+    available = _available_devices()
+    # "cuda" (no index) means "the current GPU": any GPU will do.
+    if any(d.type == device.type and device.index in (None, d.index) for d in available):
+        return device
+    names = ", ".join(str(d) for d in available)
+    raise RuntimeError(f"device {str(device)!r} was asked for but is not available; available: {names}")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed every random generator a training script draws from: torch (CPU and every CUDA
+    device), Python's `random` and NumPy's global generator (np.random.*).
+
+    After seed_everything(s), the same code draws the same numbers (shuffling, dropout,
+    augmentation); another seed gives other numbers. Returns None.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device (lazily, if CUDA is not started yet)
+
+
+def train_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optimizer, loss_fn: Loss,
+                device: torch.device | str) -> float:
+    """One pass over `loader`, one optimizer step per batch; the mean loss over samples.
+
+    loader yields (inputs, targets) pairs (at least one), anywhere; each is moved to
+    `device`, where the model already is. The model is put in train mode first. Before every
+    step the gradients are cleared (set to None). loss_fn(outputs, targets) must return the
+    batch's mean. Returns sum(batch loss * batch size) / number of samples as a Python float
+    (a smaller last batch weighs less); no graph or tensor outlives its step.
+    """
+    model.train()  # evaluate() may have left it in eval mode: dropout must be on again
+    total_loss, total_samples = 0.0, 0
+    for inputs, targets in loader:
+        inputs, targets = inputs.to(device), targets.to(device)
+        optimizer.zero_grad(set_to_none=True)  # before backward: backward adds to .grad
+        loss = loss_fn(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        batch_size = targets.shape[0]
+        total_loss += loss.item() * batch_size  # .item(): a float, the graph is freed
+        total_samples += batch_size
+    return total_loss / total_samples
+
+
+def evaluate(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.device | str) -> tuple[float, float]:
+    """(mean loss over samples, accuracy) of `model` on `loader`, as Python floats.
+
+    loader yields (inputs, targets) pairs with class indices as targets (at least one pair);
+    the model returns (batch, classes) scores; accuracy is the fraction of samples whose
+    argmax over dim 1 equals the target. Runs in eval mode (no dropout, BatchNorm uses and
+    keeps its running stats) under torch.inference_mode() (no graph). Afterwards every
+    submodule has the train/eval flag it had before, even if the loader raised midway.
+    """
+    # Each submodule's own flag: a model in train mode may hold a frozen part in eval mode.
+    modes = [(module, module.training) for module in model.modules()]
+    model.eval()
+    try:
+        return _loss_and_accuracy(model, loader, loss_fn, device)
+    finally:
+        for module, training in modes:
+            module.training = training  # not .train(): that would recurse into the children
+
+
+def _loss_and_accuracy(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.device | str) -> tuple[float, float]:
+    total_loss, correct, total_samples = 0.0, 0, 0
+    with torch.inference_mode():  # no graph, no version counters
+        for inputs, targets in loader:
+            inputs, targets = inputs.to(device), targets.to(device)
+            outputs = model(inputs)  # (B, C)
+            batch_size = targets.shape[0]
+            total_loss += loss_fn(outputs, targets).item() * batch_size
+            correct += (outputs.argmax(dim=1) == targets).sum().item()
+            total_samples += batch_size
+    return total_loss / total_samples, correct / total_samples
+
+
+def _rng_states() -> dict:
+    name, keys, pos, has_gauss, cached_gaussian = np.random.get_state()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "python": random.getstate(),  # a tuple of ints (and a float or None): loads safely
+        # keys is an np.ndarray, which weights_only loading refuses: store plain ints.
+        "numpy": (name, keys.tolist(), pos, has_gauss, cached_gaussian),
+    }
+
+
+def _set_rng_states(states: dict) -> None:
+    torch.set_rng_state(states["torch"].cpu())  # map_location may have put it elsewhere
+    if states["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([s.cpu() for s in states["cuda"]])
+    version, internal, gauss_next = states["python"]
+    random.setstate((version, tuple(internal), gauss_next))
+    name, keys, pos, has_gauss, cached_gaussian = states["numpy"]
+    np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached_gaussian))
+
+
+def save_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int) -> None:
+    """Save everything needed to resume training exactly to `path`.
+
+    Stores the model's and the optimizer's state_dicts, `epoch` (the number of epochs
+    finished) and the random states of torch (CPU, and CUDA when available), Python's
+    `random` and NumPy, all in types that torch.load(..., weights_only=True) accepts.
+    Atomic: written to a temporary file in the same folder, then renamed onto `path`; if
+    saving fails, `path` keeps its old content and no temporary file is left behind.
+    """
+    checkpoint = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "epoch": epoch,
+        "rng": _rng_states(),
+    }
+    path = os.fspath(path)
+    # Same folder: os.replace is atomic only within one file system.
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(checkpoint, f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+
+
+def load_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.optim.Optimizer,
+                    map_location: str | torch.device | dict | Callable | None = "cpu") -> int:
+    """Restore a checkpoint written by save_checkpoint; return its epoch.
+
+    Loads with torch.load(path, map_location=map_location, weights_only=True), so a file
+    that would run code when unpickled is refused. Restores the model's and the optimizer's
+    state and the random states saved with them (CUDA's only where CUDA is available).
+    Returns the number of epochs finished, as saved.
+    """
+    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    _set_rng_states(checkpoint["rng"])
+    return checkpoint["epoch"]
+
+
+def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, targets: torch.Tensor,
+                         micro_batches: int) -> float:
+    """Fill each parameter's .grad with the gradient of loss_fn(model(inputs), targets),
+    computed in `micro_batches` chunks; return that full-batch loss as a Python float.
+
+    inputs: (N, ...), targets: (N, ...); loss_fn returns the mean over its batch. The chunks
+    are torch.tensor_split(inputs, micro_batches) (sizes may differ by one); each gets one
+    forward and one backward, the graph freed before the next chunk. Gradients already in
+    .grad are discarded first. No optimizer step, inputs unchanged. Raises ValueError unless
+    1 <= micro_batches <= N.
+    """
+    n = inputs.shape[0]
+    if not 1 <= micro_batches <= n:
+        raise ValueError(f"micro_batches must be between 1 and the batch size {n}, got {micro_batches}")
+    model.zero_grad(set_to_none=True)
+    total = 0.0
+    for x, y in zip(torch.tensor_split(inputs, micro_batches), torch.tensor_split(targets, micro_batches)):
+        share = x.shape[0] / n  # the chunk's weight in the full-batch mean
+        loss = loss_fn(model(x), y) * share
+        loss.backward()  # adds to .grad and frees this chunk's graph
+        total += loss.item()
+    return total

@@ -1,0 +1,10 @@
+"""Ignores growth_interval: the scale doubles after every clean step."""
+
+
+class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
+    def update(self):
+        scale = self._scale
+        had_inf = any(s["found_inf"] for s in self._per_optimizer.values())
+        super().update()
+        if not had_inf and self._scale == scale:
+            self._scale *= self._growth_factor

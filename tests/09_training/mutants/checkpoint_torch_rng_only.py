@@ -1,0 +1,7 @@
+"""Restores torch's random state only: augmentation drawing from Python's random and NumPy differs after resuming."""
+
+import torch
+
+
+def _set_rng_states(states):
+    torch.set_rng_state(states["torch"].cpu())
