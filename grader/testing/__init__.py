@@ -11,7 +11,7 @@ allocates, with the profiler) and ``grader.testing.strategies`` (hypothesis stra
 from grader.testing.autograd import grad_of
 from grader.testing.compare import assert_close, describe, tolerance
 from grader.testing.errors import expect_raises
-from grader.testing.forbid import assert_no_loop, count_ops, forbid
+from grader.testing.forbid import OpCall, assert_no_loop, count_ops, forbid, trace_ops
 from grader.testing.speed import assert_speed, speed_ratio
 
-__all__ = ["assert_close", "assert_no_loop", "assert_speed", "count_ops", "describe", "expect_raises", "forbid", "grad_of", "speed_ratio", "tolerance"]
+__all__ = ["OpCall", "assert_close", "assert_no_loop", "assert_speed", "count_ops", "describe", "expect_raises", "forbid", "grad_of", "speed_ratio", "tolerance", "trace_ops"]

@@ -1,17 +1,20 @@
-"""Fail a test when the learner's code calls a built-in the lesson asks them to write.
+"""What the learner's code runs at PyTorch's dispatcher: forbidden built-ins, loops, dtypes.
 
-Caught at PyTorch's dispatcher, below every Python spelling: ``torch.softmax``,
-``F.softmax``, ``x.softmax``, ``nn.Softmax`` and ``torch.special.softmax`` all run the same
-``aten._softmax``, so an alias or a method call cannot slip through.
+Caught below every Python spelling: ``torch.softmax``, ``F.softmax``, ``x.softmax``,
+``nn.Softmax`` and ``torch.special.softmax`` all run the same ``aten._softmax``, so an alias or
+a method call cannot slip through; and a matmul under autocast shows the dtype it really ran in.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Callable
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
 BUILTINS: dict[str, tuple[str, ...]] = {
@@ -24,14 +27,33 @@ BUILTINS: dict[str, tuple[str, ...]] = {
 }
 
 
-class _Counter(TorchDispatchMode):
+@dataclass(frozen=True)
+class OpCall:
+    """One aten op as the dispatcher ran it, e.g. OpCall("aten.mm", (bfloat16, bfloat16), (bfloat16,))."""
+
+    name: str
+    inputs: tuple[torch.dtype, ...]  # the dtypes of its tensor arguments, in order
+    outputs: tuple[torch.dtype, ...]  # the dtypes of the tensors it returned
+
+
+def _dtypes(tree) -> tuple[torch.dtype, ...]:
+    return tuple(leaf.dtype for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor))
+
+
+class _Recorder(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
-        self.ops: Counter[str] = Counter()
+        self.calls: list[OpCall] = []
+
+    @property
+    def ops(self) -> Counter[str]:
+        return Counter(call.name for call in self.calls)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[str(func.overloadpacket)] += 1
-        return func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        self.calls.append(OpCall(str(func.overloadpacket), _dtypes((args, kwargs)), _dtypes(out)))
+        return out
 
 
 @contextmanager
@@ -44,10 +66,10 @@ def forbid(*names: str, what: str, why: str):
     unknown = [n for n in names if n not in BUILTINS]
     if unknown:
         raise ValueError(f"forbid() does not know {unknown}; add them to grader.testing.forbid.BUILTINS")
-    counter = _Counter()
-    with counter:
+    recorder = _Recorder()
+    with recorder:
         yield
-    used = [n for n in names if set(BUILTINS[n]) & counter.ops.keys()]
+    used = [n for n in names if set(BUILTINS[n]) & recorder.ops.keys()]
     if used:
         raise AssertionError(
             f"{what} calls {' or '.join(used)} (or an alias of it), which this lesson asks you "
@@ -62,10 +84,24 @@ def count_ops(fn: Callable[[], object]) -> Counter[str]:
     size, where vectorised code runs the same few ops at any size. Unlike a timing, it does not
     move with the load on the machine.
     """
-    counter = _Counter()
-    with counter:
+    return Counter(call.name for call in trace_ops(fn))
+
+
+def trace_ops(fn: Callable[[], object]) -> list[OpCall]:
+    """Every aten op `fn()` runs, in order, with the dtypes going in and out.
+
+    E.g. the dtypes a model's matmuls ran in under autocast::
+
+        [d for call in trace_ops(step) if call.name in ("aten.mm", "aten.addmm") for d in call.inputs]
+
+    or whether code let torch do a conversion it was asked to write by hand::
+
+        [call.name for call in trace_ops(fn) if torch.bfloat16 in call.outputs]
+    """
+    recorder = _Recorder()
+    with recorder:
         fn()
-    return counter.ops
+    return recorder.calls
 
 
 def assert_no_loop(call_at: Callable[[int], Callable[[], object]], small: int, big: int, *,

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from hypothesis import given
 
 from grader import records
-from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio
+from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio, trace_ops
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
 
@@ -76,6 +76,17 @@ def test_count_ops_grows_with_a_python_loop_only():
     small, large = torch.rand(5, 3), torch.rand(50, 3)
     assert count_ops(lambda: loop(large))["aten.select"] == 50
     assert count_ops(lambda: large.sum(0)) == count_ops(lambda: small.sum(0))
+
+
+def test_trace_ops_sees_the_dtype_autocast_ran_a_matmul_in():
+    x, w = torch.ones(4, 3), torch.ones(3, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        calls = trace_ops(lambda: x @ w + 1)
+    mm = [call for call in calls if call.name == "aten.mm"]
+    assert len(mm) == 1 and mm[0].inputs == (torch.bfloat16, torch.bfloat16) and mm[0].outputs == (torch.bfloat16,)
+    assert [call.name for call in calls if torch.float32 in call.inputs] == ["aten._to_copy"] * 2  # x and w cast down
+    plain = trace_ops(lambda: x.view(torch.int32).to(torch.bfloat16))
+    assert [call.name for call in plain if torch.bfloat16 in call.outputs] == ["aten._to_copy"]
 
 
 def test_allocations_see_a_tiled_copy_but_not_a_broadcast_view():

@@ -162,8 +162,8 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
         return torch.device("cpu")
     device = torch.device(prefer)
     available = _available_devices()
-    # "cuda" (no index) means "the current GPU": any GPU will do.
-    if any(d.type == device.type and device.index in (None, d.index) for d in available):
+    # "cuda" (no index) means "the current GPU": any GPU will do; "cpu:0" is the CPU.
+    if any(d.type == device.type and (device.index is None or d.index in (None, device.index)) for d in available):
         return device
     names = ", ".join(str(d) for d in available)
     raise RuntimeError(f"device {str(device)!r} was asked for but is not available; available: {names}")

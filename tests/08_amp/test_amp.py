@@ -16,9 +16,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.testing import assert_close, assert_speed, expect_raises
+from grader.testing import assert_close, assert_speed, expect_raises, trace_ops
 
 INF, NAN = float("inf"), float("nan")
 CLEAN = None  # a step whose gradients are left alone
@@ -213,7 +212,14 @@ def test_param_groups_and_parameters_without_gradient(lesson):
             scaler.scale(loss).backward()
             if poison is not None:
                 m["other"].weight.grad[0, 0] = poison  # in the second param group
-            scaler.step(opt)
+            try:
+                scaler.step(opt)
+            except (AttributeError, TypeError) as exc:
+                if "NoneType" not in str(exc):
+                    raise
+                pytest.fail(f"scaler.step(optimizer) raised {type(exc).__name__}: {exc}, on an optimizer holding a "
+                            "parameter whose .grad is None (a layer that got no gradient this step, as torch allows): "
+                            "skip those parameters (`if p.grad is None: continue`)", pytrace=False)
             scaler.update()
         (ref_m, ref_opt, ref_s), (m, opt, s) = sides
         what = f"two param groups and a parameter whose .grad is None, step {step} ({poison_name(poison)})"
@@ -324,19 +330,6 @@ def test_disabled_is_a_pass_through(lesson):
 # --- train_step -----------------------------------------------------------------------------
 
 
-class MatmulDtypes(TorchDispatchMode):
-    """Records the dtypes of the tensors every matmul (aten.mm / aten.addmm) received."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[torch.dtype] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if str(func.overloadpacket) in ("aten.mm", "aten.addmm"):
-            self.seen += [a.dtype for a in args if isinstance(a, torch.Tensor)]
-        return func(*args, **(kwargs or {}))
-
-
 @pytest.mark.public
 def test_train_step_returns_a_float(lesson):
     model = tiny_model()
@@ -355,13 +348,47 @@ def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
     model = tiny_model()
     x, y = batch()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with MatmulDtypes() as recorder:
-        lesson.train_step(model, opt, torch.amp.GradScaler("cpu"), x, y, F.mse_loss, dtype=dtype)
-    wrong = sorted({str(d) for d in recorder.seen if d != dtype})
-    assert recorder.seen and not wrong, (
+    calls = trace_ops(lambda: lesson.train_step(model, opt, torch.amp.GradScaler("cpu"), x, y, F.mse_loss, dtype=dtype))
+    seen = [d for call in calls if call.name in ("aten.mm", "aten.addmm") for d in call.inputs]  # forward and backward
+    wrong = sorted({str(d) for d in seen if d != dtype})
+    assert seen and not wrong, (
         f"train_step(..., dtype={dtype}): the matmuls ran in {wrong or 'nothing'}, not {dtype}. Run the model "
         f"and the loss inside `with torch.autocast(device_type, dtype=dtype):`")
     assert model[0].weight.dtype == torch.float32, "train_step must not convert the model: autocast casts on the fly"
+
+
+class RecordingScaler:
+    """torch.amp.GradScaler("cpu") that logs which of its methods were called, in order."""
+
+    def __init__(self) -> None:
+        self.inner = torch.amp.GradScaler("cpu")
+        self.calls: list[str] = []
+
+    def __getattr__(self, name):
+        method = getattr(self.inner, name)
+
+        def recorded(*args, **kwargs):
+            self.calls.append(name)
+            return method(*args, **kwargs)
+        return recorded
+
+
+@pytest.mark.parametrize("max_grad_norm", [None, 0.05])
+def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
+    model = tiny_model()
+    x, y = batch()
+    scaler = RecordingScaler()
+    lesson.train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), scaler, x, y, F.mse_loss,
+                      max_grad_norm=max_grad_norm)
+    expected = ["scale", "step", "update"] if max_grad_norm is None else ["scale", "unscale_", "step", "update"]
+    calls = [name for name in scaler.calls if name in ("scale", "unscale_", "step", "update")]
+    what = f"train_step(..., max_grad_norm={max_grad_norm})"
+    assert calls, (
+        f"{what} never called the scaler it was given: use `scaler` (the argument), do not build a "
+        "GradScaler of your own (torch.amp.GradScaler() without a device is a CUDA scaler, disabled on a CPU)")
+    assert calls == expected, (
+        f"{what} called the scaler's {calls}; expected {expected}: scale(loss).backward()"
+        f"{', unscale_(optimizer) before clipping' if max_grad_norm is not None else ''}, step(optimizer), update()")
 
 
 def reference_step(model, opt, scaler, x, y, max_grad_norm) -> float:

@@ -9,10 +9,8 @@ import pytest
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 
-from grader.testing import assert_close, describe, expect_raises, forbid
+from grader.testing import assert_close, describe, expect_raises, forbid, trace_ops
 from grader.testing.strategies import shapes, tensors, with_layout
 
 
@@ -97,20 +95,6 @@ CLASSES = {
 NANS = [0x7F80_0001, 0x7F80_0100, 0x7F80_7FFF, 0x7F80_8000, 0x7F80_FFFF, 0x7F81_0000, 0x7FBF_FFFF,
         0xFF80_0001, 0xFF80_FFFF, 0x7FC0_0000, 0x7FC0_0001, 0x7FFF_FFFF, 0xFFC0_0000, 0xFFFF_FFFF]
 EVERY_CLASS = from_bits(*(p for patterns in CLASSES.values() for p in patterns), *NANS)
-
-
-class _CreatesBFloat16(TorchDispatchMode):
-    """Records every op that returns a bfloat16 tensor (a conversion, or a view as bfloat16)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if any(isinstance(t, torch.Tensor) and t.dtype == torch.bfloat16 for t in tree_flatten(out)[0]):
-            self.ops.append(str(func.overloadpacket))
-        return out
 
 
 # --- the seed's numbers and the lesson's worked examples ---------------------------------------
@@ -201,10 +185,8 @@ def test_round_does_not_modify_x(lesson):
 
 @pytest.mark.points(2)
 def test_round_works_on_the_bits_not_by_conversion(lesson):
-    mode = _CreatesBFloat16()
-    with mode:
-        lesson.round_to_bfloat16(EVERY_CLASS)
-    used = sorted(set(mode.ops))
+    calls = trace_ops(lambda: lesson.round_to_bfloat16(EVERY_CLASS))
+    used = sorted({call.name for call in calls if torch.bfloat16 in call.outputs})
     assert not used, (
         f"round_to_bfloat16 created a bfloat16 tensor (in {', '.join(used)}): that lets torch "
         "do the rounding. This lesson asks you to round by hand: read the bits with x.view(torch.int32), "
