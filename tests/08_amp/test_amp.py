@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import traceback
 from pathlib import Path
 
 import pytest
@@ -212,14 +213,18 @@ def test_param_groups_and_parameters_without_gradient(lesson):
             scaler.scale(loss).backward()
             if poison is not None:
                 m["other"].weight.grad[0, 0] = poison  # in the second param group
+            crash = None
             try:
                 scaler.step(opt)
             except (AttributeError, TypeError) as exc:
                 if "NoneType" not in str(exc):
                     raise
-                pytest.fail(f"scaler.step(optimizer) raised {type(exc).__name__}: {exc}, on an optimizer holding a "
-                            "parameter whose .grad is None (a layer that got no gradient this step, as torch allows): "
-                            "skip those parameters (`if p.grad is None: continue`)", pytrace=False)
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                crash = f"{type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno})"
+            if crash:
+                pytest.fail(f"scaler.step(optimizer) raised {crash} on an optimizer holding a parameter whose .grad is "
+                            "None (a layer that got no gradient this step, as torch allows): skip those parameters "
+                            "(`if p.grad is None: continue`)", pytrace=False)
             scaler.update()
         (ref_m, ref_opt, ref_s), (m, opt, s) = sides
         what = f"two param groups and a parameter whose .grad is None, step {step} ({poison_name(poison)})"
