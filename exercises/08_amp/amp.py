@@ -94,8 +94,9 @@ What the tests expect
 - state_dict() has torch's keys and values; load_state_dict accepts yours and torch's;
 - enabled=False: scale returns the loss itself, step just steps, update does nothing,
   state_dict() is {};
-- train_step: the forward's matmuls run in `dtype`, it returns a Python float, and it matches a
-  reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm);
+- train_step: the forward's matmuls run in `dtype`; it calls the scaler it is given (scale,
+  unscale_ only when clipping, step, update, in that order); it returns a Python float; and it
+  matches a reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm);
 - the checkerboard trains with bfloat16 autocast, and (on a CPU with AVX512-BF16 or AMX) a
   bfloat16 step is at least 1.2x as fast as a float32 one.
 
