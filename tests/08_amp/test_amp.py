@@ -507,7 +507,7 @@ def test_bfloat16_step_is_faster_than_float32(lesson):
     if not cpu_has_native_bfloat16():
         pytest.skip("this CPU has neither avx512_bf16 nor amx_bf16: bfloat16 is emulated, no speedup to expect")
     # The checkerboard net as Linear layers over the pixels (a 1x1 conv IS a Linear on each pixel),
-    # at the seed's width 256 on a 64x64 grid. Measured here: 1.8-2.5x with both cores busy. (As
+    # at the seed's width 256 on a 64x64 grid. Measured here: 1.6-3.2x with one or both cores busy. (As
     # 1x1 convs, float32 takes a slow conv path and bfloat16 pays layout copies: no stable ratio.)
     size, width = 64, 256
     inputs = grid(size, size).flatten(1).t().contiguous()  # (H*W, 2)
