@@ -1,78 +1,81 @@
-"""The command line: ``python -m grader COMMAND`` (or ``kata COMMAND``)."""
+"""The command line: ``kata COMMAND`` (or ``python -m grader COMMAND``, the same commands).
+
+Each command lives in a module of its own that exposes two functions:
+``configure(parser, name)`` adds its arguments, ``run(args, root) -> int`` does the work and
+returns the exit status. Those modules import nothing heavy at their top (torch and pytest run
+in subprocesses or are imported inside functions), so ``kata --help`` answers at once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
 
-from grader.lessons import KitError, all_lessons, find_root, get_lesson
+from grader.lessons import KitError, find_root
 
-EXAMPLES = """examples:
-  python -m grader verify                 check every lesson (CI runs this)
-  python -m grader verify 07_stable -v    one lesson, with each mutant and the test that caught it
-  python -m grader hint 07_stable         the first hint for lesson 07
-  python -m grader hint 07 2              the second level
-"""
+# name -> (module, one-line help, examples). The order is the order of `kata --help`.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "status": ("grader.status", "one line per lesson: tests passed, points, state, your next TODO", """\
+  kata status                 every lesson (cached: a second call with nothing changed is instant)
+  kata status 03 07_stable    only these lessons
+  kata status --no-cache      run everything again"""),
+    "next": ("grader.status", "the first unfinished lesson and the command that runs it", """\
+  kata next"""),
+    "hint": ("grader.hints", "a lesson's hints, one level at a time", """\
+  kata hint 07_stable         the first hint for lesson 07
+  kata hint 07 2              the second level"""),
+    "watch": ("grader.watch", "re-run a lesson's tests every time you save a file", """\
+  kata watch                  the lesson `kata next` would pick
+  kata watch 03_broadcast     a given lesson (Ctrl-C to stop)"""),
+    "reset": ("grader.reset", "put a lesson's untouched stub back (your file is backed up first)", """\
+  kata reset 03_broadcast     back up exercises/03_broadcast/*.py, then restore the stubs
+  kata reset --list           the backups made so far, newest first"""),
+    "report": ("grader.report", "write your results as JSON (exercism results.json v3 or Gradescope)", """\
+  kata report --json results.json                 every lesson, exercism-style
+  kata report --json results.json 07              one lesson
+  kata report --gradescope /autograder/results/results.json"""),
+    "release": ("grader.release", "write a student bundle: stubs, public tests, tooling; no answers", """\
+  kata release ../kata-student     then zip that folder and hand it out"""),
+    "verify": ("grader.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
+  kata verify                 check every lesson (CI runs this)
+  kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),
+}
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    overview = "\n".join(f"  {examples.splitlines()[0].strip()}" for _, _, examples in COMMANDS.values())
     parser = argparse.ArgumentParser(
-        prog="python -m grader", description="Effective PyTorch Kata: tools for learners and instructors.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="kata", description="Effective PyTorch Kata: tools for learners and instructors.",
+        epilog=f"examples:\n{overview}\n\n`kata COMMAND --help` shows each command's options and more examples.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--root", type=Path, help="the kit's folder (default: found from the current folder)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, summary, examples) in COMMANDS.items():
+        sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+                                  epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
+        importlib.import_module(module).configure(sub, name)
+    return parser
 
-    verify = commands.add_parser(
-        "verify", help="prove each lesson's tests pass the reference and reject stubs and mutants",
-        description="For each lesson: the tests pass against solutions/, no test passes against the "
-        "untouched exercises/, stub and solution agree, hints exist, and every mutant in "
-        "tests/NN/mutants/ is rejected by at least one test. Exits 1 on any problem.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    verify.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
-    verify.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="pytest runs at once (default: the number of cores)")
-    verify.add_argument("-v", "--verbose", action="store_true", help="show each run and each mutant's fate")
 
-    hint = commands.add_parser("hint", help="show a lesson's hints, one level at a time",
-                               epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    hint.add_argument("lesson", metavar="LESSON", help="lesson name or number, e.g. 07_stable or 07")
-    hint.add_argument("level", nargs="?", type=int, default=1, help="hint level, from 1 (default: 1)")
-
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
     try:
         root = find_root(args.root)
-        if args.command == "verify":
-            from grader.verify import verify as run_verify
-
-            lessons = [get_lesson(root, name) for name in args.lessons] or all_lessons(root)
-            if not lessons:
-                raise KitError(f"no lessons found under {root}/tests")
-            return run_verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose)
-        if args.command == "hint":
-            return show_hint(get_lesson(root, args.lesson), args.level)
+        return importlib.import_module(COMMANDS[args.command][0]).run(args, root)
     except KitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: stop without a traceback, as shell tools do
+        print(file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `... | head` closed the pipe: stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 141
-    return 0
-
-
-def show_hint(lesson, level: int) -> int:
-    hints = lesson.hints()
-    if not hints:
-        raise KitError(f"lesson {lesson.name} has no hints yet ({lesson.hints_file} is missing)")
-    if not 1 <= level <= len(hints):
-        raise KitError(f"lesson {lesson.name} has hint levels 1 to {len(hints)}")
-    print(f"{lesson.name}, hint {level} of {len(hints)}\n\n{hints[level - 1]}")
-    if level < len(hints):
-        print(f"\nStill stuck? python -m grader hint {lesson.name} {level + 1}")
-    return 0

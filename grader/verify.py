@@ -9,6 +9,7 @@ outcomes are read from the harness's JSON report, never from terminal text.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib.util
 import inspect
@@ -22,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.lessons import Lesson, mutant_target
+from grader.lessons import KitError, Lesson, all_lessons, get_lesson, mutant_target
 
 RUN_TIMEOUT = 900  # seconds for one pytest run; pytest-timeout bounds each test well before
 MIN_HINT_LEVELS = 3
@@ -316,6 +317,24 @@ REQUIRED = ("torch", "pytest", "pytest_timeout", "hypothesis", "numpy")
 def missing_dependencies() -> list[str]:
     """What the pytest runs need but this interpreter cannot import (they run with it)."""
     return [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.description = (
+        "For each lesson: the tests pass against solutions/, no test passes against the untouched "
+        "exercises/, stub and solution agree, hints exist, and every mutant in tests/NN/mutants/ is "
+        "rejected by at least one test. Exits 1 on any problem.")
+    parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="pytest runs at once (default: the number of cores)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show each run and each mutant's fate")
+
+
+def run(args: argparse.Namespace, root: Path) -> int:
+    lessons = [get_lesson(root, name) for name in args.lessons] or all_lessons(root)
+    if not lessons:
+        raise KitError(f"no lessons found under {root}/tests")
+    return verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose)
 
 
 def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=sys.stdout) -> int:

@@ -1,0 +1,20 @@
+"""Fixtures for the tooling's own tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.tests.kits import ROOT, write_lesson
+
+
+@pytest.fixture
+def kit(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A kit with the real config and conftest and two demo lessons, 98_demo and 99_other."""
+    for name in ("pyproject.toml", "conftest.py"):
+        (pytester.path / name).write_text((ROOT / name).read_text(encoding="utf-8"), encoding="utf-8")
+    for tree in ("exercises", "solutions"):
+        (pytester.path / tree).mkdir()
+        (pytester.path / tree / "__init__.py").write_text("")
+    write_lesson(pytester.path, "98_demo")
+    write_lesson(pytester.path, "99_other")
+    return pytester
