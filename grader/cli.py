@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -45,8 +46,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def available_commands() -> dict[str, tuple[str, str, str]]:
+    """The commands whose module is here: a student release leaves out the instructor's (verify)."""
+    return {name: spec for name, spec in COMMANDS.items() if importlib.util.find_spec(spec[0]) is not None}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    overview = "\n".join(f"  {examples.splitlines()[0].strip()}" for _, _, examples in COMMANDS.values())
+    overview = "\n".join(f"  {examples.splitlines()[0].strip()}" for _, _, examples in available_commands().values())
     parser = argparse.ArgumentParser(
         prog="kata", description="Effective PyTorch Kata: tools for learners and instructors.",
         epilog=f"examples:\n{overview}\n\n`kata COMMAND --help` shows each command's options and more examples.",
@@ -54,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--root", type=Path, help="the kit's folder (default: found from the current folder)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, summary, examples) in COMMANDS.items():
+    for name, (module, summary, examples) in available_commands().items():
         sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
                                   epilog=f"examples:\n{examples}", formatter_class=argparse.RawDescriptionHelpFormatter)
         importlib.import_module(module).configure(sub, name)
