@@ -13,71 +13,44 @@ import argparse
 import ast
 import importlib.util
 import inspect
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson, mutant_target
+from grader.runner import PytestRun, run_pytest
 
-RUN_TIMEOUT = 900  # seconds for one pytest run; pytest-timeout bounds each test well before
 MIN_HINT_LEVELS = 3
 MIN_PUBLIC_TESTS = 2
 
 
 @dataclass
-class Run:
+class Run(PytestRun):
     """One pytest subprocess: a lesson's tests against solutions, exercises or a mutant."""
 
-    lesson: Lesson
-    kind: str  # "solutions", "exercises" or "mutant"
+    lesson: Lesson | None = None
+    kind: str = "solutions"  # "solutions", "exercises" or "mutant"
     mutant: Path | None = None
-    exitstatus: int | None = None
-    tests: list[dict] = field(default_factory=list)
-    collect_errors: list[dict] = field(default_factory=list)
-    output: str = ""
-    seconds: float = 0.0
 
-    def args(self, report: Path) -> list[str]:
-        args = [sys.executable, "-m", "pytest", f"tests/{self.lesson.name}", "-q", "-p", "no:cacheprovider",
-                f"--kata-report={report}"]
+    def args(self) -> list[str]:
+        args = [f"tests/{self.lesson.name}"]
         if self.kind == "mutant":
-            args += [f"--mutant={self.mutant}", "-x"]  # one failing test is enough
-        else:
-            args += [f"--impl={self.kind}"]
-        return args
+            return [*args, f"--mutant={self.mutant}", "-x"]  # one failing test is enough
+        return [*args, f"--impl={self.kind}"]
 
     def execute(self) -> Run:
-        env = {**os.environ, "HYPOTHESIS_PROFILE": "kata", "PYTHONDONTWRITEBYTECODE": "1"}
-        with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:
-            report = Path(tmp) / "report.json"
-            start = time.perf_counter()
-            try:
-                proc = subprocess.run(self.args(report), cwd=self.lesson.root, env=env, capture_output=True,
-                                      text=True, timeout=RUN_TIMEOUT)
-                self.output = proc.stdout + proc.stderr
-            except subprocess.TimeoutExpired:
-                self.output = f"pytest did not finish in {RUN_TIMEOUT} s"
-            self.seconds = time.perf_counter() - start
-            if report.is_file():
-                data = json.loads(report.read_text(encoding="utf-8"))
-                self.exitstatus = data["exitstatus"]
-                self.tests = data["tests"]
-                self.collect_errors = data["collect_errors"]
+        outcome = run_pytest(self.lesson.root, self.args())
+        for name in ("exitstatus", "tests", "collect_errors", "output", "seconds"):
+            setattr(self, name, getattr(outcome, name))
         return self
 
     @property
     def tested(self) -> bool:
         """Whether the run got as far as running tests (no collection error, some tests)."""
         return self.exitstatus is not None and not self.collect_errors and bool(self.tests)
-
-    def count(self, *outcomes: str) -> int:
-        return sum(t["outcome"] in outcomes for t in self.tests)
 
     @property
     def label(self) -> str:
@@ -348,8 +321,8 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=sys.s
     runs: list[Run] = []
     for result in results:
         lesson = result.lesson
-        result.solutions, result.exercises = Run(lesson, "solutions"), Run(lesson, "exercises")
-        result.mutants = [Run(lesson, "mutant", m) for m in lesson.mutants()]
+        result.solutions, result.exercises = Run(lesson=lesson, kind="solutions"), Run(lesson=lesson, kind="exercises")
+        result.mutants = [Run(lesson=lesson, kind="mutant", mutant=m) for m in lesson.mutants()]
         runs += [result.solutions, result.exercises, *result.mutants]
         for mutant in lesson.mutants():
             try:
