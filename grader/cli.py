@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -48,7 +47,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 def available_commands() -> dict[str, tuple[str, str, str]]:
     """The commands whose module is here: a student release leaves out the instructor's (verify)."""
-    return {name: spec for name, spec in COMMANDS.items() if importlib.util.find_spec(spec[0]) is not None}
+    # By file, not by import: an editable install of the full kit must not leak verify into a bundle.
+    here = Path(__file__).resolve().parent
+    return {name: spec for name, spec in COMMANDS.items() if (here / f"{spec[0].rsplit('.', 1)[1]}.py").is_file()}
 
 
 def build_parser() -> argparse.ArgumentParser:

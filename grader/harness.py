@@ -369,7 +369,8 @@ class JsonReport:
 
     ``{"exitstatus": int, "collect_errors": [{"nodeid", "message"}],
     "tests": [{"nodeid", "outcome", "message", "points", "public", "speed"}]}``, with outcome
-    one of passed, failed, error, skipped, todo, broken, timeout.
+    one of passed, failed, error, skipped, todo, broken, timeout; a todo also has "where",
+    the stub's file:line.
     """
 
     def __init__(self, path: Path) -> None:
@@ -398,6 +399,8 @@ class JsonReport:
         outcome = getattr(report, "kata_outcome", None)
         entry["outcome"] = outcome or ("failed" if report.when == "call" else "error")
         entry["message"] = str(report.longrepr)
+        if hasattr(report, "kata_where"):
+            entry["where"] = report.kata_where  # a TODO's "exercises/NN/file.py:LINE"
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         data = {

@@ -1,16 +1,197 @@
-"""``kata watch``: being built (issue 6)."""
+"""``kata watch [LESSON]``: re-run a lesson's tests every time a file of it is saved.
+
+The contract:
+
+- The tests run as ``python -m pytest exercises/NN_topic -q -p no:cacheprovider`` in the kit
+  root, in a child process whose output goes straight to the terminal (the harness prints the
+  TODO and "Next:" lines itself). After each run one line says what is being watched.
+- Every ``--interval`` seconds the watcher takes a snapshot (path, mtime_ns, size) of every
+  ``*.py`` under ``exercises/NN_topic/``. A change runs the tests again once the snapshot has
+  stayed the same for one more interval (editors save in several steps); a save during a run
+  is compared against the snapshot taken before it, so it triggers one more run.
+- Nothing the learner writes stops the watcher: a file that does not parse is reported by the
+  harness (BROKEN) and the watcher waits for the next save.
+- Ctrl-C (or SIGTERM, or the terminal closing) stops the running tests, waits for them, prints
+  "stopped watching" and exits 0, without a traceback. The tests run in a process group of
+  their own, so that only the watcher gets the terminal's Ctrl-C and stops the whole group
+  (DataLoader workers included) itself: nothing is left running, and the child never prints
+  a traceback of its own for an interrupt that lands while it is still starting up.
+- ``--once`` runs the tests once and exits with pytest's status, for scripts.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from grader.lessons import KitError
+from grader.lessons import KitError, Lesson, all_lessons, get_lesson
+
+CLEAR_SCREEN = "\033[2J\033[H"
+STOP_GRACE_S = 5.0  # how long stopped tests get to exit before they are killed
+
+Snapshot = frozenset  # of (path, mtime_ns, size), one per *.py file
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    pass
+    parser.add_argument(
+        "lesson", metavar="LESSON", nargs="?",
+        help="lesson name or number, e.g. 03_broadcast, 03 or broadcast "
+        "(default: the first unfinished lesson, the one `kata next` picks)",
+    )
+    parser.add_argument(
+        "--interval", type=_positive_seconds, default=0.5, metavar="SECONDS",
+        help="how often to look for saved files (default: 0.5)",
+    )
+    parser.add_argument("--once", action="store_true", help="run the tests once and exit with pytest's status")
+    parser.epilog = (parser.epilog or "examples:") + (
+        "\n  kata watch 07 --interval 2  look for saves every 2 s (a slow network drive)"
+        "\n  kata watch 07 --once        run once, exit 0 when every test passes (for scripts)"
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, e.g. 0.5; got {text!r}")
+    return seconds
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
-    raise KitError(f"`kata {args.command}` is not built yet")
+    lesson = pick_lesson(root, args.lesson)
+    folder = lesson.dir("exercises")
+    if not folder.is_dir():
+        raise KitError(
+            f"lesson {lesson.name} has no folder exercises/{lesson.name}/ to watch; "
+            f"`kata reset {lesson.name}` puts the untouched stubs back"
+        )
+    with _stop_on_termination():
+        if args.once:
+            return run_tests(root, lesson)
+        return watch(root, lesson, args.interval)
+
+
+def pick_lesson(root: Path, name: str | None) -> Lesson:
+    """The lesson named, or the first unfinished one (grader.status decides which that is)."""
+    if name is not None:
+        return get_lesson(root, name)
+    from grader import status  # imported here: it may be heavier than `kata --help` should pay for
+
+    first_unfinished = getattr(status, "first_unfinished", None)
+    lesson = first_unfinished(root) if first_unfinished is not None else None
+    if lesson is not None:
+        return lesson
+    names = [lesson.name for lesson in all_lessons(root)]
+    if not names:
+        raise KitError(f"no lessons in {root / 'exercises'}: there is nothing to watch")
+    why = "every lesson passes its tests" if first_unfinished is not None else "no lesson given"
+    raise KitError(f"{why}; name the lesson to watch, e.g. `kata watch {names[0]}`. The lessons are: {', '.join(names)}")
+
+
+# --- the loop ---------------------------------------------------------------------------------
+
+
+def watch(root: Path, lesson: Lesson, interval: float) -> int:
+    """Run the tests, then again after every save, until Ctrl-C; returns 0."""
+    folder = lesson.dir("exercises")
+    shown = f"exercises/{lesson.name}/"
+    try:
+        while True:
+            before = snapshot(folder)
+            run_tests(root, lesson)
+            print(f"\nwatching {shown} for changes (Ctrl-C to stop)", flush=True)
+            wait_for_change(folder, before, interval)
+            if sys.stdout.isatty():
+                print(CLEAR_SCREEN, end="", flush=True)
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            print("\nstopped watching", flush=True)
+        return 0
+
+
+def snapshot(folder: Path) -> Snapshot:
+    """(path, mtime_ns, size) of every *.py under `folder`; a file that vanishes meanwhile is left out."""
+    entries = set()
+    for path in folder.rglob("*.py"):
+        try:
+            stat = path.stat()
+        except OSError:  # an editor's temporary file, deleted between listing and stat
+            continue
+        entries.add((str(path), stat.st_mtime_ns, stat.st_size))
+    return Snapshot(entries)
+
+
+def wait_for_change(folder: Path, seen: Snapshot, interval: float) -> Snapshot:
+    """Poll until the files differ from `seen` and then stay the same for one more interval."""
+    last = seen
+    while True:
+        time.sleep(interval)
+        now = snapshot(folder)
+        if now == last and now != seen:
+            return now
+        last = now
+
+
+# --- the tests, in a child process ----------------------------------------------------------
+
+
+def pytest_command(lesson: Lesson) -> list[str]:
+    return [sys.executable, "-m", "pytest", f"exercises/{lesson.name}", "-q", "-p", "no:cacheprovider"]
+
+
+def run_tests(root: Path, lesson: Lesson) -> int:
+    """Run the lesson's tests, output to our terminal; pytest's exit status. Never leaves them running."""
+    sys.stdout.flush()  # our lines first, then the child's
+    if os.name == "posix":
+        child = subprocess.Popen(pytest_command(lesson), cwd=root, start_new_session=True)
+    else:
+        child = subprocess.Popen(pytest_command(lesson), cwd=root, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+    try:
+        return child.wait()
+    finally:
+        _stop(child)
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """Stop the child's process group if it is still running (we were interrupted) and reap it."""
+    if child.poll() is not None:
+        return
+    _signal_group(child, signal.SIGTERM)
+    try:
+        child.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        _signal_group(child, getattr(signal, "SIGKILL", signal.SIGTERM))
+        child.wait()
+
+
+def _signal_group(child: subprocess.Popen, signum: int) -> None:
+    if os.name != "posix":
+        child.terminate()
+        return
+    with contextlib.suppress(ProcessLookupError):  # it exited meanwhile
+        os.killpg(child.pid, signum)
+
+
+@contextlib.contextmanager
+def _stop_on_termination():
+    """SIGTERM and SIGHUP (the terminal closed) stop the watcher as Ctrl-C does, so that the
+    tests it runs, which are in a process group of their own, are stopped too."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signums = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, interrupt) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

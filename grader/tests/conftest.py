@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.tests.kits import ROOT, write_lesson
+from grader.tests.kits import QUICK_TESTS, ROOT, write_lesson
 
 
 @pytest.fixture
@@ -18,3 +18,11 @@ def kit(pytester: pytest.Pytester) -> pytest.Pytester:
     write_lesson(pytester.path, "98_demo")
     write_lesson(pytester.path, "99_other")
     return pytester
+
+
+@pytest.fixture
+def quick_kit(kit: pytest.Pytester) -> pytest.Pytester:
+    """The kit with the demo lessons' quick tests only (no torch import: a run takes ~1 s)."""
+    for name in ("98_demo", "99_other"):
+        (kit.path / "tests" / name / "test_demo.py").write_text(QUICK_TESTS, encoding="utf-8")
+    return kit

@@ -82,3 +82,6 @@ def write_lesson(root: Path, name: str, stub=STUB, solution=SOLUTION, tests=TEST
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+# The demo tests without the speed test (which imports torch: ~5 s a run): 3 tests, 2 public.
+QUICK_TESTS = TESTS[:TESTS.index("@pytest.mark.speed")].rstrip() + "\n"

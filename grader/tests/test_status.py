@@ -1,0 +1,92 @@
+"""``kata status`` and ``kata next`` on the demo kit, as a learner runs them."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from grader.tests.kits import SOLUTION, STUB
+
+
+def kata(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return kit.run(sys.executable, "-m", "grader", *args)
+
+
+def solve(kit: pytest.Pytester, lesson: str) -> None:
+    (kit.path / f"exercises/{lesson}/demo.py").write_text(SOLUTION, encoding="utf-8")
+
+
+def test_status_of_an_untouched_kit(quick_kit):
+    result = kata(quick_kit, "status")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "lesson * tests * points  state",
+        "98_demo * 0/3 * 0/4  not started  (next TODO: exercises/98_demo/demo.py:7)",
+        "99_other * 0/3 * 0/4  not started",
+        "total * 0/8  0 of 2 lessons done",
+        "Next: pytest exercises/98_demo*",
+    ])
+
+
+def test_status_counts_points_and_names_the_current_lesson(quick_kit):
+    solve(quick_kit, "98_demo")
+    half = STUB.replace('    # TODO: add the two numbers.\n    raise NotImplementedError', "    return a + b")
+    (quick_kit.path / "exercises/99_other/demo.py").write_text(half, encoding="utf-8")
+    result = kata(quick_kit, "status")
+    result.stdout.fnmatch_lines([
+        "98_demo * 3/3 * 4/4  done",
+        "99_other * 2/3 * 2/4  in progress  (next TODO: exercises/99_other/demo.py:12)",
+        "total * 6/8  1 of 2 lessons done",
+    ])
+
+
+def test_status_is_cached_until_a_file_changes(quick_kit):
+    first = kata(quick_kit, "status")
+    assert "checked 98_demo" in first.stderr.str() and "checked 99_other" in first.stderr.str()
+    again = kata(quick_kit, "status")
+    assert "checked" not in again.stderr.str(), "nothing changed, yet lessons ran again"
+    assert again.stdout.lines == first.stdout.lines
+    solve(quick_kit, "99_other")
+    after_edit = kata(quick_kit, "status")
+    assert "checked 99_other (1/1)" in after_edit.stderr.str() and "98_demo" not in after_edit.stderr.str()
+    after_edit.stdout.fnmatch_lines(["99_other * 3/3 * 4/4  done"])
+    fresh = kata(quick_kit, "status", "--no-cache")
+    assert "checked 98_demo" in fresh.stderr.str()
+
+
+def test_a_broken_lesson_is_named_and_the_others_are_still_graded(quick_kit):
+    (quick_kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a +"))
+    solve(quick_kit, "99_other")
+    result = kata(quick_kit, "status")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["98_demo * 0/3 * 0/4  broken: exercises/98_demo/demo.py:6: SyntaxError*", "99_other * 3/3 * 4/4  done"])
+
+
+def test_status_of_some_lessons_from_a_subfolder(quick_kit, monkeypatch):
+    monkeypatch.chdir(quick_kit.path / "exercises" / "99_other")
+    result = quick_kit.run(sys.executable, "-m", "grader", "status", "99")
+    result.stdout.fnmatch_lines(["99_other * 0/3 *"])
+    assert "98_demo" not in result.stdout.str()
+
+
+def test_an_unknown_lesson_lists_the_lessons(quick_kit):
+    result = kata(quick_kit, "status", "42")
+    assert result.ret == 2
+    result.stderr.fnmatch_lines(["error: no lesson '42'; the lessons are: 98_demo, 99_other"])
+
+
+def test_next_walks_the_lessons_in_order(quick_kit):
+    result = kata(quick_kit, "next")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "Next: 98_demo (0/3 tests pass, not started)",
+        "  open exercises/98_demo/demo.py:7 and replace the TODO there with your code",
+        "  run:   pytest exercises/98_demo",
+        "*kata watch 98_demo*",
+        "  stuck: kata hint 98_demo",
+    ])
+    solve(quick_kit, "98_demo")
+    kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 99_other (0/3 tests pass, not started)"])
+    solve(quick_kit, "99_other")
+    kata(quick_kit, "next").stdout.fnmatch_lines(["Every lesson passes*"])
