@@ -83,17 +83,16 @@ def pick_lesson(root: Path, name: str | None) -> Lesson:
     """The lesson named, or the first unfinished one (grader.status decides which that is)."""
     if name is not None:
         return get_lesson(root, name)
-    from grader import status  # imported here: it may be heavier than `kata --help` should pay for
+    from grader.status import first_unfinished
 
-    first_unfinished = getattr(status, "first_unfinished", None)
-    lesson = first_unfinished(root) if first_unfinished is not None else None
+    lesson = first_unfinished(root)
     if lesson is not None:
         return lesson
     names = [lesson.name for lesson in all_lessons(root)]
     if not names:
         raise KitError(f"no lessons in {root / 'exercises'}: there is nothing to watch")
-    why = "every lesson passes its tests" if first_unfinished is not None else "no lesson given"
-    raise KitError(f"{why}; name the lesson to watch, e.g. `kata watch {names[0]}`. The lessons are: {', '.join(names)}")
+    raise KitError(f"every lesson passes its tests; name the lesson to watch, e.g. `kata watch {names[0]}`. "
+                   f"The lessons are: {', '.join(names)}")
 
 
 # --- the loop ---------------------------------------------------------------------------------

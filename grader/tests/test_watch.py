@@ -16,9 +16,7 @@ import time
 
 import pytest
 
-import grader.status
 from grader.cli import main
-from grader.lessons import Lesson
 from grader.tests.kits import SOLUTION
 
 WATCHING = "watching exercises/98_demo/ for changes (Ctrl-C to stop)"
@@ -202,22 +200,19 @@ def test_an_unknown_lesson_names_the_lessons(kit, monkeypatch, capsys):
     assert "no lesson 'nope'; the lessons are: 98_demo, 99_other" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("first_unfinished", [None, lambda root: None], ids=["not-built", "all-done"])
-def test_without_a_lesson_and_no_default_it_asks_for_one(kit, monkeypatch, capsys, first_unfinished):
-    monkeypatch.chdir(kit.path)
-    if first_unfinished is None:
-        monkeypatch.delattr(grader.status, "first_unfinished", raising=False)
-    else:
-        monkeypatch.setattr(grader.status, "first_unfinished", first_unfinished, raising=False)
+def test_without_a_lesson_when_every_lesson_passes_it_asks_for_one(quick_kit, monkeypatch, capsys):
+    monkeypatch.chdir(quick_kit.path)
+    for name in ("98_demo", "99_other"):
+        (quick_kit.path / f"exercises/{name}/demo.py").write_text(SOLUTION, encoding="utf-8")
     assert main(["watch", "--once"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "`kata watch 98_demo`" in err, err
+    assert err.startswith("error: every lesson passes") and "`kata watch 98_demo`" in err, err
     assert "The lessons are: 98_demo, 99_other" in err
 
 
 def test_without_a_lesson_it_watches_the_first_unfinished(quick_kit, monkeypatch, capfd):
     monkeypatch.chdir(quick_kit.path)
-    monkeypatch.setattr(grader.status, "first_unfinished", lambda root: Lesson(root, "99_other"), raising=False)
+    (quick_kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION, encoding="utf-8")
     assert main(["watch", "--once"]) == 1
     assert "TODO: add (exercises/99_other/demo.py:7)" in capfd.readouterr().out
 
