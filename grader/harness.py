@@ -351,7 +351,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.line(
             f"\nNext: open {first}, read the TODO there and replace `raise NotImplementedError` "
             "with your code; save and run the same command again.\n"
-            f"Stuck? `python -m grader hint {lesson}` gives a hint, one level at a time.",
+            f"Stuck? `kata hint {lesson}` gives a hint, one level at a time.",
             yellow=True,
         )
 

@@ -33,7 +33,7 @@ def test_untouched_stub_shows_todos_without_tracebacks(kit):
         "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (2 tests wait on it)",
         "TODO: scale (exercises/98_demo/demo.py:13) is not implemented yet  (1 test waits on it)",
         "Next: open exercises/98_demo/demo.py:7*",
-        "Stuck? `python -m grader hint 98_demo`*",
+        "Stuck? `kata hint 98_demo`*",
     ])
     assert "Traceback" not in result.stdout.str()
     assert "raise NotImplementedError" not in result.stdout.str().split("= TODO =")[0]
