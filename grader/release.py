@@ -288,7 +288,10 @@ def _copy_tooling(bundle: Bundle) -> None:
     bundle.copy_tree(package, "grader", leave_out=INSTRUCTOR_ONLY)
     for name in ROOT_FILES:
         if (bundle.root / name).is_file():
-            bundle.write(name, (bundle.root / name).read_bytes())
+            data = (bundle.root / name).read_bytes()
+            if name == ".gitignore":  # a student who commits the bundle keeps the pristine stubs
+                data = data.replace(b".kata/\n", b".kata/cache/\n.kata/backups/\n")
+            bundle.write(name, data)
         else:
             _warn(f"the kit has no {name}; the bundle goes without it")
 

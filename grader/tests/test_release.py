@@ -264,3 +264,6 @@ def test_a_release_of_the_real_kit_keeps_exactly_the_public_tests(tmp_path, caps
     assert collected(out, "tests/07_stable") == collected(ROOT, "-m", "public", "tests/07_stable")
     learn = (ROOT / "README.md").read_text(encoding="utf-8").split("<!-- learn-command -->")[1]
     assert SETUP in learn, "the student README's set-up command no longer matches the kit README's"
+    ignored = (out / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".kata/cache/" in ignored and ".kata/backups/" in ignored and ".kata/" not in ignored, (
+        "a student who commits the bundle must keep .kata/pristine (what `kata reset` restores)")
