@@ -202,7 +202,8 @@ def _progress_printer(count: int):
     return progress
 
 
-def print_table(results: list[LessonStatus], out=sys.stdout) -> None:
+def print_table(results: list[LessonStatus], out=None) -> None:
+    out = out or sys.stdout  # looked up now: a default bound at import would outlive a redirect
     current = next((r for r in results if not r.done), None)
     width = max(len(r.lesson) for r in results)
     print(f"{'lesson':<{width}}  {'tests':>7}  {'points':>9}  state", file=out)

@@ -310,7 +310,8 @@ def run(args: argparse.Namespace, root: Path) -> int:
     return verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose)
 
 
-def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=sys.stdout) -> int:
+def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None) -> int:
+    out = out or sys.stdout  # looked up now: a default bound at import would outlive a redirect
     missing = missing_dependencies()
     if missing:
         print(f"verify: {sys.executable} cannot import {', '.join(missing)}, which every lesson's tests need.\n"
