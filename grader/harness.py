@@ -4,8 +4,8 @@ Loaded by the root conftest.py. What it adds to plain pytest:
 
 - ``pytest exercises/07_stable`` (or ``solutions/07_stable``) collects ``tests/07_stable``
   and runs it against the named tree; ``--impl`` picks the tree when the tests are named
-  directly, and ``--mutant PATH`` runs them against the reference with a known-wrong
-  version swapped in.
+  directly, ``--mutant PATH`` runs them against the reference with a known-wrong
+  version swapped in, and ``--impl-file PATH`` against the code in one file (a notebook's).
 - The ``lesson`` fixture: the module under test (``test_<stem>.py`` checks ``<stem>.py``).
 - Short, actionable reports: an untouched stub is a TODO with file:line (no traceback, even
   when it ran in a DataLoader worker), a module that cannot be imported is one BROKEN line, a
@@ -49,6 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="run against the reference with this known-wrong version (tests/NN/mutants/*.py) "
         "swapped in; used by `python -m grader verify`.",
+    )
+    group.addoption(
+        "--impl-file",
+        metavar="PATH",
+        help="run the tests against the code in this one file instead of a tree (every module of the "
+        "lesson is that file): a learner's notebook code written out by a grader, say.",
     )
     group.addoption("--kata-report", metavar="PATH", help="write every test's outcome to PATH as JSON.")
 
@@ -157,13 +163,16 @@ def lesson(request: pytest.FixtureRequest):
     config = request.config
     mutant = config.getoption("mutant")
     mutant = config.rootpath / mutant if mutant else None  # an absolute path stays as it is
+    impl_file = _impl_file(config)
     impl = "solutions" if mutant else _impl_of(request.node)
-    source = config.rootpath / impl / name / f"{stem}.py"
+    source = impl_file if impl_file and not mutant else config.rootpath / impl / name / f"{stem}.py"
     if not source.is_file():
         raise NotImportable(f"{_rel(source, config)} not found: the tests in {test_file.name} check it.", pytrace=False)
     try:
         if mutant:
             return _load_with_mutant(Lesson(config.rootpath, name), stem, source, mutant)
+        if impl_file:  # every module of the lesson is this one file
+            return _load_file(f"_kata_impl.{name}.{stem}", impl_file)
         return importlib.import_module(f"{impl}.{name}.{stem}")
     except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
         message = _describe_import_error(exc, mutant or source, config)
@@ -171,15 +180,26 @@ def lesson(request: pytest.FixtureRequest):
     raise NotImportable(message, pytrace=False)
 
 
+def _impl_file(config: pytest.Config) -> Path | None:
+    """--impl-file as an absolute path (a relative one is taken from where pytest was started)."""
+    path = config.getoption("impl_file")
+    return (config.invocation_params.dir / path).resolve() if path else None
+
+
+def _load_file(name: str, path: Path):
+    """A module executed from `path` under `name` (registered, so pickling by reference works)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _load_with_mutant(lesson: Lesson, stem: str, source: Path, mutant: Path):
     """A private copy of the reference module with the mutant's definitions executed into it."""
     if mutant_target(mutant, lesson) != stem:
         pytest.skip(f"mutant {mutant.name} targets another module of {lesson.name}")
-    name = f"_kata_mutant.{lesson.name}.{stem}"
-    spec = importlib.util.spec_from_file_location(name, source)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    module = _load_file(f"_kata_mutant.{lesson.name}.{stem}", source)
     code = compile(mutant.read_text(encoding="utf-8"), str(mutant), "exec")
     exec(code, module.__dict__)
     return module
@@ -243,7 +263,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if excinfo is None or not report.failed:
         return report
     config = item.config
-    impl_root = config.rootpath / _impl_of(item)
+    impl_root = _impl_file(config) or config.rootpath / _impl_of(item)  # where the learner's code is
     if excinfo.errisinstance(NotImportable):
         report.kata_outcome = "broken"
     elif excinfo.errisinstance(NotImplementedError):

@@ -44,6 +44,20 @@ def test_solutions_pass_named_either_way(kit):
     assert_outcomes(run(kit, "tests/98_demo", "--impl=solutions"), passed=4)
 
 
+def test_impl_file_runs_the_tests_against_one_file_of_code(kit):
+    # What a notebook grader does: the learner's cells written out to one file, outside the kit.
+    work = kit.path.parent / "notebook_code.py"
+    work.write_text(SOLUTION, encoding="utf-8")
+    assert_outcomes(run(kit, "tests/98_demo", "-m", "not speed", f"--impl-file={work}"), passed=3)
+    work.write_text(STUB, encoding="utf-8")
+    result = run(kit, "tests/98_demo", "-m", "not speed", f"--impl-file={work}")
+    assert_outcomes(result, todo=3)
+    result.stdout.fnmatch_lines(["TODO: add (*notebook_code.py:7) is not implemented yet  (2 tests wait on it)"])
+    work.write_text(SOLUTION.replace("return a + b", "return a +"), encoding="utf-8")
+    result = run(kit, "tests/98_demo", "-m", "not speed", f"--impl-file={work}")
+    result.stdout.fnmatch_lines(["*notebook_code.py:6: SyntaxError*"])
+
+
 def test_plain_pytest_runs_every_lesson_against_exercises(kit):
     result = run(kit, "-m", "not speed")
     assert_outcomes(result, todo=6)
