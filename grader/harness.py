@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import re
 import sys
 import traceback
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from grader import records
+from grader.jsonfile import write_json
 from grader.lessons import IMPLS, LESSON_RE, Lesson, mutant_target
 
 _TIMEOUT_MARK = "from pytest-timeout"
@@ -428,7 +428,4 @@ class JsonReport:
             "collect_errors": self.collect_errors,
             "tests": list(self.tests.values()),
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(self.path)
+        write_json(self.path, data)

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
+from grader.jsonfile import write_json
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
 from grader.runner import PytestRun, run_pytest
 from grader.status import LessonStatus, summarize
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     summaries = [summarize(lesson.name, pytest_run) for lesson, pytest_run in results]
     for path, data in ((args.json, exercism(results, summaries)), (args.gradescope, gradescope(results, summaries))):
         if path:
-            _write(path, data)
+            write_json(path, data, indent=2)
             print(f"wrote {path}")
     points = sum(s.points for s in summaries)
     print(f"{sum(s.done for s in summaries)} of {len(summaries)} lessons done, "
@@ -143,9 +143,3 @@ def _functions(path: Path) -> dict[str, str]:
             out.setdefault(node.name, "\n".join(lines[start - 1:node.end_lineno]))
     return out
 
-
-def _write(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(path)

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from grader.jsonfile import write_json
 from grader.lessons import Lesson, all_lessons, get_lesson
 from grader.runner import PytestRun, run_pytest
 
@@ -123,10 +124,7 @@ class Cache:
         self.entries[lesson.name] = {"key": key, "status": asdict(status)}
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": CACHE_VERSION, "lessons": self.entries}, indent=1), encoding="utf-8")
-        tmp.replace(self.path)
+        write_json(self.path, {"version": CACHE_VERSION, "lessons": self.entries})
 
 
 def check(lesson: Lesson) -> LessonStatus:
