@@ -388,21 +388,49 @@ class JsonReport:
     """Writes each test's final outcome to a JSON file: the channel ``grader verify`` reads.
 
     ``{"exitstatus": int, "collect_errors": [{"nodeid", "message"}],
+    "collected": [{"nodeid", "points", "public"}],
     "tests": [{"nodeid", "outcome", "message", "points", "public", "speed"}]}``, with outcome
     one of passed, failed, error, skipped, todo, broken, timeout; a todo also has "where",
-    the stub's file:line.
+    the stub's file:line. The file is rewritten after collection and after each test, with
+    "exitstatus" null until the session ends: a process killed midway (a timeout, or code
+    that calls os._exit) still leaves what it ran, and "collected" says what it did not.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.tests: dict[str, dict] = {}
         self.collect_errors: list[dict] = []
+        self.collected: list[dict] = []
+        self.finished: set[str] = set()  # tests whose teardown ran: their outcome is final
+
+    def _write(self, exitstatus: int | None) -> None:
+        data = {
+            "exitstatus": exitstatus,
+            "collect_errors": self.collect_errors,
+            "collected": self.collected,
+            # Not a test cut short by an interrupt: its setup passed, but that says nothing.
+            "tests": [entry for nodeid, entry in self.tests.items() if nodeid in self.finished],
+        }
+        write_json(self.path, data)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors.append({"nodeid": report.nodeid, "message": str(report.longrepr)})
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = [
+            {"nodeid": item.nodeid, "points": _points(item), "public": item.get_closest_marker("public") is not None}
+            for item in session.items
+        ]
+        self._write(None)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._record(report)
+        if report.when == "teardown":  # the test is over: its outcome is final
+            self.finished.add(report.nodeid)
+            self._write(None)
+
+    def _record(self, report: pytest.TestReport) -> None:
         entry = self.tests.setdefault(
             report.nodeid,
             {"nodeid": report.nodeid, "outcome": "passed", "message": "", "speed": []},
@@ -423,9 +451,4 @@ class JsonReport:
             entry["where"] = report.kata_where  # a TODO's "exercises/NN/file.py:LINE"
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        data = {
-            "exitstatus": int(exitstatus),
-            "collect_errors": self.collect_errors,
-            "tests": list(self.tests.values()),
-        }
-        write_json(self.path, data)
+        self._write(int(exitstatus))

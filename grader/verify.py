@@ -43,7 +43,7 @@ class Run(PytestRun):
 
     def execute(self) -> Run:
         outcome = run_pytest(self.lesson.root, self.args())
-        for name in ("exitstatus", "tests", "collect_errors", "output", "seconds"):
+        for name in ("exitstatus", "tests", "collect_errors", "collected", "output", "seconds"):
             setattr(self, name, getattr(outcome, name))
         return self
 
