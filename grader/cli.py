@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
   kata report --gradescope /autograder/results/results.json"""),
     "release": ("grader.release", "write a student bundle: stubs, public tests, tooling; no answers", """\
   kata release ../kata-student     then zip that folder and hand it out"""),
+    "nbgrader": ("grader.nbcourse", "an nbgrader course from the lessons, and class autograding", """\
+  kata nbgrader build ../course               nbgrader_config.py and a source notebook per lesson
+  kata nbgrader autograde ../course 07_stable grade every submission, in parallel; a CSV
+  kata nbgrader from-module ../course alice ~/alice/exercises   .py work as a submission"""),
     "verify": ("grader.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
   kata verify                 check every lesson (CI runs this)
   kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),

@@ -25,7 +25,9 @@ class KitError(Exception):
 def find_root(start: Path | None = None) -> Path:
     """The kit root: the nearest folder at or above `start` holding exercises/ and tests/."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
+    # Outside any kit (an nbgrader course folder, say): the kit this package was installed from.
+    installed = [] if start else [Path(__file__).resolve().parents[1]]
+    for folder in (here, *here.parents, *installed):
         if (folder / "exercises").is_dir() and (folder / "tests").is_dir():
             return folder
     raise KitError(

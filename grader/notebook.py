@@ -153,7 +153,7 @@ def run_tests(lesson: str, module: Module):
     with tempfile.TemporaryDirectory(prefix="kata-notebook-") as tmp:
         path = Path(tmp) / f"{lesson}.py"
         path.write_text(module.text, encoding="utf-8")
-        args = [f"tests/{lesson}", "-m", "not cuda", f"--impl-file={path}"]
+        args = [f"tests/{lesson}", "-m", "not cuda", f"--impl-file={path}", "--color=no"]
         if os.environ.get("KATA_TEST_TIMEOUT"):
             args.append(f"--timeout={os.environ['KATA_TEST_TIMEOUT']}")
         run = run_pytest(root, args, timeout=float(os.environ.get("KATA_RUN_TIMEOUT") or RUN_TIMEOUT))
@@ -174,15 +174,13 @@ def reason(entry: dict) -> str:
     exception and its message) are kept. The harness's own messages (TODO, timeout, an import
     that failed) are short already.
     """
-    message = entry.get("message") or ""
-    if entry["outcome"] in ("todo", "broken", "timeout", "skipped"):
-        lines = re.sub(r"^(TODO|TIMEOUT): ", "", message.strip()).splitlines()[:3]
-    else:
-        lines = [line[4:].rstrip() for line in message.splitlines() if line.startswith("E   ")]
-        if len(lines) > 6:
-            lines = [*lines[:6], "..."]
-        if not lines:
-            lines = [line for line in message.strip().splitlines() if line.strip()][-1:]
+    message = re.sub(r"\x1b\[[0-9;]*m", "", entry.get("message") or "")  # no terminal colours
+    lines = [line[4:].rstrip() for line in message.splitlines() if line.startswith("E   ")]
+    if entry["outcome"] in ("todo", "broken", "timeout", "skipped") or not lines:
+        # The harness's own messages, not a traceback: their first lines say it all.
+        lines = [line for line in re.sub(r"^(TODO|TIMEOUT): ", "", message.strip()).splitlines() if line.strip()][:3]
+    elif len(lines) > 6:
+        lines = [*lines[:6], "..."]
     return "\n".join(line if len(line) <= 240 else line[:237] + "..." for line in lines)
 
 

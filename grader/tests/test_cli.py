@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from grader.cli import COMMANDS, main
+from grader.lessons import KitError
+from grader.tests.kits import ROOT
 
 
 @pytest.fixture
@@ -57,7 +59,20 @@ def test_hint_errors_say_what_is_valid(in_kit, capsys):
 
 
 def test_outside_a_kit_it_says_where_to_run(tmp_path, monkeypatch, capsys):
+    import grader.lessons
+
     monkeypatch.chdir(tmp_path)
+    # As installed from a wheel: no kit around the package either.
+    monkeypatch.setattr(grader.lessons, "__file__", str(tmp_path / "site-packages/grader/lessons.py"))
     assert main(["status"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no kit found at or above") and "Run the command from inside your copy of the kit" in err
+
+
+def test_outside_a_kit_an_editable_install_finds_its_own_kit(tmp_path, monkeypatch):
+    from grader.lessons import find_root
+
+    monkeypatch.chdir(tmp_path)  # an nbgrader course folder, say
+    assert find_root() == ROOT
+    with pytest.raises(KitError, match="no kit found"):
+        find_root(tmp_path)  # a folder named with --root is the only place looked at
