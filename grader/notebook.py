@@ -186,6 +186,8 @@ def reason(entry: dict) -> str:
 
 def _in_cells(text: str, module: Module, path: str) -> str:
     """Paths of the written module in `text` shown as the notebook cells they came from."""
+    if not path:
+        return text
     text = re.sub(rf'File "{re.escape(path)}", line (\d+)', lambda m: module.where(int(m.group(1))), text)
     text = re.sub(rf"{re.escape(path)}:(\d+)", lambda m: module.where(int(m.group(1))), text)
     return text.replace(path, "your code")

@@ -1,0 +1,124 @@
+"""grader.notebook: a grade cell's module from the executed cells, its score and its report."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import notebook
+from grader.notebook import Module, build_module, grade, reason, score
+from grader.runner import PytestRun
+from grader.tests.kits import SOLUTION, STUB
+
+
+def test_the_module_keeps_definitions_and_leaves_experiments_out():
+    cells = [
+        (1, "import math\nprint('hello')\nx = math.sqrt(2)\nEPS = math.ulp(1.0)\nSIZES = (1, 2)"),
+        (2, "from __future__ import annotations\n\n@staticmethod\ndef f(a):\n    return a + EPS\n\nf(1)"),
+        (3, "def g(:\n    pass"),  # a syntax error: left out, with a note
+        (5, "class C:\n    pass\nfor i in range(3):\n    pass\ndef f(a):  # the second f wins\n    return 2 * a"),
+    ]
+    module = build_module(cells)
+    lines = module.text.splitlines()
+    assert lines[0] == "from __future__ import annotations"  # first, or the module does not compile
+    assert "print('hello')" not in module.text and "x = math.sqrt(2)" not in module.text
+    assert "f(1)" not in lines and "for i in range(3):" not in module.text
+    assert "EPS = math.ulp(1.0)" in lines and "SIZES = (1, 2)" in lines  # constants stay
+    namespace: dict = {}
+    exec(compile(module.text, "<module>", "exec"), namespace)
+    assert namespace["f"](3) == 6 and "g" not in namespace
+    assert module.notes == ["cell [3] is left out: SyntaxError at its line 1: invalid syntax"]
+    assert module.where(lines.index("@staticmethod") + 1) == "cell [2], line 3"
+    assert module.where(lines.index("    return 2 * a") + 1) == "cell [5], line 6"
+
+
+def _entry(message: str, outcome: str = "failed") -> dict:
+    return {"nodeid": "t", "outcome": outcome, "message": message}
+
+
+def test_a_reason_is_the_error_never_the_test_code():
+    traceback = (
+        "tests/07_stable/test_stable.py:40: in test_hidden\n"
+        "    assert_close(lesson.stable_softmax(secret_input), expected)\n"
+        "E   AssertionError: stable_softmax(x) for x of shape (2, 2):\n"
+        "E   \x1b[31mMismatched elements: 2 / 4\x1b[0m\n"
+    )
+    assert reason(_entry(traceback)) == "AssertionError: stable_softmax(x) for x of shape (2, 2):\nMismatched elements: 2 / 4"
+    many = "".join(f"E   line {i}\n" for i in range(10))
+    assert reason(_entry(many)).splitlines()[-1] == "..."
+    todo = "TODO: add (cell [3], line 4) is not implemented yet"
+    assert reason(_entry(todo, "todo")) == "add (cell [3], line 4) is not implemented yet"
+    assert reason(_entry("demo.py has no 'add', which the tests use.\n  Keep every name")) == \
+        "demo.py has no 'add', which the tests use.\n  Keep every name"
+
+
+def _run(outcomes: dict[str, str], **kwargs) -> PytestRun:
+    collected = [{"nodeid": f"tests/98_demo/test_demo.py::{name}", "points": points, "public": public}
+                 for name, points, public in (("a", 1.0, True), ("b", 2.0, False), ("c", 3.0, False), ("d", 4.0, False))]
+    tests = [{"nodeid": f"tests/98_demo/test_demo.py::{name}", "outcome": outcome,
+              "message": "no bf16 here" if outcome == "skipped" else "E   boom"}
+             for name, outcome in outcomes.items()]
+    return PytestRun(exitstatus=kwargs.pop("exitstatus", 1), collected=collected, tests=tests, **kwargs)
+
+
+def test_scores_weigh_tests_by_points_and_leave_skipped_ones_out():
+    run = _run({"a": "passed", "b": "passed", "c": "failed", "d": "skipped"})
+    module = Module(text="")
+    assert score(run, "public", 5, module, "98_demo")[0] == 5.0
+    value, lines = score(run, "hidden", 10, module, "98_demo")
+    assert value == 4.0  # 2 of the 5 points that ran (d skipped), scaled to the cell's 10
+    assert lines[0] == "98_demo, hidden tests: 1 of 3 passed, 4 of 10 points"
+    assert lines[1:] == ["PASS  b", "FAIL  c: boom", "SKIP  d: no bf16 here"]
+    value, _ = score(_run({"a": "passed", "b": "passed", "c": "passed", "d": "failed"}), "all", 1, module, "98_demo")
+    assert value == 0.6 and isinstance(value, float)  # 6 of 10, rounded; a plain float
+
+
+def test_tests_that_never_ran_are_failures_that_say_why():
+    ended = _run({"a": "passed"}, exitstatus=None, returncode=0)  # os._exit(0) during test b
+    value, lines = score(ended, "all", 10, Module(text=""), "98_demo")
+    assert value == 1.0
+    assert lines[2] == "FAIL  b: the test process ended during this test (exit code 0): does your code call os._exit or sys.exit?"
+    assert lines[3] == "FAIL  c: not run (the test process had stopped)"
+    stopped = _run({"a": "passed", "b": "timeout"}, exitstatus=2, timed_out=True, seconds=45.2)
+    _, lines = score(stopped, "all", 10, Module(text=""), "98_demo")
+    assert lines[3].startswith("TIME  c: still running when the time for the whole lesson (45 s) was spent")
+    _, lines = score(PytestRun(collect_errors=[{"nodeid": "x", "message": "ImportError: no torch"}]),
+                     "hidden", 10, Module(text=""), "98_demo")
+    assert lines == ["FAIL  the hidden tests of 98_demo did not run:\n      ImportError: no torch"]
+
+
+@pytest.fixture
+def graded_kit(quick_kit, monkeypatch):
+    monkeypatch.setenv("KATA_ROOT", str(quick_kit.path))
+    notebook._CACHE.clear()
+    return quick_kit
+
+
+def _cells(source: str) -> list[tuple[int, str]]:
+    body = source.split('"""A demo lesson."""\n', 1)[1]
+    return [(1, "import math"), (2, body), (3, "print(add(1, 2))")]
+
+
+def test_grade_runs_the_lessons_tests_on_the_cells(graded_kit, capsys):
+    assert grade("98_demo", "public", points=4, cells=_cells(SOLUTION)) == 4.0
+    assert grade("98_demo", "hidden", points=2, cells=_cells(SOLUTION)) == 2.0
+    out, err = capsys.readouterr()
+    assert "98_demo, public tests: 2 of 2 passed, 4 of 4 points\nPASS  test_add\nPASS  test_add_negative" in out
+    assert "98_demo, hidden tests: 1 of 1 passed, 2 of 2 points\nPASS  test_scale" in out
+    assert err == ""
+    assert grade("98_demo", points=3, cells=_cells(STUB)) == 0.0
+    out, err = capsys.readouterr()
+    assert "TODO  test_add: add (cell [2], line 6) is not implemented yet" in out and err == ""
+
+
+def test_grade_never_raises_and_never_writes_stderr(graded_kit, capsys, monkeypatch):
+    assert grade("98_demo", "secret", points=1, cells=[]) == 0.0
+    assert grade("97_missing", points=1, cells=_cells(SOLUTION)) == 0.0
+    assert grade("98_demo", points=1) == 0.0  # not in a kernel: no cells to read
+    monkeypatch.setattr(notebook, "run_tests", lambda *a: 1 / 0)
+    assert grade("98_demo", points=1, cells=_cells(SOLUTION)) == 0.0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "FAIL  grade(): tests must be one of all, public, hidden, not 'secret'" in out
+    assert "FAIL  no tests for lesson 97_missing in" in out and "set KATA_ROOT" in out
+    assert "call it from a notebook cell" in out
+    assert "the grader itself failed (ZeroDivisionError: division by zero); tell your instructor" in out
