@@ -175,7 +175,7 @@ def reason(entry: dict) -> str:
     that failed) are short already.
     """
     message = re.sub(r"\x1b\[[0-9;]*m", "", entry.get("message") or "")  # no terminal colours
-    lines = [line[4:].rstrip() for line in message.splitlines() if line.startswith("E   ")]
+    lines = [line[4:].rstrip() for line in message.splitlines() if line.startswith("E   ") and line[4:].strip()]
     if entry["outcome"] in ("todo", "broken", "timeout", "skipped") or not lines:
         # The harness's own messages, not a traceback: their first lines say it all.
         lines = [line for line in re.sub(r"^(TODO|TIMEOUT): ", "", message.strip()).splitlines() if line.strip()][:3]
