@@ -8,7 +8,8 @@ The bundle holds:
 - ``tests/<lesson>/``: hints.md and every helper file, with each ``test_*.py`` reduced to its
   public tests (see reduce_tests); no mutants/, and no solutions/ anywhere;
 - the tooling: the grader package without grader/tests/ and the instructor-only commands
-  (verify, release: the CLI leaves out commands whose module is absent), and conftest.py,
+  (verify, release, nbgrader: the CLI leaves out commands whose module is absent; the grade
+  cells' grader/notebook.py stays, so a notebook's "Check your work" runs), and conftest.py,
   pyproject.toml, constraints.txt and .gitignore from the kit root;
 - a short README.md for students.
 """
