@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from grader.lessons import KitError, Lesson
+from grader.notebook import first_line
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -70,10 +71,6 @@ def _docstring_end(node) -> int | None:
     return None
 
 
-def _first_line(node) -> int:
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-
-
 def _region(answer, answer_lines: list[str], skip: int, indent: str) -> list[str]:
     """The reference body of `answer` (after its docstring and its first `skip` statements) in markers."""
     body = [n for n in answer.body if not (n is answer.body[0] and _docstring_end(answer))]
@@ -95,24 +92,24 @@ def _merge_def(stub, stub_lines: list[str], answer, answer_lines: list[str]) -> 
         for node in stub.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in methods:
                 merged = _merge_def(node, stub_lines, methods.pop(node.name), answer_lines)
-                edits.append((_first_line(node), node.end_lineno, merged))
-        lines = stub_lines[_first_line(stub) - 1:stub.end_lineno]
+                edits.append((first_line(node), node.end_lineno, merged))
+        lines = stub_lines[first_line(stub) - 1:stub.end_lineno]
         for first, last, merged in reversed(edits):
-            offset = _first_line(stub)
+            offset = first_line(stub)
             lines[first - offset:last - offset + 1] = merged
         for extra in methods.values():  # the reference's own methods: signature kept, body cleared
             lines += ["", *_cleared(extra, answer_lines)]
         return lines
     todo = next((n for n in stub.body if _is_todo(n)), None)
     if todo is None:  # nothing to write here: the stub's code as it is
-        return stub_lines[_first_line(stub) - 1:stub.end_lineno]
+        return stub_lines[first_line(stub) - 1:stub.end_lineno]
     before = [n for n in stub.body[: stub.body.index(todo)] if not (n is stub.body[0] and _docstring_end(stub))]
     answer_body = [n for n in answer.body if not (n is answer.body[0] and _docstring_end(answer))]
     shared = len(before) if [ast.dump(n) for n in before] == [ast.dump(n) for n in answer_body[: len(before)]] else 0
     if not shared and before:
         raise KitError(f"{stub.name}: the code before its `raise NotImplementedError` is not how the reference starts")
     indent = re.match(r"\s*", stub_lines[todo.lineno - 1]).group()
-    head = stub_lines[_first_line(stub) - 1:todo.lineno - 1]
+    head = stub_lines[first_line(stub) - 1:todo.lineno - 1]
     tail = stub_lines[todo.end_lineno:stub.end_lineno]
     return [*head, *_region(answer, answer_lines, shared, indent), *tail]
 
@@ -123,7 +120,7 @@ def _cleared(answer, answer_lines: list[str]) -> list[str]:
         raise KitError(f"class {answer.name} is in the reference but not in the stub: a notebook cannot hide it")
     body_start = _docstring_end(answer) or answer.body[0].lineno - 1
     indent = re.match(r"\s*", answer_lines[answer.body[0].lineno - 1]).group()
-    return [*answer_lines[_first_line(answer) - 1:body_start], *_region(answer, answer_lines, 0, indent)]
+    return [*answer_lines[first_line(answer) - 1:body_start], *_region(answer, answer_lines, 0, indent)]
 
 
 def clear_solutions(source: str) -> str:
@@ -162,7 +159,7 @@ def split_module(stub_text: str, answer_text: str, where: str = "<module>") -> C
     if missing:
         raise KitError(f"{where}: the reference lacks {', '.join(missing)}, which the stub has")
     setup = [
-        "\n".join(stub_lines[_first_line(n) - 1:n.end_lineno])
+        "\n".join(stub_lines[first_line(n) - 1:n.end_lineno])
         for n in stub.body
         if not isinstance(n, defs) and not (n is stub.body[0] and doc)
     ]

@@ -181,6 +181,8 @@ def submission_from_module(release_nb, module_text: str, where: str = "<module>"
     cell. A def the module lacks keeps its cell from the release (a TODO)."""
     import copy
 
+    from grader.notebook import first_line
+
     try:
         tree = ast.parse(module_text)
     except SyntaxError:
@@ -197,8 +199,7 @@ def submission_from_module(release_nb, module_text: str, where: str = "<module>"
     lines = module_text.splitlines()
     rest = []
     for node in tree.body:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        text = "\n".join(lines[first - 1:node.end_lineno])
+        text = "\n".join(lines[first_line(node) - 1:node.end_lineno])
         if node is tree.body[0] and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the module docstring: the notebook has the lesson text
         if getattr(node, "name", None) in solution_cells:
@@ -243,7 +244,8 @@ def from_module(root: Path, course: Path, student: str, source: Path) -> int:
 # --- autograde -----------------------------------------------------------------------------------------
 
 
-def _environment(course: Path) -> dict[str, str]:
+def environment() -> dict[str, str]:
+    """This environment with this Python's bin folder first on PATH (nbgrader runs `alembic` from there)."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.setdefault("PYTHONUNBUFFERED", "1")
@@ -254,7 +256,7 @@ def _autograde_one(course: Path, assignment: str, student: str) -> dict:
     command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force"]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(command, cwd=course, env=_environment(course), capture_output=True, text=True,
+        proc = subprocess.run(command, cwd=course, env=environment(), capture_output=True, text=True,
                               timeout=AUTOGRADE_TIMEOUT, stdin=subprocess.DEVNULL)
         ok, log = proc.returncode == 0, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:

@@ -63,6 +63,11 @@ class Module:
         return f"cell [{cell}], line {cell_line}" if cell else f"line {line} of the graded code"
 
 
+def first_line(node: ast.stmt) -> int:
+    """A statement's first line: its first decorator's, for a decorated def or class."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+
+
 def _keeps(node: ast.stmt) -> bool:
     """Whether a top-level statement of a cell belongs to the graded module.
 
@@ -106,8 +111,7 @@ def build_module(cells: list[tuple[int, str]]) -> Module:
     for count, cell_lines, kept in parsed:
         text.append(f"# --- cell [{count}] ---")
         for node in kept:
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            for number in range(first, node.end_lineno + 1):
+            for number in range(first_line(node), node.end_lineno + 1):
                 text.append(cell_lines[number - 1])
                 module.origin[len(text)] = (count, number)
     module.text = "\n".join(text) + "\n"

@@ -8,7 +8,7 @@ from grader.lessons import KitError, all_lessons
 from grader.nbbuild import BEGIN, BEGIN_HIDDEN, END, Points, clear_solutions, lesson_notebook, split_module
 from grader.tests.kits import ROOT
 
-STUB = '''\
+HEAD = '''\
 """Lesson 99: a demo.
 
 Some text.
@@ -21,6 +21,9 @@ import math
 LIMIT = 3
 
 
+'''
+
+STUB = HEAD + '''\
 class Counter:
     """Counts."""
 
@@ -41,19 +44,7 @@ def root(x: float) -> float:
     raise NotImplementedError
 '''
 
-ANSWER = '''\
-"""Lesson 99: a demo.
-
-Some text.
-
-Check your work with:  pytest exercises/99_demo
-"""
-
-import math
-
-LIMIT = 3
-
-
+ANSWER = HEAD + '''\
 class Counter:
     """Counts."""
 

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from grader.cli import main
+from grader.nbcourse import environment
 from grader.runner import run_pytest
 from grader.tests.kits import ROOT
 
@@ -31,8 +32,7 @@ TEST_TIMEOUT, RUN_TIMEOUT = 5, 45
 
 
 def _nbgrader(course, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=environment(),
                           capture_output=True, text=True, timeout=600)
 
 
