@@ -44,13 +44,13 @@ class PytestRun:
         return sum(t["outcome"] in outcomes for t in self.tests)
 
 
-def run_pytest(root: Path, args: list[str], *, timeout: float = RUN_TIMEOUT, env: dict | None = None) -> PytestRun:
+def run_pytest(root: Path, args: list[str], *, timeout: float = RUN_TIMEOUT) -> PytestRun:
     """Run ``python -m pytest ARGS`` in `root` (quietly, no cache) and return its outcomes.
 
     After `timeout` seconds pytest is interrupted (SIGINT, as Ctrl-C: it still writes what it
     ran), and killed with its whole process group if it has not stopped 10 s later.
     """
-    env = {**os.environ, **(env or {}), "HYPOTHESIS_PROFILE": "kata", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "kata", "PYTHONDONTWRITEBYTECODE": "1"}
     run = PytestRun()
     with tempfile.TemporaryDirectory(prefix="kata-run-") as tmp:
         report = Path(tmp) / "report.json"

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson, mutant_target
@@ -43,7 +43,7 @@ class Run(PytestRun):
 
     def execute(self) -> Run:
         outcome = run_pytest(self.lesson.root, self.args())
-        for name in ("exitstatus", "tests", "collect_errors", "collected", "output", "seconds"):
+        for name in (f.name for f in fields(PytestRun)):  # everything the run left behind
             setattr(self, name, getattr(outcome, name))
         return self
 
