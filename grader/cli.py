@@ -43,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
   kata nbgrader build ../course               nbgrader_config.py and a source notebook per lesson
   kata nbgrader autograde ../course 07_stable grade every submission, in parallel; a CSV
   kata nbgrader from-module ../course alice ~/alice/exercises   .py work as a submission"""),
+    "grade": ("grader.classgrade", "grade a whole class's .py work: isolated, limited, in parallel, resumable", """\
+  kata grade ../class --out ../results          every student folder in ../class (each has exercises/)
+  kata grade ../class --out ../results --jobs 8 --no-speed
+  kata grade ../class --out r3 --shard 3/8      one slice of the class (a CI matrix, a Slurm array)
+  kata grade --merge r1 r2 r3 --out results     the slices' results as one class.csv and summary"""),
     "verify": ("grader.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
   kata verify                 check every lesson (CI runs this)
   kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),

@@ -28,7 +28,7 @@ from grader.reset import lesson_files, pristine_dir
 
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", ".gitignore")
 REQUIRED_ROOT_FILES = ("conftest.py", "pyproject.toml")  # without them the harness does not load
-INSTRUCTOR_ONLY = ("tests", "verify.py", "release.py", "nbcourse.py", "nbbuild.py")  # left out of the bundle's grader/
+INSTRUCTOR_ONLY = ("tests", "verify.py", "release.py", "nbcourse.py", "nbbuild.py", "classgrade.py", "sandbox.py", "channel.py")  # left out of the bundle's grader/
 JUNK = ("__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks")
 # The kit README's learn-command block, without the lesson it starts.
 SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e ."

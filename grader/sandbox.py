@@ -1,0 +1,422 @@
+"""Run a lesson's tests on untrusted code: a forked child per run, under limits the parent enforces.
+
+Importing torch costs 1.4-4 s, more than most lessons' tests. So the parent imports torch,
+pytest, hypothesis and the kit's helpers once (`preload`), with torch at one thread before any
+op (no OpenMP pool exists to be broken by fork), and forks a child per (student, lesson) run.
+The child, before it runs any pytest:
+
+- starts a session of its own (its process group is killed as a whole when the run ends, so
+  DataLoader workers and anything else it started go too; processes that escape the group are
+  re-parented to the parent, a "child subreaper", which kills them);
+- closes every inherited file descriptor but the channel (grader/channel.py) and sends its
+  output to a log file; stdin is /dev/null;
+- takes resource limits: CPU seconds, address space (RLIMIT_AS: what the preloaded parent has
+  plus the budget), the size of any file it writes, no core files;
+- gets a minimal environment (HOME and TMPDIR in the run's own folder), the grading copy as its
+  working directory, and a sys.path with none of the kit's folders (`import solutions` fails).
+
+The parent reads the channel as the child writes it, stops a run at its wall-clock limit
+(SIGKILL to the group), and turns what it saw into an `Outcome`: only tests the channel reported
+count, so a run that hangs, crashes, exits early or runs out of memory keeps what passed before
+and says why the rest did not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import selectors
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+OUTCOMES = {"passed", "failed", "error", "skipped", "todo", "broken", "timeout"}
+CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
+DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one lesson run may use. Memory is counted beyond what the preloaded parent holds."""
+
+    wall: float = 180.0  # seconds, the whole lesson
+    cpu: float = 180.0  # CPU seconds of the run's main process
+    memory: int = 4 << 30  # bytes of address space
+    file_size: int = 256 << 20  # bytes any one file it writes may reach (its output included)
+    output: int = 64 << 10  # bytes of its output kept (the middle is cut, with a note)
+    test_timeout: float = 15.0  # seconds per test (pytest-timeout), well under `wall`
+
+
+@dataclass
+class Job:
+    name: str  # "alice/07_stable": how messages name it
+    workdir: Path  # the grading copy, the run's working directory
+    args: list[str]  # pytest's arguments
+    home: Path  # the run's own folder: HOME, TMPDIR and the log live here
+    tag: object = None  # the caller's
+
+
+@dataclass
+class Outcome:
+    """What the parent saw of one run."""
+
+    job: Job
+    collected: list[dict] | None = None  # None: the run never finished collecting
+    collect_errors: list[dict] = field(default_factory=list)
+    tests: dict[str, dict] = field(default_factory=dict)  # nodeid -> the harness's entry
+    tampering: list[str] = field(default_factory=list)
+    exitstatus: int | None = None  # pytest's, when the run got to the end
+    returncode: int | None = None  # the process's: an exit status, or minus the signal that ended it
+    stopped: bool = False  # the parent stopped it at its wall-clock limit
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    max_rss_mib: float = 0.0
+    output: str = ""
+    channel_bytes: int = 0
+
+    # -- the channel -----------------------------------------------------------------------
+
+    def feed(self, line: bytes) -> None:
+        """One line from the channel. Anything that does not fit the protocol is tampering."""
+        try:
+            (kind, payload), = json.loads(line).items()
+        except (ValueError, AttributeError, TypeError):
+            self.tampering.append("an unreadable line appeared on the results channel")
+            return
+        if self.exitstatus is not None:
+            self.tampering.append(f"a {kind!r} event came after the run had finished")
+        elif kind == "collected":
+            if self.collected is not None:
+                self.tampering.append("the run announced its tests twice")
+            else:
+                self.collected = [t for t in payload["tests"] if isinstance(t, dict) and "nodeid" in t]
+                self.collect_errors = list(payload.get("errors", []))
+        elif kind == "test":
+            self._test(payload)
+        elif kind == "tamper":
+            self.tampering += [str(p) for p in payload if str(p) not in self.tampering]
+        elif kind == "finish":
+            self.exitstatus = int(payload["exitstatus"])
+        else:
+            self.tampering.append(f"an unknown event {kind!r} appeared on the results channel")
+
+    def _test(self, entry: dict) -> None:
+        nodeid = entry.get("nodeid")
+        known = {t["nodeid"]: t for t in self.collected or []}
+        if nodeid not in known:
+            self.tampering.append(f"a result came for a test that was never collected: {nodeid!r}")
+        elif nodeid in self.tests:
+            self.tampering.append(f"{nodeid} reported a result twice")
+        elif entry.get("outcome") not in OUTCOMES:
+            self.tampering.append(f"{nodeid} reported an unknown outcome {entry.get('outcome')!r}")
+        else:  # points and visibility come from collection, not from what the test says
+            self.tests[nodeid] = {**entry, "points": known[nodeid]["points"], "public": known[nodeid]["public"]}
+
+    # -- what happened ---------------------------------------------------------------------
+
+    def ended_early(self, limits: Limits) -> str | None:
+        """Why the run did not finish normally, in words, or None when it did."""
+        signum = -self.returncode if self.returncode is not None and self.returncode < 0 else None
+        if self.stopped:
+            return f"stopped after {limits.wall:g} s, the time limit for a lesson (something loops or waits)"
+        if signum == signal.SIGXCPU or (signum == signal.SIGKILL and self.cpu_seconds >= limits.cpu):
+            return f"used up its {limits.cpu:g} s of CPU time and was stopped"
+        if signum == signal.SIGXFSZ:
+            return f"wrote more than {limits.file_size >> 20} MiB to one file (printed too much?) and was stopped"
+        if self.exitstatus is not None:
+            return None
+        if signum is not None:
+            name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+            why = " (out of memory?)" if signum == signal.SIGKILL else ""
+            return f"crashed: killed by {name}{why}"
+        if self.collected is None:
+            return f"ended (exit status {self.returncode}) before its tests were collected"
+        return (f"ended (exit status {self.returncode}) before its tests finished: "
+                "the code under test called os._exit, sys.exit or the like")
+
+
+# --- the parent -----------------------------------------------------------------------------
+
+
+def preload() -> None:
+    """Import what every run needs, once, in the parent."""
+    os.environ["HYPOTHESIS_PROFILE"] = "kata"  # the same examples for every student
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)  # before any op: no OpenMP pool exists when the children fork
+    import hypothesis  # noqa: F401
+    import hypothesis.extra.numpy  # noqa: F401
+    import numpy  # noqa: F401
+    import pytest  # noqa: F401
+    import pytest_timeout  # noqa: F401
+    import torch._dynamo  # noqa: F401 - imported lazily (by optimizers), it re-wraps torch.manual_seed & co.
+    import torch.nn.functional  # noqa: F401
+    import torch.optim  # noqa: F401
+    import torch.utils.data  # noqa: F401
+
+    for name in ("cv2", "_pytest.pytester", "grader.hypothesis_profile", "grader.testing", "grader.testing.strategies",
+                 "grader.testing.memory", "grader.testing.forbid", "grader.harness"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass  # a lesson that needs it will say so
+    import grader.channel  # noqa: F401
+    import gc
+
+    gc.freeze()  # the preloaded objects stay shared with the children (no copy-on-write by gc)
+
+
+def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Callable[[Outcome], None]) -> None:
+    """Run `jobs` (a lazy iterable is fine), `parallel` at a time; call on_done with each Outcome.
+
+    If this is interrupted (Ctrl-C), every run still going is killed before the exception goes on.
+    """
+    _become_subreaper()
+    pending = iter(jobs)
+    running: dict[int, _Run] = {}
+    selector = selectors.DefaultSelector()
+    try:
+        while True:
+            while len(running) < parallel and (job := next(pending, None)) is not None:
+                run = _Run.start(job, limits)
+                running[run.pid] = run
+                selector.register(run.fd, selectors.EVENT_READ, run)
+            if not running:
+                return
+            for key, _ in selector.select(timeout=0.05):
+                if not key.data.read():  # end of file: every writer has gone
+                    selector.unregister(key.fd)
+                    key.data.close()
+            _reap(running)
+            now = time.monotonic()
+            for run in list(running.values()):
+                if run.status is None and now > run.deadline:
+                    run.outcome.stopped = True
+                    _kill_group(run.pid)
+                elif run.status is not None and (run.eof or now > run.drain_until):
+                    if not run.eof:
+                        selector.unregister(run.fd)
+                        run.close()
+                    del running[run.pid]
+                    _kill_orphans(set(running))
+                    on_done(run.finish(limits))
+    finally:
+        for run in running.values():
+            _kill_group(run.pid)
+        for run in running.values():
+            try:
+                os.waitpid(run.pid, 0)
+            except ChildProcessError:
+                pass
+            run.close()
+        selector.close()
+
+
+class _Run:
+    """One child as the parent sees it: its channel, its deadline, its exit status."""
+
+    def __init__(self, job: Job, pid: int, fd: int, limits: Limits) -> None:
+        self.job, self.pid, self.fd = job, pid, fd
+        self.outcome = Outcome(job)
+        self.started = time.monotonic()
+        self.deadline = self.started + limits.wall
+        self.drain_until = float("inf")
+        self.status: int | None = None  # from wait4, once the child has ended
+        self.eof = False
+        self.closed = False
+        self.pending = b""
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
+
+    @classmethod
+    def start(cls, job: Job, limits: Limits) -> "_Run":
+        job.home.mkdir(parents=True, exist_ok=True)
+        (job.home / "tmp").mkdir(exist_ok=True)
+        read_fd, write_fd = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_fd)
+            _child(job, limits, write_fd)
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        return cls(job, pid, read_fd, limits)
+
+    def read(self) -> bool:
+        """Take what the channel has; False at end of file."""
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not data:
+            self.eof = True
+            return False
+        self.outcome.channel_bytes += len(data)
+        if self.outcome.channel_bytes > CHANNEL_LIMIT:
+            if "the results channel was flooded" not in self.outcome.tampering:
+                self.outcome.tampering.append("the results channel was flooded")
+            return True
+        self.pending += data
+        *lines, self.pending = self.pending.split(b"\n")
+        for line in lines:
+            if line.strip():
+                self.outcome.feed(line)
+        return True
+
+    def ended(self, status: int, rusage) -> None:
+        self.status = status
+        self.outcome.returncode = os.waitstatus_to_exitcode(status)
+        self.outcome.cpu_seconds = rusage.ru_utime + rusage.ru_stime
+        self.outcome.max_rss_mib = rusage.ru_maxrss / 1024
+        self.outcome.seconds = time.monotonic() - self.started
+        _kill_group(self.pid)  # whatever it started goes with it; then the channel reaches its end
+        self.drain_until = time.monotonic() + DRAIN_SECONDS
+
+    def finish(self, limits: Limits) -> Outcome:
+        if self.pending.strip():
+            self.outcome.tampering.append("the results channel ended in the middle of a line")
+        self.outcome.output = _read_cut(self.job.home / "output.txt", limits.output)
+        return self.outcome
+
+
+def _reap(running: dict[int, _Run]) -> None:
+    """Collect every child that has ended (ours, or orphans re-parented to us)."""
+    while True:
+        try:
+            pid, status, rusage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid in running:
+            running[pid].ended(status, rusage)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants (a daemon a student's code started) become our children, to be killed."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            pass
+
+
+def _kill_orphans(keep: set[int]) -> None:
+    """Kill our children that are not runs in progress: processes that escaped a run's group."""
+    me = os.getpid()
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        pid = int(entry.name)
+        if ppid == me and pid not in keep:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _read_cut(path: Path, limit: int) -> str:
+    """The file's text, its middle cut out (with a note) when it is longer than `limit` bytes."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            if size <= limit:
+                data = f.read()
+            else:
+                head = f.read(limit // 2)
+                f.seek(size - limit // 2)
+                data = head + f"\n[... {size - limit} bytes of output cut ...]\n".encode() + f.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+# --- the child ------------------------------------------------------------------------------
+
+
+def _child(job: Job, limits: Limits, channel_fd: int) -> None:
+    """Set up the run's process and run pytest in it. Ends the process; never returns."""
+    code = 70  # EX_SOFTWARE: the set-up itself failed
+    try:
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        out = os.open(job.home / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.closerange(3, channel_fd)
+        os.closerange(channel_fd + 1, 1 << 16)
+        _set_limits(limits)
+        home = str(job.home)
+        os.environ.clear()
+        os.environ.update({
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": os.path.join(home, "tmp"),
+            "LANG": "C.UTF-8", "HYPOTHESIS_PROFILE": "kata", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        })
+        import tempfile
+
+        tempfile.tempdir = None  # found again from TMPDIR
+        os.chdir(job.workdir)
+        kit = Path(__file__).resolve().parents[1]
+        sys.path[:] = [str(job.workdir)] + [p for p in sys.path if p and Path(p).resolve() != kit]
+        sys.path_importer_cache.clear()
+        sys.dont_write_bytecode = True
+
+        import pytest
+
+        from grader import channel
+
+        code = pytest.main([*job.args, f"--timeout={limits.test_timeout:g}"],
+                           plugins=[channel.Reporter(channel_fd)])
+    except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(int(code) if isinstance(code, int) else 1)
+
+
+def _set_limits(limits: Limits) -> None:
+    cpu = max(1, int(limits.cpu))
+    wanted = [(resource.RLIMIT_CPU, (cpu, cpu + 2)), (resource.RLIMIT_FSIZE, (limits.file_size,) * 2),
+              (resource.RLIMIT_CORE, (0, 0))]
+    try:  # the budget comes on top of what the preloaded parent already maps (torch: ~1 GiB)
+        with open("/proc/self/statm") as f:
+            address_space = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        wanted.append((resource.RLIMIT_AS, (address_space + limits.memory,) * 2))
+    except (OSError, ValueError):
+        pass
+    for which, value in wanted:
+        try:
+            resource.setrlimit(which, value)
+        except (ValueError, OSError):
+            pass  # a limit the system does not let us set: the parent's wall clock still holds
