@@ -70,6 +70,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     limits.add_argument("--test-timeout", type=float, default=15.0, metavar="S", help="seconds per test (default 15)")
     limits.add_argument("--memory", type=_size, default=4 << 30, metavar="SIZE",
                         help="memory beyond what the grader itself maps, e.g. 4G (default) or 512M")
+    limits.add_argument("--max-file", type=_size, default=256 << 20, metavar="SIZE",
+                        help="the size any one file it writes may reach, its output included (default 256M)")
     limits.add_argument("--max-output", type=_size, default=64 << 10, metavar="SIZE",
                         help="output kept in the log, e.g. 64K (default); the middle of more is cut")
 
@@ -108,6 +110,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
     lessons = [get_lesson(root, name) for name in args.lessons] if args.lessons else all_lessons(root)
     limits = Limits(wall=args.timeout, cpu=args.timeout, memory=args.memory, output=args.max_output,
+                    file_size=args.max_file,
                     test_timeout=args.test_timeout)
     grading = Grading(root, lessons, args.out, limits, speed=not args.no_speed, jobs=max(1, args.jobs))
     roster = find_students(args.class_dir)
@@ -216,6 +219,17 @@ class Kit:
             _write(folder / rel, data)
         for name, data in {**self.stubs[lesson], **overlay}.items():
             _write(folder / "exercises" / lesson / name, data)
+
+
+    def changed(self, folder: Path, lesson: str) -> list[str]:
+        """The kit's files in a grading copy that are not as written (the run rewrote its tests?)."""
+        expected = {rel: data for rel, data in self.files.items()
+                    if not rel.startswith("tests/") or rel.startswith(f"tests/{lesson}/")}
+        found = {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                 if p.is_file() and "__pycache__" not in p.parts and p.parts[len(folder.parts)] != "exercises"}
+        problems = [rel for rel in sorted(expected) if not (folder / rel).is_file() or (folder / rel).read_bytes() != expected[rel]]
+        problems += sorted(rel for rel in found - set(expected) if rel.endswith(".py") or rel.endswith(".toml"))
+        return problems
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -349,6 +363,8 @@ class Grading:
         lesson = outcome.job.name.split("/")[1]
         collected = outcome.collected if outcome.collected is not None else self.baseline.get(lesson, [])
         why = outcome.ended_early(self.limits)
+        if rewritten := self.kit.changed(outcome.job.workdir, lesson):  # too late to matter, but meant to
+            outcome.tampering.append("changed the grading copy's own files: " + ", ".join(rewritten[:5]))
         tests = []
         for test in collected:
             entry = outcome.tests.get(test["nodeid"])
@@ -370,6 +386,9 @@ class Grading:
                 status.problem += f"; it ran out of memory (limit {self.limits.memory >> 20} MiB)"
         elif _out_of_memory(tests):
             status.problem = f"ran out of memory (limit {self.limits.memory >> 20} MiB)"
+        elif any("File too large" in t["message"] for t in tests):  # EFBIG: Python ignores SIGXFSZ
+            status.problem = (f"wrote more than {self.limits.file_size >> 20} MiB to one file (printed too much?); "
+                              "the write failed")
         return {"tests": tests, "collect_errors": outcome.collect_errors, "status": status,
                 "seconds": round(outcome.seconds, 2), "cpu_seconds": round(outcome.cpu_seconds, 2),
                 "test_seconds": round(sum(t.get("seconds", 0.0) for t in tests), 2),

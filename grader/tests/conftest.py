@@ -26,3 +26,7 @@ def quick_kit(kit: pytest.Pytester) -> pytest.Pytester:
     for name in ("98_demo", "99_other"):
         (kit.path / "tests" / name / "test_demo.py").write_text(QUICK_TESTS, encoding="utf-8")
     return kit
+
+
+# Hostile submissions are data for test_classgrade.py, not tests (one has a conftest.py of its own).
+collect_ignore = ["hostile"]

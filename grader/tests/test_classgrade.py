@@ -1,0 +1,288 @@
+"""``kata grade``: a class of hostile submissions graded in one run, shards and merging, resuming,
+the results channel's protocol, and the real lessons' reference answers (never flagged)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.classgrade import Kit, _shard, _size
+from grader.sandbox import Job, Limits, Outcome, _read_cut
+from grader.tests.kits import ROOT, SOLUTION, write_lesson
+
+HOSTILE = Path(__file__).parent / "hostile"
+CORPUS = sorted(p.name.removesuffix(".py") for p in HOSTILE.iterdir() if p.suffix == ".py" or p.is_dir())
+EXPECT = re.compile(r'expect: points=(?P<points>\d+) state=(?P<state>[a-z ]+?)(?: problem=(?P<problem>[^"\n]+?))?(?:"""|$)', re.M)
+
+# 98_demo's and 99_other's tests in this class: 4 points, one compared with torch's assert_close.
+CLASS_TESTS = '''\
+import pytest
+import torch
+
+
+@pytest.mark.public
+def test_add(lesson):
+    assert lesson.add(2, 3) == 5
+
+
+def test_add_negative(lesson):
+    assert lesson.add(-2, 3) == 1
+
+
+@pytest.mark.points(2)
+def test_scale(lesson):
+    torch.testing.assert_close(lesson.scale(torch.tensor([1.0, 2.0])), torch.tensor([2.0, 4.0]))
+'''
+
+LIMITS = ["--timeout", "12", "--test-timeout", "3", "--memory", "1G", "--max-file", "8M"]
+
+
+def make_kit(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("pyproject.toml", "conftest.py"):
+        shutil.copy(ROOT / name, root / name)
+    for tree in ("exercises", "solutions"):
+        (root / tree).mkdir()
+        (root / tree / "__init__.py").write_text("")
+    for lesson in ("98_demo", "99_other"):
+        write_lesson(root, lesson, tests=CLASS_TESTS)
+    return root
+
+
+def grade(kit: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "--root", str(kit), "grade", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def expectation(name: str) -> dict:
+    path = HOSTILE / f"{name}.py" if (HOSTILE / f"{name}.py").is_file() else HOSTILE / name / "demo.py"
+    match = EXPECT.search(path.read_text(encoding="utf-8"))
+    assert match, f"{path} has no 'expect: points=P state=S' line"
+    return match.groupdict()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The hostile class, graded once: every corpus entry, a student linking to the solution, one
+    without exercises/. Every student's 99_other is correct."""
+    base = tmp_path_factory.mktemp("class")
+    kit = make_kit(base / "kit")
+    class_dir, pidfile = base / "class", base / "stray.pid"
+    for name in CORPUS:
+        lesson = class_dir / name / "exercises" / "98_demo"
+        if (HOSTILE / name).is_dir():
+            shutil.copytree(HOSTILE / name, lesson)
+        else:
+            lesson.mkdir(parents=True)
+            text = (HOSTILE / f"{name}.py").read_text(encoding="utf-8").replace("@PIDFILE@", str(pidfile))
+            (lesson / "demo.py").write_text(text, encoding="utf-8")
+    linked = class_dir / "symlink_to_solution" / "exercises" / "98_demo"
+    linked.mkdir(parents=True)
+    (linked / "demo.py").symlink_to(kit / "solutions" / "98_demo" / "demo.py")
+    (class_dir / "no_exercises").mkdir()
+    for student in class_dir.iterdir():
+        if (student / "exercises").is_dir():
+            (student / "exercises" / "99_other").mkdir()
+            (student / "exercises" / "99_other" / "demo.py").write_text(SOLUTION)
+    out = base / "results"
+    proc = grade(kit, str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS)
+    students = {p.stem: json.loads(p.read_text()) for p in (out / "students").glob("*.json")}
+    return {"kit": kit, "class": class_dir, "out": out, "proc": proc, "students": students, "pidfile": pidfile}
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_each_hostile_submission_gets_its_expected_score(graded: dict, name: str) -> None:
+    expected = expectation(name)
+    record = graded["students"].get(name)
+    assert record, f"no result for {name}:\n{graded['proc'].stderr}"
+    lessons = {entry["lesson"]: entry for entry in record["lessons"]}
+    demo = lessons["98_demo"]
+    assert (demo["points"], demo["state"]) == (float(expected["points"]), expected["state"]), demo
+    if expected["problem"]:
+        assert expected["problem"] in (demo["problem"] or ""), demo
+    # Whatever 98_demo did, the other lesson was graded as usual.
+    assert (lessons["99_other"]["points"], lessons["99_other"]["state"]) == (4.0, "done"), lessons["99_other"]
+
+
+def test_a_link_to_the_solution_is_not_taken(graded: dict) -> None:
+    record = graded["students"]["symlink_to_solution"]
+    demo = next(entry for entry in record["lessons"] if entry["lesson"] == "98_demo")
+    assert (demo["points"], demo["state"]) == (0.0, "not started")
+    assert record["ignored"] == ["exercises/98_demo/demo.py (a symbolic link)"]
+
+
+def test_a_student_without_exercises_is_named_and_the_rest_graded(graded: dict) -> None:
+    proc = graded["proc"]
+    assert proc.returncode == 1, proc.stderr
+    assert "FAILED to grade no_exercises: no exercises/ folder" in proc.stderr
+    assert graded["students"]["no_exercises"]["failed"].startswith("no exercises/ folder")
+    assert len(graded["students"]) == len(CORPUS) + 2
+
+
+def test_no_process_outlives_its_run(graded: dict) -> None:
+    pid = int(graded["pidfile"].read_text())
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower(), \
+        f"the stray process {pid} a student started is still running"
+
+
+def test_the_class_tables(graded: dict) -> None:
+    out = graded["out"]
+    rows = {row["student"]: row for row in csv.DictReader((out / "class.csv").open())}
+    assert set(rows) == set(graded["students"])
+    assert rows["correct"]["98_demo"] == "4" and rows["correct"]["total"] == "8" and rows["correct"]["max_points"] == "8"
+    assert "tampering detected" in rows["patches_pytest"]["flags"]
+    assert rows["no_exercises"]["flags"].startswith("failed to grade")
+    summary = (out / "summary.txt").read_text()
+    assert summary in graded["proc"].stdout
+    assert re.search(r"^correct\s+4\s+4\s+8$", summary, re.M), summary
+    assert "patches_assert_close: 98_demo: tampering detected: torch.testing.assert_close was replaced" in summary
+    assert "ignores_alarm: 98_demo: the run stopped after 12 s" in summary
+    log = (out / "logs" / "floods_output" / "98_demo.txt").read_text()
+    assert len(log) < 70_000 and "bytes of output cut" in log
+
+
+def test_hidden_tests_keep_their_code_out_of_the_results(graded: dict) -> None:
+    tests = {t["name"]: t for t in graded["students"]["correct"]["tests"]}
+    assert "def test_add(lesson)" in tests["98_demo: test_add"]["test_code"]  # public
+    assert tests["98_demo: test_scale"]["test_code"] == ""  # hidden
+
+
+def test_a_second_run_grades_only_what_changed(graded: dict, tmp_path: Path) -> None:
+    class_dir, out = tmp_path / "class", tmp_path / "results"
+    for name in ("correct", "partial"):
+        shutil.copytree(graded["class"] / name, class_dir / name)
+    first = grade(graded["kit"], str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS)
+    assert first.returncode == 0, first.stderr
+    stamp = json.loads((out / "students" / "correct.json").read_text())["graded_at"]
+    (class_dir / "partial" / "exercises" / "98_demo" / "demo.py").write_text(SOLUTION)
+    second = grade(graded["kit"], str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS)
+    assert second.returncode == 0, second.stderr
+    assert "grading 1 student x 2 lessons, 2 at a time (1 unchanged since the last run, skipped)" in second.stderr
+    assert json.loads((out / "students" / "correct.json").read_text())["graded_at"] == stamp
+    assert json.loads((out / "students" / "partial.json").read_text())["points"] == 8
+
+
+def test_shards_merge_into_one_class(graded: dict, tmp_path: Path) -> None:
+    class_dir = tmp_path / "class"
+    for name in ("correct", "partial", "syntax_error"):
+        shutil.copytree(graded["class"] / name, class_dir / name)
+    for i in (1, 2):
+        proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / f"r{i}"), "--shard", f"{i}/2", *LIMITS)
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(p.stem for p in (tmp_path / "r1" / "students").glob("*.json")) == ["correct", "syntax_error"]
+    assert sorted(p.stem for p in (tmp_path / "r2" / "students").glob("*.json")) == ["partial"]
+    merged = grade(graded["kit"], "--merge", str(tmp_path / "r1"), str(tmp_path / "r2"), "--out", str(tmp_path / "all"))
+    assert merged.returncode == 0, merged.stderr
+    rows = {row["student"]: row["total"] for row in csv.DictReader((tmp_path / "all" / "class.csv").open())}
+    assert rows == {"correct": "8", "partial": "6", "syntax_error": "4"}
+
+
+def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: Path) -> None:
+    """The tamper checks must never flag a correct student: grade the reference solutions."""
+    student = tmp_path / "class" / "reference" / "exercises"
+    shutil.copytree(ROOT / "solutions", student, ignore=shutil.ignore_patterns("__pycache__"))
+    proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "results" / "students" / "reference.json").read_text())
+    unfinished = [entry for entry in record["lessons"] if entry["state"] != "done"]
+    assert not unfinished and record["points"] == record["max_points"] > 0, unfinished
+
+
+# --- the parts --------------------------------------------------------------------------------
+
+
+def outcome(*lines: dict) -> Outcome:
+    result = Outcome(Job("s/98_demo", Path("."), [], Path(".")))
+    for line in lines:
+        result.feed(json.dumps(line).encode())
+    return result
+
+
+COLLECTED = {"collected": {"tests": [{"nodeid": "t::a", "points": 1.0, "public": True},
+                                     {"nodeid": "t::b", "points": 2.0, "public": False}], "errors": []}}
+
+
+def test_a_result_counts_once_for_a_collected_test_with_the_collected_points() -> None:
+    result = outcome(COLLECTED, {"test": {"nodeid": "t::b", "outcome": "passed", "points": 99, "public": True}},
+                     {"finish": {"exitstatus": 0}})
+    assert result.tests == {"t::b": {"nodeid": "t::b", "outcome": "passed", "points": 2.0, "public": False}}
+    assert result.tampering == [] and result.ended_early(Limits()) is None
+
+
+@pytest.mark.parametrize("lines, problem", [
+    ([COLLECTED, {"test": {"nodeid": "t::zz", "outcome": "passed"}}], "never collected"),
+    ([COLLECTED, {"test": {"nodeid": "t::a", "outcome": "passed"}}, {"test": {"nodeid": "t::a", "outcome": "failed"}}],
+     "twice"),
+    ([COLLECTED, {"test": {"nodeid": "t::a", "outcome": "excellent"}}], "unknown outcome"),
+    ([COLLECTED, COLLECTED], "announced its tests twice"),
+    ([COLLECTED, {"finish": {"exitstatus": 0}}, {"test": {"nodeid": "t::a", "outcome": "passed"}}], "after the run"),
+    ([COLLECTED, {"hello": 1}], "unknown event"),
+])
+def test_anything_off_protocol_is_tampering(lines: list, problem: str) -> None:
+    result = outcome(*lines)
+    assert any(problem in p for p in result.tampering), result.tampering
+
+
+def test_an_unreadable_line_is_tampering() -> None:
+    result = outcome(COLLECTED)
+    result.feed(b"{not json")
+    assert result.tampering == ["an unreadable line appeared on the results channel"]
+
+
+@pytest.mark.parametrize("returncode, stopped, finished, cpu, words", [
+    (-9, True, False, 1.0, "stopped after 180 s"),
+    (-24, False, False, 180.0, "CPU time"),  # SIGXCPU
+    (-25, False, False, 1.0, "wrote more than 256 MiB"),  # SIGXFSZ
+    (-11, False, False, 1.0, "killed by SIGSEGV"),
+    (-9, False, False, 1.0, "killed by SIGKILL (out of memory?)"),
+    (0, False, False, 1.0, "os._exit"),
+    (1, False, True, 1.0, None),
+])
+def test_why_a_run_ended_early(returncode, stopped, finished, cpu, words) -> None:
+    result = outcome(COLLECTED, *([{"finish": {"exitstatus": 1}}] if finished else []))
+    result.returncode, result.stopped, result.cpu_seconds = returncode, stopped, cpu
+    said = result.ended_early(Limits())
+    assert (said is None) if words is None else (words in said), said
+
+
+def test_long_output_keeps_its_head_and_tail(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    path.write_text("A" * 1000 + "B" * 5000 + "C" * 1000)
+    text = _read_cut(path, 2000)
+    assert text.startswith("A" * 1000) and text.endswith("C" * 1000) and "[... 5000 bytes of output cut ...]" in text
+    assert _read_cut(tmp_path / "missing", 10) == ""
+
+
+def test_sizes_and_shards_parse() -> None:
+    assert (_size("4G"), _size("512m"), _size("64K"), _size("100")) == (4 << 30, 512 << 20, 64 << 10, 100)
+    assert _shard("3/8") == (3, 8)
+    for bad in ("0/2", "3/2", "a/b", "1"):
+        with pytest.raises(Exception, match="I/N|between"):
+            _shard(bad)
+
+
+def test_a_grading_copy_that_was_rewritten_is_noticed(tmp_path: Path) -> None:
+    kit = make_kit(tmp_path / "kit")
+    from grader.lessons import all_lessons
+
+    snapshot = Kit.read(kit, all_lessons(kit))
+    copy = tmp_path / "copy"
+    snapshot.write_copy(copy, "98_demo", {"demo.py": b"x = 1\n"})
+    assert not (copy / "tests" / "99_other").exists() and not (copy / "solutions").exists()
+    assert not (copy / "tests" / "98_demo" / "mutants").exists()
+    assert (copy / "exercises" / "98_demo" / "demo.py").read_bytes() == b"x = 1\n"
+    assert snapshot.changed(copy, "98_demo") == []
+    (copy / "tests" / "98_demo" / "test_demo.py").write_text("")
+    (copy / "tests" / "98_demo" / "conftest.py").write_text("")
+    (copy / "exercises" / "98_demo" / "extra.py").write_text("")  # the student's own folder: fine
+    assert snapshot.changed(copy, "98_demo") == ["tests/98_demo/test_demo.py", "tests/98_demo/conftest.py"]
+    os.remove(copy / "conftest.py")
+    assert "conftest.py" in snapshot.changed(copy, "98_demo")
