@@ -109,7 +109,8 @@ def run(args: argparse.Namespace, root: Path) -> int:
     from grader.sandbox import Limits
 
     lessons = [get_lesson(root, name) for name in args.lessons] if args.lessons else all_lessons(root)
-    limits = Limits(wall=args.timeout, cpu=args.timeout, memory=args.memory, output=args.max_output,
+    # CPU time beyond the wall clock: only threads spinning in parallel get there first.
+    limits = Limits(wall=args.timeout, cpu=1.25 * args.timeout, memory=args.memory, output=args.max_output,
                     file_size=args.max_file,
                     test_timeout=args.test_timeout)
     grading = Grading(root, lessons, args.out, limits, speed=not args.no_speed, jobs=max(1, args.jobs))

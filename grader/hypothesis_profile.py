@@ -7,14 +7,14 @@ mentions hypothesis, and grader.testing.strategies imports it too. No torch here
 "kata": no deadline (shared machines are noisy), derandomized (every run and every student
 sees the same examples, so grading is fair and a mutant is caught every time, not by luck)
 and no example database on disk. Set HYPOTHESIS_PROFILE=explore to search with fresh random
-examples instead.
+examples instead; `kata grade` uses "grading".
 """
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "kata",
@@ -25,4 +25,8 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("explore", parent=settings.get_profile("kata"), derandomize=False, max_examples=500)
+# `kata grade`: the same examples and verdicts as "kata", without shrinking a failure to its
+# smallest example (seconds per failing test, for a message nobody reads while a class is graded).
+settings.register_profile("grading", parent=settings.get_profile("kata"),
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kata"))

@@ -1,0 +1,101 @@
+"""How long `kata grade` takes for a class: a synthetic class built from the kit, graded for real.
+
+    python benchmarks/class_grading.py                      100 students, every lesson, all cores
+    python benchmarks/class_grading.py --students 20 --jobs 2 --no-speed
+
+Student i is, by i % 4: correct (every lesson the reference), partial (even lessons the reference,
+odd ones the untouched stub), untouched (the stubs as handed out) or broken (every lesson the
+reference with a syntax error at its end). Every correct, partial or broken file carries a
+comment with the student's number, so no two students hand in the same bytes and the grader's
+reuse of identical submissions only helps where a real class gets it too: untouched stubs.
+
+Prints the wall time, seconds per student, and the overhead beyond the tests: of the time the
+lesson runs took (forked child start to end), how much was not spent inside tests (pytest's
+collection, fixtures' setup outside tests, reporting), plus the parent's fixed cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KINDS = ("correct", "partial", "untouched", "broken")
+
+
+def build_class(folder: Path, students: int) -> None:
+    lessons = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir() and p.name[:2].isdigit())
+    for i in range(students):
+        kind = KINDS[i % len(KINDS)]
+        for n, lesson in enumerate(lessons):
+            target = folder / f"s{i:03d}_{kind}" / "exercises" / lesson
+            target.mkdir(parents=True)
+            answer = kind == "correct" or kind == "broken" or (kind == "partial" and n % 2 == 0)
+            for source in sorted((ROOT / ("solutions" if answer else "exercises") / lesson).glob("*.py")):
+                text = source.read_text(encoding="utf-8")
+                if answer:
+                    text += f"\n# student {i}\n"
+                if kind == "broken":
+                    text += "def broken(:\n"
+                (target / source.name).write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=100)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--keep", type=Path, help="build and grade the class here, and keep it")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="kata-bench-"))
+    try:
+        build_class(folder / "class", args.students)
+        command = [sys.executable, "-m", "grader", "--root", str(ROOT), "grade", str(folder / "class"),
+                   "--out", str(folder / "results"), "--jobs", str(args.jobs), *(["--no-speed"] if args.no_speed else [])]
+        print("+", " ".join(command), file=sys.stderr)
+        start = time.perf_counter()
+        proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            print(proc.stderr[-3000:], file=sys.stderr)
+            return 1
+        report(folder, wall, args)
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def report(folder: Path, wall: float, args: argparse.Namespace) -> None:
+    runs: dict[str, dict] = {}  # one entry per distinct submission of a lesson: the grader ran each once
+    points = {kind: [] for kind in KINDS}
+    for path in sorted((folder / "results" / "students").glob("*.json")):
+        record = json.loads(path.read_text())
+        points[record["student"].split("_", 1)[1]].append(record["points"] / record["max_points"])
+        for entry in record["lessons"]:
+            files = folder / "class" / record["student"] / "exercises" / entry["lesson"]
+            key = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(files.glob("*.py")))).hexdigest()
+            runs.setdefault(f"{entry['lesson']}:{key}", entry)
+    in_runs = sum(r["seconds"] for r in runs.values())
+    in_tests = sum(r["test_seconds"] for r in runs.values())
+    fixed = wall - in_runs / args.jobs
+    print(f"class: {args.students} students x 10 lessons ({', '.join(KINDS)} in turn), "
+          f"{'no speed tests' if args.no_speed else 'speed tests included'}, --jobs {args.jobs}, {os.cpu_count()} cores")
+    print(f"wall time: {wall:.0f} s = {wall / args.students:.2f} s per student")
+    print(f"lesson runs: {len(runs)} distinct submissions of {args.students * 10} (identical ones run once)")
+    print(f"time in runs: {in_runs:.0f} s, of which {in_tests:.0f} s inside tests; overhead beyond the tests "
+          f"{(in_runs - in_tests) / len(runs):.2f} s per run ({100 * (in_runs - in_tests) / in_runs:.0f}%)")
+    print(f"fixed cost (preload, the stubs' runs, writing results), wall minus runs/jobs: {fixed:.0f} s")
+    print("mean score: " + ", ".join(f"{kind} {100 * sum(v) / max(1, len(v)):.0f}%" for kind, v in points.items()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
