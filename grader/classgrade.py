@@ -114,7 +114,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
                     file_size=args.max_file,
                     test_timeout=args.test_timeout)
     grading = Grading(root, lessons, args.out, limits, speed=not args.no_speed, jobs=max(1, args.jobs))
-    roster = find_students(args.class_dir)
+    roster = [s for s in find_students(args.class_dir) if s.folder.resolve() != args.out.resolve()]
     if args.students:
         unknown = sorted(set(args.students) - {s.name for s in roster})
         if unknown:
@@ -326,7 +326,8 @@ class Grading:
         finally:
             progress.close()
             shutil.rmtree(self.scratch, ignore_errors=True)
-            self.write_class()
+            if len(self.baseline) == len(self.lessons):  # (interrupted too: the students done so far)
+                self.write_class()
         return 1 if failed else 0
 
     def _job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str):
@@ -352,6 +353,11 @@ class Grading:
                 errors = "; ".join(e["message"].strip().splitlines()[-1] for e in outcome.collect_errors)
                 raise KitError(f"lesson {lesson}: its tests could not be collected in a grading copy "
                                f"({errors or outcome.ended_early(self.limits) or 'no tests'}):\n{outcome.output[-2000:]}")
+            passed = [t["nodeid"] for t in outcome.tests.values() if t["outcome"] == "passed"]
+            if passed:  # a student who left the lesson alone would score these
+                raise KitError(f"lesson {lesson}: the kit's exercises/{lesson} passes {len(passed)} test(s) "
+                               f"({passed[0]}, ...): grading needs the untouched stubs there "
+                               f"(`kata reset {lesson}` puts them back, keeping a backup)")
             if outcome.tampering:  # the kit's own stub: the guard is wrong, not a student
                 raise KitError(f"lesson {lesson}: the tamper checks flag the untouched stub: "
                                + "; ".join(outcome.tampering))

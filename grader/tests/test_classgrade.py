@@ -8,8 +8,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -286,3 +288,41 @@ def test_a_grading_copy_that_was_rewritten_is_noticed(tmp_path: Path) -> None:
     assert snapshot.changed(copy, "98_demo") == ["tests/98_demo/test_demo.py", "tests/98_demo/conftest.py"]
     os.remove(copy / "conftest.py")
     assert "conftest.py" in snapshot.changed(copy, "98_demo")
+
+
+def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded: dict, tmp_path: Path) -> None:
+    class_dir, out, pidfile = tmp_path / "class", tmp_path / "results", tmp_path / "looping.pid"
+    shutil.copytree(graded["class"] / "correct", class_dir / "a_correct")
+    looping = class_dir / "b_looping" / "exercises" / "98_demo"
+    looping.mkdir(parents=True)
+    (looping / "demo.py").write_text(
+        "import os, signal\n"
+        f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "def add(a, b):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
+        "def scale(x, k=2):\n    return x * k\n")
+    command = [sys.executable, "-m", "grader", "--root", str(graded["kit"]), "grade", str(class_dir),
+               "--out", str(out), "--jobs", "1", "--timeout", "120"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pidfile.is_file() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pidfile.is_file(), "the looping student never started"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert (out / "students" / "a_correct.json").is_file() and not (out / "students" / "b_looping.json").exists()
+    assert "a_correct" in (out / "class.csv").read_text()
+    assert not Path(f"/proc/{pidfile.read_text()}").exists(), "the run in progress outlived the grader"
+
+
+def test_a_kit_whose_stubs_pass_tests_is_refused(tmp_path: Path) -> None:
+    kit = make_kit(tmp_path / "kit")
+    (kit / "exercises" / "98_demo" / "demo.py").write_text(SOLUTION)  # an instructor's own answers, left there
+    (tmp_path / "class" / "ada" / "exercises").mkdir(parents=True)
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"))
+    assert proc.returncode == 2
+    assert "the kit's exercises/98_demo passes 3 test(s)" in proc.stderr and "kata reset 98_demo" in proc.stderr
