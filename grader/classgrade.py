@@ -66,7 +66,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     parser.add_argument("--force", action="store_true", help="grade again students whose files did not change")
     limits = parser.add_argument_group("limits for one student's lesson")
-    limits.add_argument("--timeout", type=float, default=180.0, metavar="S", help="wall-clock seconds (default 180)")
+    limits.add_argument("--timeout", type=float, default=180.0, metavar="S",
+                        help="wall-clock seconds (default 180; CPU seconds: 1.25x this)")
     limits.add_argument("--test-timeout", type=float, default=15.0, metavar="S", help="seconds per test (default 15)")
     limits.add_argument("--memory", type=_size, default=4 << 30, metavar="SIZE",
                         help="memory beyond what the grader itself maps, e.g. 4G (default) or 512M")
