@@ -152,8 +152,10 @@ class Reporter(JsonReport):
         super().__init__(path=None)
         self.fd = fd
         self.guard: Guard | None = None
-        self.durations: dict[str, float] = {}
         self.config: pytest.Config | None = None
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.config = config
 
     def _send(self, kind: str, payload) -> None:
         data = (json.dumps({kind: payload}) + "\n").encode("utf-8", "replace")
@@ -161,34 +163,23 @@ class Reporter(JsonReport):
             written = os.write(self.fd, data)
             data = data[written:]
 
-    def _write(self, exitstatus: int | None) -> None:
-        """JsonReport rewrites its file here; the events below say the same, one at a time."""
-
     def _check(self) -> None:
         if self.guard is not None:
             problems = self.guard.check(self.config)
             if problems:
                 self._send("tamper", problems)
 
-    def pytest_configure(self, config: pytest.Config) -> None:
-        self.config = config
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        super().pytest_collection_finish(session)
+    def _collected(self) -> None:
         self._send("collected", {"tests": self.collected, "errors": self.collect_errors})
         # The snapshot: pytest has configured itself (its legacypath plugin patches Config, say)
         # and the student's code has not run yet (the `lesson` fixture imports it at setup).
         self.guard = Guard()
         self._check()
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._record(report)
-        self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
-        if report.when == "teardown":  # the test is over (its fixtures undone): check, then report it
-            self._check()
-            entry = dict(self.tests[report.nodeid], seconds=round(self.durations[report.nodeid], 4))
-            self._send("test", entry)
+    def _finished(self, nodeid: str) -> None:
+        self._check()  # the test's fixtures are undone: what is still replaced was the student
+        self._send("test", self.tests[nodeid])
 
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def _ended(self, exitstatus: int) -> None:
         self._check()
-        self._send("finish", {"exitstatus": int(exitstatus)})
+        self._send("finish", {"exitstatus": exitstatus})

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.jsonfile import write_json
+from grader.jsonfile import write_json, write_text
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
 from grader.report import exercism
 from grader.runner import PytestRun
@@ -423,7 +423,7 @@ class Grading:
             result = results[lesson.name]
             entry.update({key: result[key] for key in ("seconds", "cpu_seconds", "test_seconds", "max_rss_mib")})
             entry["files"] = sorted(student.files.get(lesson.name, {}))
-            _write_text(logs / f"{lesson.name}.txt", result["output"])
+            write_text(logs / f"{lesson.name}.txt", result["output"])
         data.update({
             "student": student.name, "points": sum(s.points for s in summaries),
             "max_points": sum(s.max_points for s in summaries), "ignored": student.ignored,
@@ -454,13 +454,6 @@ def _out_of_memory(tests: list[dict]) -> bool:
     return any("MemoryError" in t["message"] or "can't allocate memory" in t["message"] for t in tests)
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def _load(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -486,9 +479,9 @@ def write_tables(records: list[dict], out: Path) -> None:
         flags = record.get("flags", []) + ([f"failed to grade: {record['failed']}"] if record.get("failed") else [])
         writer.writerow([record["student"], *(f"{points[record['student']].get(lesson, 0.0):g}" for lesson in lessons),
                          f"{record['points']:g}", f"{record['max_points']:g}", " | ".join(flags)])
-    _write_text(out / "class.csv", rows.getvalue())
+    write_text(out / "class.csv", rows.getvalue())
     summary = summary_table(records, lessons, points, maximum)
-    _write_text(out / "summary.txt", summary)
+    write_text(out / "summary.txt", summary)
     print(summary, end="")
 
 

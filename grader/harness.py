@@ -389,14 +389,14 @@ class JsonReport:
 
     ``{"exitstatus": int, "collect_errors": [{"nodeid", "message"}],
     "collected": [{"nodeid", "points", "public"}],
-    "tests": [{"nodeid", "outcome", "message", "points", "public", "speed"}]}``, with outcome
+    "tests": [{"nodeid", "outcome", "message", "points", "public", "speed", "seconds"}]}``, with outcome
     one of passed, failed, error, skipped, todo, broken, timeout; a todo also has "where",
     the stub's file:line. The file is rewritten after collection and after each test, with
     "exitstatus" null until the session ends: a process killed midway (a timeout, or code
     that calls os._exit) still leaves what it ran, and "collected" says what it did not.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
         self.path = path
         self.tests: dict[str, dict] = {}
         self.collect_errors: list[dict] = []
@@ -422,19 +422,20 @@ class JsonReport:
             {"nodeid": item.nodeid, "points": _points(item), "public": item.get_closest_marker("public") is not None}
             for item in session.items
         ]
-        self._write(None)
+        self._collected()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._record(report)
         if report.when == "teardown":  # the test is over: its outcome is final
             self.finished.add(report.nodeid)
-            self._write(None)
+            self._finished(report.nodeid)
 
     def _record(self, report: pytest.TestReport) -> None:
         entry = self.tests.setdefault(
             report.nodeid,
-            {"nodeid": report.nodeid, "outcome": "passed", "message": "", "speed": []},
+            {"nodeid": report.nodeid, "outcome": "passed", "message": "", "speed": [], "seconds": 0.0},
         )
+        entry["seconds"] = round(entry["seconds"] + report.duration, 4)  # setup, call and teardown
         entry["points"] = getattr(report, "kata_points", 1.0)
         entry["public"] = getattr(report, "kata_public", False)
         entry["speed"] += getattr(report, "kata_speed", [])
@@ -451,4 +452,15 @@ class JsonReport:
             entry["where"] = report.kata_where  # a TODO's "exercises/NN/file.py:LINE"
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._write(int(exitstatus))
+        self._ended(int(exitstatus))
+
+    # Where the three events go: here, into the file, rewritten whole each time;
+    # grader.channel.Reporter sends them down a pipe instead.
+    def _collected(self) -> None:
+        self._write(None)
+
+    def _finished(self, nodeid: str) -> None:
+        self._write(None)
+
+    def _ended(self, exitstatus: int) -> None:
+        self._write(exitstatus)

@@ -99,7 +99,14 @@ def _kill_group(proc: subprocess.Popen) -> None:
         if proc.poll() is None:
             proc.kill()
         return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_group(proc.pid)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group a child leads (it was started in a session of its own), and the
+    child itself, should it have left that group. POSIX only."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

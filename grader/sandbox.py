@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from grader.runner import kill_group
+
 OUTCOMES = {"passed", "failed", "error", "skipped", "todo", "broken", "timeout"}
 CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
@@ -79,6 +81,7 @@ class Outcome:
     max_rss_mib: float = 0.0
     output: str = ""
     channel_bytes: int = 0
+    _known: dict[str, dict] = field(default_factory=dict, repr=False)  # nodeid -> its collected entry
 
     # -- the channel -----------------------------------------------------------------------
 
@@ -96,6 +99,7 @@ class Outcome:
                 self.tampering.append("the run announced its tests twice")
             else:
                 self.collected = [t for t in payload["tests"] if isinstance(t, dict) and "nodeid" in t]
+                self._known = {t["nodeid"]: t for t in self.collected}
                 self.collect_errors = list(payload.get("errors", []))
         elif kind == "test":
             self._test(payload)
@@ -108,7 +112,7 @@ class Outcome:
 
     def _test(self, entry: dict) -> None:
         nodeid = entry.get("nodeid")
-        known = {t["nodeid"]: t for t in self.collected or []}
+        known = self._known
         if nodeid not in known:
             self.tampering.append(f"a result came for a test that was never collected: {nodeid!r}")
         elif nodeid in self.tests:
@@ -209,7 +213,7 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Cal
             for run in list(running.values()):
                 if run.status is None and now > run.deadline:
                     run.outcome.stopped = True
-                    _kill_group(run.pid)
+                    kill_group(run.pid)
                 elif run.status is not None and (run.eof or now > run.drain_until):
                     if not run.eof:
                         selector.unregister(run.fd)
@@ -221,7 +225,7 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Cal
         signal.signal(signal.SIGCHLD, previous_handler)
         signal.set_wakeup_fd(previous_fd)
         for run in running.values():
-            _kill_group(run.pid)
+            kill_group(run.pid)
         for run in running.values():
             try:
                 os.waitpid(run.pid, 0)
@@ -306,7 +310,7 @@ class _Run:
         self.outcome.cpu_seconds = rusage.ru_utime + rusage.ru_stime
         self.outcome.max_rss_mib = rusage.ru_maxrss / 1024
         self.outcome.seconds = time.monotonic() - self.started
-        _kill_group(self.pid)  # whatever it started goes with it; then the channel reaches its end
+        kill_group(self.pid)  # whatever it started goes with it; then the channel reaches its end
         self.drain_until = time.monotonic() + DRAIN_SECONDS
 
     def finish(self, limits: Limits) -> Outcome:
@@ -327,15 +331,6 @@ def _reap(running: dict[int, _Run]) -> None:
             return
         if pid in running:
             running[pid].ended(status, rusage)
-
-
-def _kill_group(pid: int) -> None:
-    """Kill a run's process group, and the run itself, should it have left its group."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _become_subreaper() -> None:
