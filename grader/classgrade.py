@@ -137,6 +137,7 @@ class Student:
     files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # lesson -> {file name: bytes}
     ignored: list[str] = field(default_factory=list)  # files not taken, with why
     problem: str | None = None  # why the student cannot be graded at all
+    fingerprint: str | None = None  # of everything that decides the grade (Grading.fingerprint)
 
 
 def find_students(class_dir: Path) -> list[Student]:
@@ -275,7 +276,8 @@ class Grading:
         for student in roster:
             read_work(student, self.lessons)
             previous = _load(self.out / "students" / f"{student.name}.json")
-            if not force and student.problem is None and previous and previous.get("fingerprint") == self.fingerprint(student):
+            student.fingerprint = None if student.problem else self.fingerprint(student)
+            if not force and student.fingerprint and previous and previous.get("fingerprint") == student.fingerprint:
                 unchanged += 1
             else:
                 todo.append(student)
@@ -319,9 +321,9 @@ class Grading:
 
             def on_done(outcome) -> None:
                 result = self.result(outcome)
-                self.results[outcome.job.tag] = result
+                self.results[outcome.job.tag[1]] = result
                 shutil.rmtree(outcome.job.home, ignore_errors=True)
-                for student, lesson in pending.pop(outcome.job.tag):
+                for student, lesson in pending.pop(outcome.job.tag[1]):
                     assign(student, lesson, result)
 
             sandbox.run_jobs(jobs(), parallel=self.jobs, limits=self.limits, on_done=on_done)
@@ -343,7 +345,7 @@ class Grading:
         # on neither side (the parent never touches CUDA, so a child may).
         args = [f"exercises/{lesson}", "-q", "-p", "no:cacheprovider", "--color=no",
                 *([] if self.speed else ["-m", "not speed"])]
-        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=key)
+        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key))
 
     def _baseline(self, sandbox) -> None:
         """Run every lesson's untouched stub: the tests each lesson has (and its result for every
@@ -352,7 +354,7 @@ class Grading:
         jobs = [self._job(f"(stub)/{lesson.name}", lesson.name, {}, _key(lesson.name, {})) for lesson in self.lessons]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=outcomes.append)
         for outcome in outcomes:
-            lesson = outcome.job.name.split("/")[1]
+            lesson, key = outcome.job.tag
             if not outcome.collected or outcome.collect_errors:
                 errors = "; ".join(e["message"].strip().splitlines()[-1] for e in outcome.collect_errors)
                 raise KitError(f"lesson {lesson}: its tests could not be collected in a grading copy "
@@ -367,12 +369,12 @@ class Grading:
                                + "; ".join(outcome.tampering))
             self.baseline[lesson] = outcome.collected
             self.skipped[lesson] = {t["nodeid"] for t in outcome.tests.values() if t["outcome"] == "skipped"}
-            self.results[outcome.job.tag] = self.result(outcome)
+            self.results[key] = self.result(outcome)
             shutil.rmtree(outcome.job.home, ignore_errors=True)
 
     def result(self, outcome) -> dict:
         """One lesson's result from what its run reported; tests it never reported did not pass."""
-        lesson = outcome.job.name.split("/")[1]
+        lesson = outcome.job.tag[0]
         collected = outcome.collected if outcome.collected is not None else self.baseline.get(lesson, [])
         why = outcome.ended_early(self.limits)
         if rewritten := self.kit.changed(outcome.job.workdir, lesson):  # too late to matter, but meant to
@@ -428,7 +430,7 @@ class Grading:
             "student": student.name, "points": sum(s.points for s in summaries),
             "max_points": sum(s.max_points for s in summaries), "ignored": student.ignored,
             "flags": [f"{s.lesson}: {s.problem}" for s in summaries if s.state in ("tampered", "stopped")],
-            "fingerprint": self.fingerprint(student), "kit": self.kit.digest, "options": self.options,
+            "fingerprint": student.fingerprint, "kit": self.kit.digest, "options": self.options,
             "graded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         })
         write_json(self.out / "students" / f"{student.name}.json", data, indent=1)
