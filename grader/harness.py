@@ -16,6 +16,7 @@ Loaded by the root conftest.py. What it adds to plain pytest:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import re
@@ -252,6 +253,82 @@ def _where(entry, config: pytest.Config) -> str:
     return f"{name} ({_rel(Path(entry.path), config)}:{entry.lineno + 1})"
 
 
+class StubReached(BaseException):
+    """A stub's NotImplementedError, carried out of a hypothesis test at its first example.
+
+    A BaseException, so hypothesis lets it through at once instead of shrinking an input that
+    cannot matter (seconds per test); the TODO report unwraps it (its ``__cause__``)."""
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item):
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)  # a @given test
+    if handle is None:
+        return (yield)
+    test = handle.inner_test  # hypothesis calls this (reassignable) attribute for each example
+    impl_root = _impl_root(item)
+
+    @functools.wraps(test)
+    def stop_at_a_stub(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except NotImplementedError as exc:
+            if _stub_site(exc, impl_root, item.config) is None:
+                raise
+            raise StubReached() from exc
+
+    handle.inner_test = stop_at_a_stub
+    try:
+        return (yield)
+    finally:
+        handle.inner_test = test
+
+
+@pytest.hookimpl(tryfirst=True, specname="pytest_runtest_makereport")
+def pytest_runtest_makereport_of_a_stub(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
+    """An untouched stub's report: one TODO line, made before pytest renders a traceback that
+    nobody reads (tens of ms a test, most of an untouched lesson's run)."""
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(exc, StubReached):
+        exc = exc.__cause__
+    if not isinstance(exc, NotImplementedError):
+        return None
+    site = _stub_site(exc, _impl_root(item), item.config)
+    if site is None:
+        return None  # torch's own (an nn.Module without forward): a real failure
+    where, message = site
+    sections = [(f"Captured {key} {when}", text) for when, key, text in getattr(item, "_report_sections", [])]
+    report = pytest.TestReport(
+        item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", message, call.when,
+        sections, call.duration, call.start, call.stop, user_properties=item.user_properties,
+    )
+    report.kata_outcome, report.kata_where = "todo", where
+    return report
+
+
+def _stub_site(exc: NotImplementedError, impl_root: Path, config: pytest.Config) -> tuple[str, str] | None:
+    """("exercises/NN/file.py:LINE", TODO message) when the learner's stub raised `exc`
+    (the innermost frame is in their tree, or in a DataLoader worker's traceback), else None."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None and _inside(tb.tb_frame.f_code.co_filename, impl_root):
+        code = tb.tb_frame.f_code
+        where = f"{_rel(Path(code.co_filename), config)}:{tb.tb_lineno}"
+        return where, f"TODO: {getattr(code, 'co_qualname', code.co_name)} ({where}) is not implemented yet"
+    frame = _worker_frame(str(exc), impl_root)
+    if frame is not None:
+        path, line, name = frame
+        where = f"{_rel(Path(path), config)}:{line}"
+        return where, f"TODO: {name} ({where}) is not implemented yet (it ran in a DataLoader worker process)"
+    return None
+
+
+def _impl_root(item: pytest.Item) -> Path:
+    """Where the learner's code under test is: the --impl-file, or the tree's root folder."""
+    return _impl_file(item.config) or item.config.rootpath / _impl_of(item)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
@@ -260,26 +337,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.when == "call":
         report.kata_speed = records.drain()  # the speed ratios this test measured
     excinfo = call.excinfo
-    if excinfo is None or not report.failed:
+    if excinfo is None or not report.failed or getattr(report, "kata_outcome", None) == "todo":
         return report
     config = item.config
-    impl_root = _impl_file(config) or config.rootpath / _impl_of(item)  # where the learner's code is
+    impl_root = _impl_root(item)
     if excinfo.errisinstance(NotImportable):
         report.kata_outcome = "broken"
-    elif excinfo.errisinstance(NotImplementedError):
-        entry = excinfo.traceback[-1] if len(excinfo.traceback) else None
-        if entry is not None and _inside(entry.path, impl_root):  # raised by the stub itself
-            report.kata_outcome = "todo"
-            report.kata_where = f"{_rel(Path(entry.path), config)}:{entry.lineno + 1}"
-            report.longrepr = f"TODO: {_where(entry, config)} is not implemented yet"
-        elif (frame := _worker_frame(excinfo, impl_root)) is not None:  # ... in a DataLoader worker
-            path, line, name = frame
-            report.kata_outcome = "todo"
-            report.kata_where = f"{_rel(Path(path), config)}:{line}"
-            report.longrepr = (
-                f"TODO: {name} ({report.kata_where}) is not implemented yet "
-                "(it ran in a DataLoader worker process)"
-            )
     elif _asked_for_cuda(excinfo):
         entry = _last_frame_in(excinfo, impl_root)
         where = f"{_where(entry, config)} " if entry else ""
@@ -317,9 +380,9 @@ _WORKER_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<
 _NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available")
 
 
-def _worker_frame(excinfo: pytest.ExceptionInfo, folder: Path) -> tuple[str, str, str] | None:
-    """(path, line, function) of the worker traceback's last frame, if it lies in `folder`."""
-    text = str(excinfo.value)
+def _worker_frame(text: str, folder: Path) -> tuple[str, str, str] | None:
+    """(path, line, function) of the last frame of the worker traceback in an exception's
+    message (`text`), if it lies in `folder`."""
     if "in DataLoader worker process" not in text:
         return None
     frames = _WORKER_FRAME.findall(text)

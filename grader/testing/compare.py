@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
+
 import torch
+from torch.testing import _comparison
 
 # (rtol, atol) for results a correct implementation computes in a different order than the
 # reference: a few units in the last place of each dtype.
@@ -33,9 +37,28 @@ def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool 
             f"{what}: expected a torch.Tensor, got {type(actual).__name__}"
             + (" (did the function forget to `return`?)" if actual is None else "")
         )
-    torch.testing.assert_close(
-        actual, expected, equal_nan=equal_nan, msg=lambda message: f"{what}:\n{message}", **kwargs
-    )
+    with _no_dtensor_import():
+        torch.testing.assert_close(
+            actual, expected, equal_nan=equal_nan, msg=lambda message: f"{what}:\n{message}", **kwargs
+        )
+
+
+@contextmanager
+def _no_dtensor_import():
+    """Skip torch's DTensor check while no DTensor can exist.
+
+    ``torch.testing.assert_close`` imports ``torch.distributed.tensor`` on its first call, to see
+    whether an input is a DTensor: 0.5-0.9 s, a fifth of a lesson's whole run. An object can
+    only be a DTensor once that module is loaded, so until then the check has nothing to find.
+    """
+    if "torch.distributed.tensor" in sys.modules or not getattr(_comparison, "_HAS_DTENSOR", False):
+        yield
+        return
+    _comparison._HAS_DTENSOR = False
+    try:
+        yield
+    finally:
+        _comparison._HAS_DTENSOR = True
 
 
 def describe(t: torch.Tensor) -> str:

@@ -45,6 +45,13 @@ class _Recorder(TorchDispatchMode):
         super().__init__()
         self.calls: list[OpCall] = []
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise torch wraps __torch_dispatch__ in a "dynamo disable" that imports
+        # torch._dynamo on the first op recorded (1-1.5 s, more than the rest of most lessons);
+        # nothing this records runs under torch.compile.
+        return False
+
     @property
     def ops(self) -> Counter[str]:
         return Counter(call.name for call in self.calls)

@@ -210,6 +210,52 @@ def test_hypothesis_tests_get_the_kata_profile_without_importing_it(kit):
     assert_outcomes(result, passed=1)
 
 
+def test_a_stub_stops_a_hypothesis_test_at_its_first_example(kit):
+    # Shrinking the input of a TODO is seconds of nothing: one example, then the TODO line.
+    calls = kit.path / "calls.txt"
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent(f"""\
+        from hypothesis import given, strategies as st
+
+
+        @given(st.lists(st.integers(), min_size=3))
+        def test_adds_any_numbers(lesson, xs):
+            with open({str(calls)!r}, "a") as log:
+                log.write("x")
+            assert lesson.add(xs[0], xs[1]) == xs[0] + xs[1]
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, todo=1)
+    result.stdout.fnmatch_lines(["TODO: add (exercises/98_demo/demo.py:7) is not implemented yet*"])
+    assert "StubReached" not in result.stdout.str() and "Falsifying" not in result.stdout.str()
+    assert calls.read_text() == "x"
+
+
+def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        from hypothesis import given, strategies as st
+
+
+        @given(st.integers())
+        def test_delegates(lesson, n):
+            raise NotImplementedError("the test's own, not the learner's")
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["*NotImplementedError: the test's own, not the learner's*"])
+
+
+def test_a_todo_keeps_the_output_it_printed(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        STUB.replace("    # TODO: add the two numbers.\n", "    print('adding', a, b)\n", 1))
+    report, junit = kit.path / "report.json", kit.path / "junit.xml"
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative", f"--kata-report={report}",
+                 f"--junitxml={junit}", "-o", "junit_logging=system-out")
+    assert_outcomes(result, todo=1)
+    assert "adding 2 3" in junit.read_text()  # the report's captured sections
+    (test,) = json.loads(report.read_text())["tests"]
+    assert (test["outcome"], test["where"]) == ("todo", "exercises/98_demo/demo.py:7")
+
+
 def test_json_report_has_outcomes_points_and_speed(kit):
     report = kit.path / "report.json"
     run(kit, "solutions/98_demo", f"--kata-report={report}")

@@ -1,5 +1,7 @@
 """The shared test helpers in grader.testing: each one must be able to fail."""
 
+import subprocess
+import sys
 import time
 
 import pytest
@@ -11,6 +13,7 @@ from grader import records
 from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio, trace_ops
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
+from grader.tests.kits import ROOT
 
 SOFTMAX_SPELLINGS = {
     "torch.softmax": lambda x: torch.softmax(x, -1),
@@ -159,3 +162,31 @@ def test_tensors_strategy_reaches_the_adversarial_cases():
 
     collect()
     assert seen == {"non-contiguous", "float16", "-inf", "fully masked row", "huge"}
+
+
+def test_the_helpers_do_not_import_what_they_do_not_need():
+    # torch.distributed.tensor (assert_close's DTensor check) and torch._dynamo (a dispatch
+    # mode's "dynamo disable") each cost 0.5-1.5 s, more than most lessons' tests together.
+    code = (
+        "import sys, torch\n"
+        "from grader.testing import assert_close, count_ops, forbid\n"
+        "x = torch.ones(3)\n"
+        "assert_close(x.exp(), x.exp(), what='exp')\n"
+        "with forbid('torch.softmax', what='exp', why='-'):\n"
+        "    x.exp()\n"
+        "assert count_ops(lambda: x.exp().sum())['aten.exp'] == 1\n"
+        "print(sorted(m for m in ('torch.distributed.tensor', 'torch._dynamo') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_assert_close_leaves_torchs_dtensor_check_as_it_was():
+    from torch.testing import _comparison
+
+    before = _comparison._HAS_DTENSOR
+    assert_close(torch.ones(2), torch.ones(2))
+    with pytest.raises(AssertionError):
+        assert_close(torch.ones(2), torch.zeros(2))
+    assert _comparison._HAS_DTENSOR == before

@@ -105,8 +105,32 @@ def loader_ids(loader: DataLoader, what: str) -> list[int]:
 
 
 def loader(dataset, num_workers: int, batch_size: int | None = None) -> DataLoader:
-    return DataLoader(dataset, batch_size=batch_size, num_workers=num_workers,
-                      multiprocessing_context=FORK if num_workers else None)
+    return _ClosingLoader(dataset, batch_size=batch_size, num_workers=num_workers,
+                          multiprocessing_context=FORK if num_workers else None)
+
+
+class _ClosingLoader(DataLoader):
+    """A DataLoader whose worker processes are stopped when the test ends (the fixture below).
+
+    An iteration that raised (a worker's error, a stub's TODO) leaves its iterator in a
+    reference cycle with the exception. When the garbage collector frees it later, during
+    some other test, the queues that would tell its workers to stop are already closed, and
+    torch waits 5 s per worker before killing them: 10 s stolen from an unrelated test."""
+
+    _open: list = []
+
+    def _get_iterator(self):
+        iterator = super()._get_iterator()
+        if self.num_workers:
+            self._open.append(iterator)
+        return iterator
+
+
+@pytest.fixture(autouse=True)
+def _stop_workers():
+    yield
+    while _ClosingLoader._open:
+        _ClosingLoader._open.pop()._shutdown_workers()  # what the iterator's __del__ calls
 
 
 def split(n: int, parts: int) -> list[range]:
