@@ -1,0 +1,109 @@
+"""How long a learner waits for feedback, as a multiple of `import torch`.
+
+    python benchmarks/feedback.py [LESSON ...] [--runs 5] [--no-suite] [--check]
+
+Times, in fresh processes, interleaved round by round so that every command sees the same
+load: ``python -c "import torch"`` (the floor of any feedback), then for every lesson
+``python -m pytest exercises/NN`` as a learner runs it with the stubs untouched and with the
+answers in (``solutions/NN``, the same tests), and prints the median of ``--runs`` runs of
+each and its ratio to ``import torch``. Then, once, the whole reference suite in one pytest
+process (``python -m pytest solutions``).
+
+Targets (issue 9): a lesson at most 2x ``import torch`` (4x for a lesson whose tests start
+DataLoader worker processes); the whole suite in 60 s on 2 cores. ``--check`` exits 1 when a
+target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader.lessons import Lesson, all_lessons  # noqa: E402
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+TARGET, WORKER_TARGET, SUITE_TARGET = 2.0, 4.0, 60.0
+
+
+def wall(command: list[str]) -> float:
+    """Seconds `command` takes, run from the kit's root; its output is discarded."""
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def starts_workers(lesson: Lesson) -> bool:
+    """True when the lesson's tests start DataLoader worker processes (they get 4x)."""
+    return any("num_workers" in test.read_text(encoding="utf-8") for test in lesson.tests_dir.glob("test_*.py"))
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import torch
+
+    return (f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, torch {torch.__version__}, "
+            f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("lessons", nargs="*", help="lesson folder names (default: every lesson)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each command (default 5); the median counts")
+    parser.add_argument("--no-suite", action="store_true", help="skip the whole-suite run")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    args = parser.parse_args(argv)
+    lessons = [lesson for lesson in all_lessons(ROOT) if not args.lessons or lesson.name in args.lessons]
+    print(machine())
+    print(f"median of {args.runs} runs, commands interleaved round by round\n")
+
+    commands = {("import torch", ""): [sys.executable, "-c", "import torch"]}
+    for lesson in lessons:
+        for tree in ("exercises", "solutions"):
+            commands[(lesson.name, tree)] = [*PYTEST, f"{tree}/{lesson.name}"]
+    times: dict[tuple[str, str], list[float]] = {key: [] for key in commands}
+    for _ in range(args.runs):
+        for key, command in commands.items():
+            times[key].append(wall(command))
+    median = {key: statistics.median(values) for key, values in times.items()}
+    floor = median[("import torch", "")]
+
+    missed = []
+    print(f"{'import torch':20} {floor:6.2f} s")
+    print(f"{'lesson':20} {'stubs':>8} {'ratio':>6} {'answers':>9} {'ratio':>6}  target")
+    for lesson in lessons:
+        target = WORKER_TARGET if starts_workers(lesson) else TARGET
+        stubs, answers = median[(lesson.name, "exercises")], median[(lesson.name, "solutions")]
+        flags = [tree for tree, seconds in (("stubs", stubs), ("answers", answers)) if seconds / floor > target]
+        missed += [f"{lesson.name} {tree}" for tree in flags]
+        print(f"{lesson.name:20} {stubs:6.2f} s {stubs / floor:5.2f}x {answers:7.2f} s {answers / floor:5.2f}x  "
+              f"<= {target:g}x{'  MISSED: ' + ', '.join(flags) if flags else ''}")
+
+    if not args.no_suite:
+        suite = wall([*PYTEST, "solutions"])
+        over = suite > SUITE_TARGET
+        missed += ["whole suite"] if over else []
+        print(f"\nwhole reference suite (python -m pytest solutions, one process): {suite:.1f} s "
+              f"(target <= {SUITE_TARGET:g} s){'  MISSED' if over else ''}")
+    if missed:
+        print(f"\nmissed: {', '.join(missed)}")
+    return 1 if missed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
