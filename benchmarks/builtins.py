@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from grader.testing.speed import minimum_times  # noqa: E402
 
 TARGETS = {"batch_gather": 1.5}
 
@@ -57,22 +58,6 @@ def pairs():
            lambda: bits.to(torch.bfloat16).float(), lambda: internals.round_to_bfloat16(bits))
 
 
-def minimum_times(builtin, reference, repeats: int, warmup: int = 3) -> tuple[float, float]:
-    for _ in range(warmup):
-        builtin()
-        reference()
-    a, b = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        builtin()
-        t1 = time.perf_counter()
-        reference()
-        t2 = time.perf_counter()
-        a.append(t1 - t0)
-        b.append(t2 - t1)
-    return min(a), min(b)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=50, help="timed calls of each (default 50)")
@@ -82,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'reference':18} {'input':32} {'built-in':>10} {'reference':>10} {'slower':>8}  target")
     missed = []
     for name, shape, builtin, reference in pairs():
-        t_builtin, t_reference = minimum_times(builtin, reference, args.repeats)
+        t_builtin, t_reference = minimum_times(builtin, reference, repeats=args.repeats, warmup=3)
         ratio = t_reference / t_builtin
         target = TARGETS.get(name)
         verdict = "" if target is None else f"<= {target:g}x" + ("  MISSED" if ratio > target else "")

@@ -59,8 +59,11 @@ class _Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        self.calls.append(OpCall(str(func.overloadpacket), _dtypes((args, kwargs)), _dtypes(out)))
+        self._record(str(func.overloadpacket), (args, kwargs), out)
         return out
+
+    def _record(self, op: str, inputs, out) -> None:
+        self.calls.append(OpCall(op, _dtypes(inputs), _dtypes(out)))
 
 
 @contextmanager

@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from grader.testing.forbid import _Recorder
 
 MiB = 2**20
 
@@ -31,24 +32,17 @@ def _storages(tree) -> list[torch.UntypedStorage]:
     return [leaf.untyped_storage() for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor)]
 
 
-class _AllocationRecorder(TorchDispatchMode):
+class _AllocationRecorder(_Recorder):
     def __init__(self) -> None:
         super().__init__()
         self.found: list[Allocation] = []
 
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False  # see grader.testing.forbid._Recorder: no torch._dynamo import
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        owned = {storage.data_ptr() for storage in _storages((args, kwargs))}
+    def _record(self, op: str, inputs, out) -> None:
+        owned = {storage.data_ptr() for storage in _storages(inputs)}
         for storage in _storages(out):
             if storage.nbytes() and storage.data_ptr() not in owned:
                 owned.add(storage.data_ptr())  # outputs sharing one new storage count once
-                self.found.append(Allocation(str(func.overloadpacket), storage.nbytes()))
-        return out
+                self.found.append(Allocation(op, storage.nbytes()))
 
 
 def allocations(fn: Callable[[], object]) -> list[Allocation]:

@@ -21,21 +21,28 @@ def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object],
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for _ in range(warmup):
-            baseline()
-            candidate()
-        base, cand = [], []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            baseline()
-            t1 = time.perf_counter()
-            candidate()
-            t2 = time.perf_counter()
-            base.append(t1 - t0)
-            cand.append(t2 - t1)
+        base, cand = minimum_times(baseline, candidate, repeats=repeats, warmup=warmup)
     finally:
         torch.set_num_threads(threads)
-    return min(base) / max(min(cand), 1e-9)
+    return base / max(cand, 1e-9)
+
+
+def minimum_times(first: Callable[[], object], second: Callable[[], object], *, repeats: int, warmup: int = 2) -> tuple[float, float]:
+    """The shortest time of `first()` and of `second()`, in seconds, over `repeats` calls of
+    each, interleaved (first, second, first, ...) after `warmup` calls of each."""
+    for _ in range(warmup):
+        first()
+        second()
+    a, b = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        first()
+        t1 = time.perf_counter()
+        second()
+        t2 = time.perf_counter()
+        a.append(t1 - t0)
+        b.append(t2 - t1)
+    return min(a), min(b)
 
 
 def assert_speed(
