@@ -11,7 +11,8 @@ process (``python -m pytest solutions``).
 
 Targets (issue 9): a lesson at most 2x ``import torch`` (4x for a lesson whose tests start
 DataLoader worker processes); the whole suite in 60 s on 2 cores. ``--check`` exits 1 when a
-target is missed.
+target is missed. Every run must end as it should (the stubs with pytest's exit 1, the answers
+and the suite with 0); one that does not stops the benchmark with exit 2, naming it.
 """
 
 from __future__ import annotations
@@ -34,11 +35,22 @@ PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 TARGET, WORKER_TARGET, SUITE_TARGET = 2.0, 4.0, 60.0
 
 
-def wall(command: list[str]) -> float:
-    """Seconds `command` takes, run from the kit's root; its output is discarded."""
+class WrongExit(Exception):
+    """A timed command ended with another exit status than the one its run must have."""
+
+
+def wall(command: list[str], expect: int = 0) -> float:
+    """Seconds `command` takes, run from the kit's root; its output is discarded.
+
+    A run that ends with another exit status than `expect` raises WrongExit: a lesson whose
+    tests crashed at collection would otherwise count as fast feedback.
+    """
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    if done.returncode != expect:
+        raise WrongExit(f"`python {' '.join(command[1:])}` exited {done.returncode}, not {expect}; run it to see why")
+    return seconds
 
 
 def starts_workers(lesson: Lesson) -> bool:
@@ -72,14 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     print(machine())
     print(f"median of {args.runs} runs, commands interleaved round by round\n")
 
-    commands = {("import torch", ""): [sys.executable, "-c", "import torch"]}
+    # The exit status each run must have: the stubs leave TODOs (pytest exit 1), the answers pass.
+    commands = {("import torch", ""): ([sys.executable, "-c", "import torch"], 0)}
     for lesson in lessons:
-        for tree in ("exercises", "solutions"):
-            commands[(lesson.name, tree)] = [*PYTEST, f"{tree}/{lesson.name}"]
+        for tree, expect in (("exercises", 1), ("solutions", 0)):
+            commands[(lesson.name, tree)] = ([*PYTEST, f"{tree}/{lesson.name}"], expect)
     times: dict[tuple[str, str], list[float]] = {key: [] for key in commands}
-    for _ in range(args.runs):
-        for key, command in commands.items():
-            times[key].append(wall(command))
+    try:
+        for _ in range(args.runs):
+            for key, (command, expect) in commands.items():
+                times[key].append(wall(command, expect))
+    except WrongExit as exc:
+        print(f"feedback: {exc}", file=sys.stderr)
+        return 2
     median = {key: statistics.median(values) for key, values in times.items()}
     floor = median[("import torch", "")]
 
@@ -95,7 +112,11 @@ def main(argv: list[str] | None = None) -> int:
               f"<= {target:g}x{'  MISSED: ' + ', '.join(flags) if flags else ''}")
 
     if not args.no_suite:
-        suite = wall([*PYTEST, "solutions"])
+        try:
+            suite = wall([*PYTEST, "solutions"])
+        except WrongExit as exc:
+            print(f"feedback: {exc}", file=sys.stderr)
+            return 2
         over = suite > SUITE_TARGET
         missed += ["whole suite"] if over else []
         print(f"\nwhole reference suite (python -m pytest solutions, one process): {suite:.1f} s "
