@@ -142,6 +142,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    """The tests run with one torch thread, as ``kata grade`` runs them.
+
+    Their tensors are small; on them torch's thread pool only costs time: some CPU kernels
+    (softmax) start it for any size, and with the other cores busy (a class graded in parallel,
+    CI) each such call waits milliseconds for a thread to be scheduled (5-8 ms for a 3x4
+    softmax on 2 busy cores, 2 us on one thread). The learner's count is back after the run.
+    """
+    torch = sys.modules.get("torch")  # the lessons' test modules have imported it by now
+    if torch is None:
+        return (yield)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return (yield)
+    finally:
+        torch.set_num_threads(threads)
+
+
 # --- the module under test ------------------------------------------------------------------
 
 

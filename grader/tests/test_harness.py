@@ -244,6 +244,29 @@ def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):
     result.stdout.fnmatch_lines(["*NotImplementedError: the test's own, not the learner's*"])
 
 
+def test_tests_run_on_one_torch_thread_and_the_count_comes_back(kit):
+    # Torch's pool only costs time on the lessons' small tensors (a softmax waits ms for it).
+    after = kit.path / "threads_after.txt"
+    (kit.path / "tests/98_demo/conftest.py").write_text(textwrap.dedent(f"""\
+        import torch
+
+        torch.set_num_threads(2)  # what the learner's machine had before the run
+
+
+        def pytest_sessionfinish(session):  # after the test loop, in the same process
+            open({str(after)!r}, "w").write(str(torch.get_num_threads()))
+    """))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def test_one_thread(lesson):
+            assert torch.get_num_threads() == 1
+    """))
+    assert_outcomes(run(kit, "solutions/98_demo"), passed=1)
+    assert after.read_text() == "2"
+
+
 def test_a_todo_keeps_the_output_it_printed(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(
         STUB.replace("    # TODO: add the two numbers.\n", "    print('adding', a, b)\n", 1))

@@ -473,12 +473,8 @@ def test_checkerboard_trains_in_bfloat16(lesson):
     inputs, targets = grid(size, size)[None], checker(size, size, 4)[None, None]  # (1, 2, H, W), (1, 1, H, W)
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     scaler = lesson.DynamicLossScaler()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # with 2 busy cores, torch's thread pool stalls: 1.5 s becomes 20 s
-    try:
-        losses = [lesson.train_step(model, opt, scaler, inputs, targets, F.mse_loss) for _ in range(steps)]
-    finally:
-        torch.set_num_threads(threads)
+    # One thread (the harness sets it for every test): with 2 busy cores torch's pool stalls, 1.5 s becomes 20 s.
+    losses = [lesson.train_step(model, opt, scaler, inputs, targets, F.mse_loss) for _ in range(steps)]
     if os.environ.get("KATA_IMAGES"):
         model.eval()
         with torch.no_grad():
