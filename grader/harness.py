@@ -17,6 +17,7 @@ Loaded by the root conftest.py. What it adds to plain pytest:
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import importlib.util
 import re
@@ -64,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("kata_report")
     if path:
         config.pluginmanager.register(JsonReport(Path(path)), "kata-json-report")
+    gc.freeze()  # see pytest_runtestloop
 
 
 # --- collection: exercises/NN and solutions/NN stand for tests/NN ---------------------------
@@ -142,15 +144,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+# --- the process: one torch thread, a frozen heap ------------------------------------------
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):
-    """The tests run with one torch thread, as ``kata grade`` runs them.
+    """The tests run with one torch thread, as ``kata grade`` runs them, on a frozen heap.
 
     Their tensors are small; on them torch's thread pool only costs time: some CPU kernels
     (softmax) start it for any size, and with the other cores busy (a class graded in parallel,
     CI) each such call waits milliseconds for a thread to be scheduled (5-8 ms for a 3x4
     softmax on 2 busy cores, 2 us on one thread). The learner's count is back after the run.
+
+    Every object that exists once the tests are collected (torch, hypothesis, pytest: ~200k)
+    is moved out of the garbage collector's sight (gc.freeze, here and at configure time, as
+    ``kata grade``'s preloaded parent does): each full collection walked all of them, 50-120 ms,
+    and a lesson's run made 5-6 of them (hypothesis and pytest call gc.collect too). Objects
+    the tests make are collected as ever. The freeze is not undone: the process is about to
+    end, and unfreezing would make pytest's last gc.collect walk everything again.
     """
+    gc.freeze()
     torch = sys.modules.get("torch")  # the lessons' test modules have imported it by now
     if torch is None:
         return (yield)

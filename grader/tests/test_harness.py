@@ -244,8 +244,9 @@ def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):
     result.stdout.fnmatch_lines(["*NotImplementedError: the test's own, not the learner's*"])
 
 
-def test_tests_run_on_one_torch_thread_and_the_count_comes_back(kit):
-    # Torch's pool only costs time on the lessons' small tensors (a softmax waits ms for it).
+def test_tests_run_on_one_torch_thread_and_a_frozen_heap(kit):
+    # Torch's pool only costs time on the lessons' small tensors (a softmax waits ms for it),
+    # and every full garbage collection walked all of torch's objects (~0.1 s each).
     after = kit.path / "threads_after.txt"
     (kit.path / "tests/98_demo/conftest.py").write_text(textwrap.dedent(f"""\
         import torch
@@ -257,13 +258,19 @@ def test_tests_run_on_one_torch_thread_and_the_count_comes_back(kit):
             open({str(after)!r}, "w").write(str(torch.get_num_threads()))
     """))
     (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import gc
+
         import torch
 
 
         def test_one_thread(lesson):
             assert torch.get_num_threads() == 1
+
+
+        def test_what_was_loaded_is_frozen(lesson):
+            assert gc.get_freeze_count() > len(gc.get_objects())  # torch's objects are out of the collector's sight
     """))
-    assert_outcomes(run(kit, "solutions/98_demo"), passed=1)
+    assert_outcomes(run(kit, "solutions/98_demo"), passed=2)
     assert after.read_text() == "2"
 
 
