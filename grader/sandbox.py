@@ -52,7 +52,7 @@ class Limits:
     memory: int = 4 << 30  # bytes of address space
     file_size: int = 256 << 20  # bytes any one file it writes may reach (its output included)
     output: int = 64 << 10  # bytes of its output kept (the middle is cut, with a note)
-    test_timeout: float = 15.0  # seconds per test (pytest-timeout), well under `wall`
+    test_timeout: float | None = 15.0  # seconds per test (pytest-timeout), well under `wall`; None: the kit's own
 
 
 @dataclass
@@ -417,7 +417,8 @@ def _child(job: Job, limits: Limits, channel_fd: int) -> None:
 
         from grader import channel
 
-        code = pytest.main([*job.args, *PLUGINS, f"--timeout={limits.test_timeout:g}",
+        timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
+        code = pytest.main([*job.args, *PLUGINS, *timeout,
                             "-W", "ignore::pytest.PytestAssertRewriteWarning"],  # plugins the parent preloaded
                            plugins=[channel.Reporter(channel_fd)])
     except BaseException:  # noqa: BLE001 - the child must end here, whatever happened

@@ -3,8 +3,13 @@
 For every lesson: the tests pass against solutions/, no test passes against the untouched
 exercises/, the two trees agree (files, public names, signatures, docstrings, a TODO and a
 NotImplementedError in every stub), hints exist, and every mutant (a known-wrong version kept
-in tests/NN/mutants/) makes at least one test fail. Each pytest run is a fresh subprocess;
-outcomes are read from the harness's JSON report, never from terminal text.
+in tests/NN/mutants/) makes at least one test fail.
+
+Each pytest run is forked from this process once it has imported torch, pytest and hypothesis
+(grader/sandbox.py, as ``kata grade`` runs a class): a fresh process would pay `import torch`
+and torch's lazy imports (torch._dynamo for the first optimizer) again in each of ~260 runs.
+Where the system cannot fork, each run is a fresh subprocess. Either way outcomes are read from
+the harness's own report, never from terminal text.
 """
 
 from __future__ import annotations
@@ -15,25 +20,35 @@ import importlib.util
 import inspect
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson, mutant_target
-from grader.runner import PytestRun, run_pytest
+from grader.runner import RUN_TIMEOUT, PytestRun, run_pytest
 
 MIN_HINT_LEVELS = 3
 MIN_PUBLIC_TESTS = 2
 
 
+def _limits():
+    from grader.sandbox import Limits
+
+    # As generous as a learner's own run: the kit's per-test timeout (pyproject.toml), no
+    # memory limit a lesson could meet (DataLoader workers count separately), output kept.
+    return Limits(wall=RUN_TIMEOUT, cpu=RUN_TIMEOUT, memory=16 << 30, output=1 << 20, test_timeout=None)
+
+
 @dataclass
 class Run(PytestRun):
-    """One pytest subprocess: a lesson's tests against solutions, exercises or a mutant."""
+    """One pytest run: a lesson's tests against solutions, exercises or a mutant."""
 
     lesson: Lesson | None = None
     kind: str = "solutions"  # "solutions", "exercises" or "mutant"
     mutant: Path | None = None
+    ended: str = ""  # why a forked run did not end as pytest ends, in words
 
     def args(self) -> list[str]:
         args = [f"tests/{self.lesson.name}"]
@@ -42,10 +57,31 @@ class Run(PytestRun):
         return [*args, f"--impl={self.kind}"]
 
     def execute(self) -> Run:
+        """Run in a fresh subprocess (where the system cannot fork)."""
         outcome = run_pytest(self.lesson.root, self.args())
         for name in (f.name for f in fields(PytestRun)):  # everything the run left behind
             setattr(self, name, getattr(outcome, name))
         return self
+
+    def job(self, home: Path):
+        """This run as a job for grader.sandbox, forked from the preloaded verify process."""
+        from grader.sandbox import Job
+
+        return Job(name=f"{self.lesson.name} {self.label}", workdir=self.lesson.root,
+                   args=[*self.args(), "-q", "-p", "no:cacheprovider"], home=home, tag=self)
+
+    def take(self, outcome) -> None:
+        """What the forked run reported (a grader.sandbox.Outcome)."""
+        self.tests = list(outcome.tests.values())
+        self.collect_errors, self.collected = outcome.collect_errors, outcome.collected or []
+        self.exitstatus, self.returncode = outcome.exitstatus, outcome.returncode
+        self.seconds, self.timed_out = outcome.seconds, outcome.stopped
+        self.output = outcome.output
+        notes = [why for why in [outcome.ended_early(_limits())] if why]
+        notes += [f"tampering seen: {what}" for what in outcome.tampering]
+        if notes:
+            self.exitstatus = None  # a run that did not end as pytest ends says nothing
+            self.ended = "; ".join(notes)
 
     @property
     def tested(self) -> bool:
@@ -234,7 +270,8 @@ def judge_runs(result: LessonResult) -> None:
         result.problem(f"{name} ({runs}): collection error in {where}:\n{_indent(message)}")
     for run in (ref, stub, *result.mutants):
         if run.exitstatus is None:
-            result.problem(f"{name} ({run.label}): pytest wrote no report. Its output:\n{_indent(run.output[-3000:])}")
+            result.problem(f"{name} ({run.label}): the pytest run {run.ended or 'wrote no report'}. Its output:\n"
+                           f"{_indent(run.output[-3000:])}")
     if ref.exitstatus is not None:
         if not ref.tests:
             result.problem(f"{name}: no tests were collected from tests/{name}/ (pytest exit 5 is not a pass).")
@@ -332,16 +369,17 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None)
                 result.problem(f"{mutant.relative_to(lesson.root)}: {exc}")
     print(f"verify: {len(lessons)} lesson(s), {len(runs)} pytest runs on {jobs} worker(s)", file=out, flush=True)
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run.execute) for run in runs]
-        for result in results:  # the static checks overlap with the runs
-            check_trees(result)
-        for done, future in enumerate(futures, 1):
-            future.result()
-            if verbose:
-                run = runs[done - 1]
-                print(f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.seconds:.1f} s", file=out, flush=True)
-    for result in results:
+    done = 0
+
+    def finished(run: Run) -> None:
+        nonlocal done
+        done += 1
+        if verbose:
+            print(f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.seconds:.1f} s", file=out, flush=True)
+
+    execute(runs, jobs=jobs, on_done=finished)
+    for result in results:  # after the runs: these import the lesson's modules, which must not be forked
+        check_trees(result)
         judge_runs(result)
     _print_table(results, verbose, out)
     failed = [r for r in results if r.problems]
@@ -352,6 +390,31 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None)
     print(f"\nverify took {time.perf_counter() - start:.0f} s", file=out)
     print(f"verify: {len(results) - len(failed)} passed, {len(failed)} failed", file=out)
     return 1 if failed or not results else 0
+
+
+def execute(runs: list[Run], *, jobs: int, on_done) -> None:
+    """Every run, `jobs` at a time; on_done(run) as each ends.
+
+    Forked from this process after grader.sandbox.preload (torch, pytest, hypothesis and
+    torch._dynamo imported once, about 3 s that each fresh process would pay again); where
+    the system cannot fork, fresh subprocesses.
+    """
+    if not hasattr(os, "fork"):
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for run in pool.map(Run.execute, runs):
+                on_done(run)
+        return
+    from grader import sandbox
+
+    sandbox.preload()
+
+    def taken(outcome) -> None:
+        outcome.job.tag.take(outcome)
+        on_done(outcome.job.tag)
+
+    with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:
+        jobs_ = (run.job(Path(tmp) / f"{number:03d}") for number, run in enumerate(runs))
+        sandbox.run_jobs(jobs_, parallel=jobs, limits=_limits(), on_done=taken)
 
 
 def _print_table(results: list[LessonResult], verbose: bool, out) -> None:

@@ -354,6 +354,38 @@ def test_verify_reports_a_broken_test_module_once_and_no_false_survivors(kit):
     assert "No module named 'not_a_module_anywhere'" in out and "SURVIVED" not in out, out
 
 
+def test_verify_runs_are_forked_from_a_process_that_has_imported_torch(kit):
+    # ~260 runs, each of which would otherwise pay import torch (and torch._dynamo) again.
+    (kit.path / "tests/99_other/test_demo.py").write_text(TESTS.replace("import pytest\n", textwrap.dedent("""\
+        import sys
+
+        import pytest
+
+        LOADED_BEFORE_THE_TESTS = "torch._dynamo" in sys.modules
+
+
+        def test_preloaded(lesson):
+            assert LOADED_BEFORE_THE_TESTS and lesson.add(1, 1) == 2
+    """), 1))
+    result = verify(kit, "99_other")
+    assert result.ret == 0, result.stdout.str()
+
+
+def test_verify_says_why_a_run_ended_early(kit):
+    (kit.path / "tests/99_other/test_demo.py").write_text(TESTS + textwrap.dedent("""\
+
+
+        def test_leaves(lesson):
+            import os
+
+            os._exit(3)
+    """))
+    result = verify(kit, "99_other")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*99_other (solutions): the pytest run ended (exit status 3) before its tests "
+                                 "finished: the code under test called os._exit*"])
+
+
 def test_verify_says_which_environment_lacks_torch(monkeypatch, capsys):
     from grader import verify as verify_module
 
