@@ -413,8 +413,8 @@ def execute(runs: list[Run], *, jobs: int, on_done) -> None:
         on_done(outcome.job.tag)
 
     with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:
-        jobs_ = (run.job(Path(tmp) / f"{number:03d}") for number, run in enumerate(runs))
-        sandbox.run_jobs(jobs_, parallel=jobs, limits=_limits(), on_done=taken)
+        pending = (run.job(Path(tmp) / f"{number:03d}") for number, run in enumerate(runs))
+        sandbox.run_jobs(pending, parallel=jobs, limits=_limits(), on_done=taken)
 
 
 def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
