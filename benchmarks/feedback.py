@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.lessons import Lesson, all_lessons  # noqa: E402
+from grader.lessons import KitError, Lesson, all_lessons, get_lesson  # noqa: E402
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 TARGET, WORKER_TARGET, SUITE_TARGET = 2.0, 4.0, 60.0
@@ -104,12 +104,15 @@ def machine() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("lessons", nargs="*", help="lesson folder names (default: every lesson)")
+    parser.add_argument("lessons", nargs="*", help="lessons by number, topic or folder name (default: every lesson)")
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (default 5); the median counts")
     parser.add_argument("--no-suite", action="store_true", help="skip the whole-suite run")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
-    lessons = [lesson for lesson in all_lessons(ROOT) if not args.lessons or lesson.name in args.lessons]
+    try:  # "07", "7", "stable" or "07_stable"; an unknown name is an error, not an empty table
+        lessons = [get_lesson(ROOT, name) for name in args.lessons] or all_lessons(ROOT)
+    except KitError as error:
+        parser.error(str(error))
     print(machine())
     print(f"median of {args.runs} runs, commands interleaved round by round\n")
 

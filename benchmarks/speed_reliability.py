@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.lessons import Lesson, all_lessons  # noqa: E402
+from grader.lessons import KitError, Lesson, all_lessons, get_lesson  # noqa: E402
 
 
 def run_speed_tests(lesson: Lesson, runs: int, *, mutant: Path | None = None) -> dict[str, list[dict]]:
@@ -65,11 +65,14 @@ def line(lesson: str, test: str, impl: str, outcomes: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("lessons", nargs="*", help="lesson folder names (default: every lesson)")
+    parser.add_argument("lessons", nargs="*", help="lessons by number, topic or folder name (default: every lesson)")
     parser.add_argument("--runs", type=int, default=20, help="runs of each speed test (default 20)")
     parser.add_argument("--busy", type=int, default=1, help="cores to keep busy meanwhile (default 1)")
     args = parser.parse_args(argv)
-    lessons = [lesson for lesson in all_lessons(ROOT) if not args.lessons or lesson.name in args.lessons]
+    try:  # "07", "7", "stable" or "07_stable"; an unknown name is an error, not an empty table
+        lessons = [get_lesson(ROOT, name) for name in args.lessons] or all_lessons(ROOT)
+    except KitError as error:
+        parser.error(str(error))
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     start, false_failures, false_passes = time.perf_counter(), 0, 0
     try:
