@@ -8,7 +8,8 @@ Loaded by the root conftest.py. What it adds to plain pytest:
   version swapped in, and ``--impl-file PATH`` against the code in one file (a notebook's).
 - The ``lesson`` fixture: the module under test (``test_<stem>.py`` checks ``<stem>.py``).
 - Short, actionable reports: an untouched stub is a TODO with file:line (no traceback, even
-  when it ran in a DataLoader worker), a module that cannot be imported is one BROKEN line, a
+  when it ran in a DataLoader worker; a test that can only end in one is not even run, see
+  grader.untouched), a module that cannot be imported is one BROKEN line, a
   timeout names the line that looped, and code that asks for CUDA on a machine without it is
   told how to be device-agnostic.
 - ``--kata-report PATH``: every test's outcome as JSON, which ``grader verify`` reads.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import records
+from grader import records, untouched
 from grader.jsonfile import write_json
 from grader.lessons import IMPLS, LESSON_RE, Lesson, mutant_target
 
@@ -295,11 +296,16 @@ class StubReached(BaseException):
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_call(item: pytest.Item):
+    impl_root = _impl_root(item)
+    module = getattr(item, "funcargs", {}).get(untouched.FIXTURE)
+    if module is not None:
+        stub = untouched.first_stub(module, Path(item.path), getattr(item, "originalname", item.name), impl_root)
+        if stub is not None:  # the test can only end in this stub's TODO: skip its setup work
+            untouched.raise_from(stub)
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)  # a @given test
     if handle is None:
         return (yield)
     test = handle.inner_test  # hypothesis calls this (reassignable) attribute for each example
-    impl_root = _impl_root(item)
 
     @functools.wraps(test)
     def stop_at_a_stub(*args, **kwargs):

@@ -212,6 +212,9 @@ def test_hypothesis_tests_get_the_kata_profile_without_importing_it(kit):
 
 def test_a_stub_stops_a_hypothesis_test_at_its_first_example(kit):
     # Shrinking the input of a TODO is seconds of nothing: one example, then the TODO line.
+    # (A stub with a first line of the learner's in it: an untouched one never runs the test.)
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        STUB.replace("    # TODO: add the two numbers.\n", "    total = a  # started, not finished\n", 1))
     calls = kit.path / "calls.txt"
     (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent(f"""\
         from hypothesis import given, strategies as st
@@ -228,6 +231,71 @@ def test_a_stub_stops_a_hypothesis_test_at_its_first_example(kit):
     result.stdout.fnmatch_lines(["TODO: add (exercises/98_demo/demo.py:7) is not implemented yet*"])
     assert "StubReached" not in result.stdout.str() and "Falsifying" not in result.stdout.str()
     assert calls.read_text() == "x"
+
+
+def test_a_test_that_can_only_end_in_a_todo_is_not_run(kit):
+    # Its setup (an optimizer: torch imports torch._dynamo, 1-2 s) would only delay a known TODO.
+    ran = kit.path / "ran.txt"
+    (kit.path / "exercises/98_demo/demo.py").write_text(STUB + textwrap.dedent("""\
+
+
+        class Model:
+            \"\"\"A model.\"\"\"
+
+            def __init__(self, size):
+                super().__init__()
+                # TODO: store the size.
+                raise NotImplementedError
+
+
+        def started(x):
+            y = x  # the learner's first line: the test runs, to the stub
+            raise NotImplementedError
+    """))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent(f"""\
+        def setup_work(name):
+            open({str(ran)!r}, "a").write(name + " ")
+
+
+        def test_add_then_scale(lesson):
+            setup_work("add_then_scale")
+            assert lesson.scale(lesson.add(1, 2)) == 6
+
+
+        def test_model(lesson):
+            setup_work("model")
+            assert lesson.Model(3)
+
+
+        def helper(lesson):
+            return lesson.add(1, 2)
+
+
+        def test_through_a_helper(lesson):
+            setup_work("helper")
+            assert helper(lesson) == 3
+
+
+        def test_started(lesson):
+            setup_work("started")
+            assert lesson.started(1) == 1
+
+
+        def test_add_and_a_torch_function(lesson):
+            import torch
+
+            setup_work("torch")
+            assert lesson.add(1, 2) == torch.nn.functional.relu(torch.tensor(3))
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, todo=5)
+    result.stdout.fnmatch_lines([
+        "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (3 tests wait on it)",
+        "TODO: Model.__init__ (exercises/98_demo/demo.py:22) is not implemented yet  (1 test waits on it)",
+        "TODO: started (exercises/98_demo/demo.py:27) is not implemented yet  (1 test waits on it)",
+    ])
+    # Run: the test that hands `lesson` to a helper, and the one whose stub has code in it.
+    assert sorted(ran.read_text().split()) == ["helper", "started"]
 
 
 def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):

@@ -78,7 +78,8 @@ class Side:
 
 
 def twins(lesson, opt_name: str = "sgd", **kwargs) -> tuple[Side, Side]:
-    return Side(torch.amp.GradScaler("cpu", **kwargs), opt_name), Side(lesson.DynamicLossScaler(**kwargs), opt_name)
+    mine = lesson.DynamicLossScaler(**kwargs)  # first: an untouched stub is a TODO before any optimizer is built
+    return Side(torch.amp.GradScaler("cpu", **kwargs), opt_name), Side(mine, opt_name)
 
 
 def poison_name(poison) -> str:
