@@ -148,12 +148,16 @@ class Outcome:
 # --- the parent -----------------------------------------------------------------------------
 
 
-def preload() -> None:
-    """Import what every run needs, once, in the parent."""
-    os.environ["HYPOTHESIS_PROFILE"] = "grading"  # the same examples for every student, no shrinking
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+def preload(grading: bool = True) -> int:
+    """Import what every run needs, once, in the parent. `grading`: also set the environment
+    the runs are graded in (hypothesis's "grading" profile, one OpenMP thread); ``kata watch``
+    keeps the learner's. Returns torch's thread count before the parent's switch to one."""
+    if grading:
+        os.environ["HYPOTHESIS_PROFILE"] = "grading"  # the same examples for every student, no shrinking
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)  # before any op: no OpenMP pool exists when the children fork
     import hypothesis  # noqa: F401
     import hypothesis.extra.numpy  # noqa: F401
@@ -162,6 +166,7 @@ def preload() -> None:
     import _hypothesis_pytestplugin  # noqa: F401
     import pytest_timeout  # noqa: F401
     import torch._dynamo  # noqa: F401 - imported lazily (by optimizers), it re-wraps torch.manual_seed & co.
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401 - imported lazily (by gradcheck), with sympy
     import torch.nn.functional  # noqa: F401
     import torch.optim  # noqa: F401
     import torch.utils.data  # noqa: F401
@@ -176,6 +181,7 @@ def preload() -> None:
     import gc
 
     gc.freeze()  # the preloaded objects stay shared with the children (no copy-on-write by gc)
+    return threads
 
 
 def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Callable[[Outcome], None]) -> None:

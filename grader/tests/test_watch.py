@@ -164,14 +164,51 @@ def test_a_save_during_a_run_gives_exactly_one_more_run(start_watcher, quick_kit
 
 
 @needs_signals
-def test_ctrl_c_during_a_run_stops_the_tests_too(start_watcher, quick_kit):
+def test_later_runs_are_forked_from_the_warm_watcher(start_watcher, quick_kit):
+    # Each run's test module notes whether torch's lazily imported modules were already there.
+    seen = quick_kit.path / "seen.txt"
+    (quick_kit.path / "tests/98_demo/test_demo.py").write_text(
+        "import sys\n\n"
+        f"open({str(seen)!r}, 'a').write(str('torch._dynamo' in sys.modules) + ' ')\n\n\n"
+        "def test_add(lesson):\n    assert lesson.add(2, 3) == 5\n",
+        encoding="utf-8",
+    )
+    watcher = start_watcher()
+    watcher.expect("TODO: add (exercises/98_demo/demo.py:7)", WATCHING)
+    watcher.save(BROKEN)
+    watcher.expect("exercises/98_demo/demo.py:4: SyntaxError", WATCHING)
+    watcher.save(SOLUTION)  # each run sees the file as saved: nothing of the learner's is kept
+    watcher.expect("1 passed", WATCHING)
+    assert seen.read_text().split() == ["False", "True", "True"], watcher.output
+    assert "Warning" not in watcher.output, watcher.output
+    assert_stopped_cleanly(watcher)
+
+
+@needs_signals
+def test_ctrl_c_while_it_warms_up_stops_cleanly(start_watcher):
+    watcher = start_watcher()
+    watcher.expect(WATCHING)  # the first run is over: it imports torch now, for 3-5 s
+    time.sleep(0.5)
+    assert_stopped_cleanly(watcher)
+
+
+@needs_signals
+@pytest.mark.parametrize("run", ["first", "warm"])
+def test_ctrl_c_during_a_run_stops_the_tests_too(start_watcher, quick_kit, run):
     (quick_kit.path / "tests/98_demo/test_demo.py").write_text(
         "import os\nimport time\nfrom pathlib import Path\n\n\ndef test_slow():\n"
-        "    Path('pytest.pid').write_text(str(os.getpid()))\n    time.sleep(30)\n",
+        "    if Path('slow').exists():\n"
+        "        Path('pytest.pid').write_text(str(os.getpid()))\n        time.sleep(30)\n",
         encoding="utf-8",
     )
     pid_file = quick_kit.path / "pytest.pid"
+    if run == "first":
+        (quick_kit.path / "slow").touch()
     watcher = start_watcher()
+    if run == "warm":
+        watcher.expect("1 passed", WATCHING)
+        (quick_kit.path / "slow").touch()
+        watcher.save(SOLUTION)
     deadline = time.monotonic() + 60
     while not pid_file.exists() or not pid_file.read_text():
         assert time.monotonic() < deadline, f"the tests never started; output:\n{watcher.output}"
