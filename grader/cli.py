@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hint": ("grader.hints", "a lesson's hints, one level at a time", """\
   kata hint 07_stable         the first hint for lesson 07
   kata hint 07 2              the second level"""),
-    "watch": ("grader.watch", "re-run a lesson's tests every time you save a file", """\
+    "watch": ("grader.watch", "re-run a lesson's tests on every save, warm (torch stays imported)", """\
   kata watch                  the lesson `kata next` would pick
   kata watch 03_broadcast     a given lesson (Ctrl-C to stop)"""),
     "reset": ("grader.reset", "put a lesson's untouched stub back (your file is backed up first)", """\

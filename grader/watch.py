@@ -188,10 +188,10 @@ class Warm:
     def start(cls) -> Warm:
         if not hasattr(os, "fork"):
             return cls(None)
-        from grader import sandbox
-
         try:
-            return cls(sandbox.preload(grading=False))
+            from grader import warmup
+
+            return cls(warmup.preload(grading=False))
         except ImportError:  # a broken install: fresh processes will say what is missing
             return cls(None)
 

@@ -205,6 +205,17 @@ def test_the_bundle_runs_its_public_tests_and_its_cli(bundle):
     assert "verify" not in result.stdout and "release" not in result.stdout
 
 
+def test_the_bundles_watcher_warms_up_with_the_bundles_own_modules(bundle):
+    # kata watch forks its later runs from a warmed-up process: what that needs must ship.
+    warm_up = AS_A_STUDENT.split("from grader.cli")[0] + (
+        "import grader; from grader.watch import Warm; w = Warm.start(); "
+        "print(w.ready, grader.__file__)")
+    result = in_bundle(bundle, "-c", warm_up)
+    assert result.returncode == 0, result.stderr
+    ready, source = result.stdout.split()
+    assert ready == "True" and source.startswith(str(bundle)), result.stdout
+
+
 def test_outdir_must_be_new_or_empty_and_outside_the_kit(kit, monkeypatch, capsys, tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "keep.txt").write_text("mine")

@@ -52,12 +52,11 @@ def rand(*shape, seed=0, dtype=torch.float32):
 
 
 def loop_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """The definition, one pair at a time, in float64: the ground truth."""
+    """The definition, in float64, one point of x at a time: the ground truth."""
     x, y = x.double(), y.double()
     out = torch.zeros(x.shape[0], y.shape[0], dtype=torch.float64)
     for i in range(x.shape[0]):
-        for j in range(y.shape[0]):
-            out[i, j] = ((x[i] - y[j]) ** 2).sum()
+        out[i] = ((x[i] - y) ** 2).sum(1)  # (M,): x[i]'s differences with every row of y, squared, summed
     return out
 
 

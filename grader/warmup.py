@@ -1,0 +1,47 @@
+"""Import, once, what a lesson's pytest run needs, in a process that then forks the runs.
+
+Importing torch costs 1.4-4 s, more than most lessons' tests, and torch imports more on first
+use (torch._dynamo for the first optimizer, sympy for gradcheck's first call): 1-2 s again.
+A process that has done all of it once and forks each run (``kata grade``, ``grader verify``,
+the later runs of ``kata watch``) pays none of it per run. Torch is switched to one thread
+before any op, so no OpenMP pool exists in the parent to be broken by the fork.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def preload(grading: bool) -> int:
+    """Import what every run needs, once, in the parent. `grading`: also set the environment
+    the runs are graded in (hypothesis's "grading" profile, one OpenMP thread); ``kata watch``
+    keeps the learner's. Returns torch's thread count before the parent's switch to one."""
+    if grading:
+        os.environ["HYPOTHESIS_PROFILE"] = "grading"  # the same examples for every student, no shrinking
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # before any op: no OpenMP pool exists when the children fork
+    import hypothesis  # noqa: F401
+    import hypothesis.extra.numpy  # noqa: F401
+    import numpy  # noqa: F401
+    import pytest  # noqa: F401
+    import _hypothesis_pytestplugin  # noqa: F401
+    import pytest_timeout  # noqa: F401
+    import torch._dynamo  # noqa: F401 - imported lazily (by optimizers), it re-wraps torch.manual_seed & co.
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401 - imported lazily (by gradcheck), with sympy
+    import torch.nn.functional  # noqa: F401
+    import torch.optim  # noqa: F401
+    import torch.utils.data  # noqa: F401
+
+    for name in ("cv2", "_pytest.pytester", "grader.hypothesis_profile", "grader.testing", "grader.testing.strategies",
+                 "grader.testing.memory", "grader.testing.forbid", "grader.harness"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass  # a lesson that needs it will say so
+    import gc
+
+    gc.freeze()  # the preloaded objects stay shared with the children (no copy-on-write by gc)
+    return threads
