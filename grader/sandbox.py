@@ -30,7 +30,6 @@ import selectors
 import signal
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -359,57 +358,45 @@ def _read_cut(path: Path, limit: int) -> str:
 
 def _child(job: Job, limits: Limits, channel_fd: int) -> None:
     """Set up the run's process and run pytest in it. Ends the process; never returns."""
-    code = 70  # EX_SOFTWARE: the set-up itself failed
-    try:
-        os.setsid()
-        signal.set_wakeup_fd(-1)  # the parent's, as are these handlers
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        out = os.open(job.home / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
-        os.closerange(3, channel_fd)
-        os.closerange(channel_fd + 1, 1 << 16)
-        _set_limits(limits)
-        home = str(job.home)
-        os.environ.clear()
-        os.environ.update({
-            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": os.path.join(home, "tmp"),
-            "LANG": "C.UTF-8", "HYPOTHESIS_PROFILE": "grading", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            # Scanning every installed package for pytest plugins costs ~0.4 s a run: name the two needed.
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        })
-        import tempfile
+    warmup.end_child(lambda: _set_up_and_run(job, limits, channel_fd))
 
-        tempfile.tempdir = None  # found again from TMPDIR
-        os.chdir(job.workdir)
-        kit = Path(__file__).resolve().parents[1]
-        sys.path[:] = [str(job.workdir)] + [p for p in sys.path if p and Path(p).resolve() != kit]
-        sys.path_importer_cache.clear()
-        sys.dont_write_bytecode = True
 
-        import pytest
+def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
+    os.setsid()
+    signal.set_wakeup_fd(-1)  # the parent's, as are these handlers
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    out = os.open(job.home / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.closerange(3, channel_fd)
+    os.closerange(channel_fd + 1, 1 << 16)
+    _set_limits(limits)
+    home = str(job.home)
+    os.environ.clear()
+    os.environ.update({
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": os.path.join(home, "tmp"),
+        "LANG": "C.UTF-8", "HYPOTHESIS_PROFILE": "grading", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        # Scanning every installed package for pytest plugins costs ~0.4 s a run: name the two needed.
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    })
+    import tempfile
 
-        from grader import channel
+    tempfile.tempdir = None  # found again from TMPDIR
+    os.chdir(job.workdir)
+    kit = Path(__file__).resolve().parents[1]
+    sys.path[:] = [str(job.workdir)] + [p for p in sys.path if p and Path(p).resolve() != kit]
+    sys.path_importer_cache.clear()
+    sys.dont_write_bytecode = True
 
-        timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
-        code = pytest.main([*job.args, *PLUGINS, *timeout,
-                            "-W", "ignore::pytest.PytestAssertRewriteWarning"],  # plugins the parent preloaded
-                           plugins=[channel.Reporter(channel_fd)])
-    except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
-        try:
-            traceback.print_exc()
-        except BaseException:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:
-            pass
-        os._exit(int(code) if isinstance(code, int) else 1)
+    import pytest
+
+    from grader import channel
+
+    timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
+    return pytest.main([*job.args, *PLUGINS, *timeout, *warmup.PRELOADED], plugins=[channel.Reporter(channel_fd)])
 
 
 def _set_limits(limits: Limits) -> None:

@@ -9,7 +9,15 @@ before any op, so no OpenMP pool exists in the parent to be broken by the fork.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import traceback
+from typing import Callable, NoReturn
+
+# pytest warns that it cannot assertion-rewrite plugins imported before it started: here they
+# were, on purpose, by `preload`.
+PRELOADED = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
 
 
 def preload(grading: bool) -> int:
@@ -45,3 +53,20 @@ def preload(grading: bool) -> int:
 
     gc.freeze()  # the preloaded objects stay shared with the children (no copy-on-write by gc)
     return threads
+
+
+def end_child(body: Callable[[], int]) -> NoReturn:
+    """In a forked child: run `body` (its set-up, then pytest) and end the process with the
+    status it returns, whatever happens; 70 (EX_SOFTWARE) with the traceback printed if it
+    raised. Never returns into the parent's code, nor runs the parent's exit handlers."""
+    code = 70
+    try:
+        code = int(body())
+    except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)

@@ -35,7 +35,6 @@ import signal
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
@@ -181,8 +180,11 @@ class Warm:
     """This process, once it has imported what runs need: each run is a child forked from it."""
 
     def __init__(self, threads: int | None) -> None:
-        self.ready = threads is not None
-        self.threads = threads  # torch's, as a fresh process has it (the preload set one)
+        self.threads = threads  # torch's, as a fresh process has it (the warm-up set one); None: not warm
+
+    @property
+    def ready(self) -> bool:
+        return self.threads is not None
 
     @classmethod
     def start(cls) -> Warm:
@@ -199,26 +201,24 @@ class Warm:
         pid = os.fork()
         if pid:
             return Forked(pid)
-        code = 70  # EX_SOFTWARE: the set-up itself failed
-        try:  # the child: `python -m pytest ARGS` from the kit's root, in a session of its own
-            os.setsid()
-            for signum in (signal.SIGTERM, signal.SIGHUP):
-                signal.signal(signum, signal.SIG_DFL)  # the watcher's turn them into Ctrl-C
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            os.chdir(root)
-            import pytest
-            import torch
+        from grader import warmup
 
-            torch.set_num_threads(self.threads)
-            code = pytest.main([*args, "-W", "ignore::pytest.PytestAssertRewriteWarning"])  # plugins preloaded
-        except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
-            with contextlib.suppress(BaseException):
-                traceback.print_exc()
-        finally:
-            with contextlib.suppress(BaseException):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(int(code) if isinstance(code, int) else 1)
+        warmup.end_child(lambda: self._run(root, args))
+
+    def _run(self, root: Path, args: list[str]) -> int:
+        """In the child: `python -m pytest ARGS` from the kit's root, in a session of its own."""
+        os.setsid()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)  # the watcher's turn them into Ctrl-C
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(root)
+        import pytest
+        import torch
+
+        from grader import warmup
+
+        torch.set_num_threads(self.threads)
+        return pytest.main([*args, *warmup.PRELOADED])
 
 
 class Forked:
