@@ -52,7 +52,8 @@ def lesson_names(test_file: Path, test_name: str) -> tuple[str, ...] | None:
     """The names the test reads off ``lesson``, in order of first use; None if it uses ``lesson``
     any other way (passes it on, assigns it) or cannot be found as a module-level function."""
     tree = _module_ast(test_file)
-    node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == test_name), None)
+    # The last definition of the name, as the module's namespace (and pytest) has it.
+    node = next((n for n in reversed(tree.body) if isinstance(n, ast.FunctionDef) and n.name == test_name), None)
     if node is None:
         return None
     uses = [n for part in node.body for n in ast.walk(part) if isinstance(n, ast.Name) and n.id == FIXTURE]

@@ -461,3 +461,34 @@ def test_verify_says_which_environment_lacks_torch(monkeypatch, capsys):
     assert verify_module.verify([], jobs=1) == 2
     out = capsys.readouterr().out
     assert f"{sys.executable} cannot import not_a_module_anywhere" in out and ". .venv/bin/activate" in out
+
+
+def test_the_names_a_test_uses_are_read_as_python_would_run_them(tmp_path):
+    from grader.untouched import lesson_names
+
+    tests = tmp_path / "test_demo.py"
+    tests.write_text(textwrap.dedent("""\
+        def test_nested(lesson):
+            assert lesson.scale(lesson.add(1, 2)) == 6  # add runs first
+
+
+        def test_redefined(lesson):
+            lesson.add(1, 2)
+
+
+        def test_redefined(lesson):  # the one pytest runs
+            lesson.scale(3)
+
+
+        def test_hands_it_on(lesson):
+            helper(lesson)
+
+
+        def test_assigns(lesson):
+            lesson.add = None
+    """))
+    assert lesson_names(tests, "test_nested") == ("add", "scale")
+    assert lesson_names(tests, "test_redefined") == ("scale",)
+    assert lesson_names(tests, "test_hands_it_on") is None
+    assert lesson_names(tests, "test_assigns") is None
+    assert lesson_names(tests, "test_missing") is None
