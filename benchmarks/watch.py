@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from feedback import WrongExit, machine, wall  # noqa: E402
 
-from grader.lessons import KitError, all_lessons, get_lesson  # noqa: E402
-from grader.watch import Warm  # noqa: E402
+from grader.lessons import KitError, Lesson, all_lessons, get_lesson  # noqa: E402
+from grader.watch import Warm, pytest_args  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -50,14 +50,14 @@ def quiet():
             os.close(fd)
 
 
-def forked(warm: Warm, tree: str, lesson: str, expect: int) -> float:
+def forked(warm: Warm, tree: str, lesson: Lesson, expect: int) -> float:
     """Seconds one forked run takes, as ``kata watch`` starts it."""
     start = time.perf_counter()
     with quiet():
-        code = warm.fork(ROOT, [f"{tree}/{lesson}", "-q", "-p", "no:cacheprovider"]).wait()
+        code = warm.fork(ROOT, pytest_args(lesson, tree)).wait()
     seconds = time.perf_counter() - start
     if code != expect:
-        raise WrongExit(f"the forked `pytest {tree}/{lesson}` exited {code}, not {expect}; run it to see why")
+        raise WrongExit(f"the forked `pytest {tree}/{lesson.name}` exited {code}, not {expect}; run it to see why")
     return seconds
 
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = Warm.start()  # first: it times the imports (machine() imports torch)
     warm_up = time.perf_counter() - start
     if not warm.ready:
-        parser.error("the warm-up failed (an import error): run `kata watch` to see it")
+        parser.error("the warm-up failed: `python -c \"from grader import warmup; warmup.preload(False)\"` shows why")
     print(machine())
     print(f"median of {args.runs} runs, commands interleaved round by round\n")
     times: dict[tuple[str, str], list[float]] = {}
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             times.setdefault(("import torch", ""), []).append(wall([sys.executable, "-c", "import torch"]))
             for lesson in lessons:
                 for tree, expect in (("exercises", 1), ("solutions", 0)):
-                    times.setdefault((lesson.name, tree), []).append(forked(warm, tree, lesson.name, expect))
+                    times.setdefault((lesson.name, tree), []).append(forked(warm, tree, lesson, expect))
     except WrongExit as error:
         print(f"benchmark stopped: {error}", file=sys.stderr)
         return 2

@@ -152,8 +152,8 @@ def wait_for_change(folder: Path, seen: Snapshot, interval: float) -> Snapshot:
 # --- the tests, in a child process ----------------------------------------------------------
 
 
-def pytest_args(lesson: Lesson) -> list[str]:
-    return [f"exercises/{lesson.name}", "-q", "-p", "no:cacheprovider"]
+def pytest_args(lesson: Lesson, tree: str = "exercises") -> list[str]:
+    return [f"{tree}/{lesson.name}", "-q", "-p", "no:cacheprovider"]
 
 
 def pytest_command(lesson: Lesson) -> list[str]:
