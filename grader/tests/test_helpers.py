@@ -7,9 +7,10 @@ import time
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import given, settings
 
 from grader import records
+from grader.hypothesis_profile import examples_a_test
 from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio, trace_ops
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
@@ -162,6 +163,15 @@ def test_tensors_strategy_reaches_the_adversarial_cases():
 
     collect()
     assert seen == {"non-contiguous", "float16", "-inf", "fully masked row", "huge"}
+
+
+def test_kata_examples_sets_the_examples_a_test_and_a_bad_value_says_how_to_fix_it():
+    assert examples_a_test({}) == 25
+    assert settings.get_profile("kata").max_examples == examples_a_test()
+    assert examples_a_test({"KATA_EXAMPLES": "200"}) == 200
+    for bad in ("", "0", "-3", "2.5", "many"):
+        with pytest.raises(ValueError, match=rf"KATA_EXAMPLES={bad!r} is not a number.*KATA_EXAMPLES=25"):
+            examples_a_test({"KATA_EXAMPLES": bad})
 
 
 def test_the_helpers_do_not_import_what_they_do_not_need():
