@@ -284,11 +284,11 @@ class Grading:
         print(f"grading {len(todo)} student{'s' if len(todo) != 1 else ''} x {len(self.lessons)} lessons, "
               f"{self.jobs} at a time" + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
               + f"; results in {self.out}", file=sys.stderr)
+        sandbox.preload()  # first: a Ctrl-C meanwhile ends the process there, with nothing to clean up
         self.scratch = Path(tempfile.mkdtemp(prefix="kata-grade-"))
         progress = Progress(len(todo), len(todo) * len(self.lessons))
         failed = []
         try:
-            sandbox.preload()
             self._baseline(sandbox)
             pending: dict[str, list[tuple[Student, str]]] = {}  # key -> who waits on that run
             done: dict[str, dict[str, dict]] = {s.name: {} for s in todo}

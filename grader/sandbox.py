@@ -149,8 +149,11 @@ class Outcome:
 
 
 def preload() -> None:
-    """Import what every run needs, once, in the parent, in the environment runs are graded in."""
-    warmup.preload(grading=True)
+    """Import what every run needs, once, in the parent, in the environment runs are graded in.
+    Ctrl-C meanwhile ends the process at once, as grader.cli ends an interrupted command (a new
+    line, exit 130): call this before making anything that would need cleaning up."""
+    with warmup.ending_at_once(lambda: print(file=sys.stderr, flush=True), 130):
+        warmup.preload(grading=True)
     import grader.channel  # noqa: F401
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import traceback
-from typing import Callable, NoReturn
+from typing import Callable, Iterator, NoReturn
 
 # pytest warns that it cannot assertion-rewrite plugins imported before it started: here they
 # were, on purpose, by `preload`.
@@ -53,6 +54,33 @@ def preload(grading: bool) -> int:
 
     gc.freeze()  # the preloaded objects stay shared with the children (no copy-on-write by gc)
     return threads
+
+
+@contextlib.contextmanager
+def ending_at_once(say: Callable[[], None], status: int, signames: tuple[str, ...] = ("SIGINT",)) -> Iterator[None]:
+    """While torch is imported: a stop signal (Ctrl-C by default) ends the process there and
+    then, as the command would have stopped: `say()`, then exit `status`.
+
+    A KeyboardInterrupt raised inside torch's import lands in C++ code that calls back into
+    Python: torch aborts ("terminate called after throwing an instance of
+    'pybind11::error_already_set'", exit -6), or the process dies of the SIGINT after its last
+    line (exit -2), one time in three. Use it only where nothing would need unwinding yet: no
+    tests running, no temporary files."""
+
+    def stop(signum, frame):
+        with contextlib.suppress(Exception):
+            say()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+
+    signums = [getattr(signal, name) for name in signames if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, stop) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def end_child(body: Callable[[], int]) -> NoReturn:

@@ -121,9 +121,13 @@ def watch(root: Path, lesson: Lesson, interval: float) -> int:
             if sys.stdout.isatty():
                 print(CLEAR_SCREEN, end="", flush=True)
     except KeyboardInterrupt:
-        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
-            print("\nstopped watching", flush=True)
+        _say_stopped()
         return 0
+
+
+def _say_stopped() -> None:
+    with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+        print("\nstopped watching", flush=True)
 
 
 def snapshot(folder: Path) -> Snapshot:
@@ -190,12 +194,15 @@ class Warm:
     def start(cls) -> Warm:
         if not hasattr(os, "fork"):
             return cls(None)
-        try:
-            from grader import warmup
+        from grader import warmup
 
-            return cls(warmup.preload(grading=False))
-        except Exception:  # noqa: BLE001 - only a speed-up: fresh processes will show what is wrong
-            return cls(None)
+        # A stop now ends the watcher at once: the tests are not running, and an interrupt
+        # raised inside torch's import would abort it.
+        with warmup.ending_at_once(_say_stopped, 0, ("SIGINT", "SIGTERM", "SIGHUP")):
+            try:
+                return cls(warmup.preload(grading=False))
+            except Exception:  # noqa: BLE001 - only a speed-up: fresh processes will show what is wrong
+                return cls(None)
 
     def fork(self, root: Path, args: list[str]) -> Forked:
         pid = os.fork()

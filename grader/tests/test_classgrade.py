@@ -319,6 +319,30 @@ def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded
     assert not Path(f"/proc/{pidfile.read_text()}").exists(), "the run in progress outlived the grader"
 
 
+def test_ctrl_c_while_torch_is_imported_ends_the_run_cleanly(graded: dict, tmp_path: Path) -> None:
+    # An interrupt raised inside torch's import used to abort the grader ("terminate called
+    # after throwing an instance of 'pybind11::error_already_set'", exit -6) one time in three.
+    class_dir = tmp_path / "class"
+    shutil.copytree(graded["class"] / "correct", class_dir / "a_correct")
+    for pause in (0.3, 0.8):
+        scratch = tmp_path / f"tmp{pause}"
+        scratch.mkdir()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "--root", str(graded["kit"]), "grade", str(class_dir),
+             "--out", str(tmp_path / "results"), "--jobs", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
+        try:
+            assert proc.stderr.readline().startswith("grading 1 student"), "the grader did not start"
+            time.sleep(pause)  # importing torch, pytest and hypothesis: 2-5 s
+            proc.send_signal(signal.SIGINT)
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        assert proc.returncode == 130, stderr
+        assert "terminate called" not in stderr and "Traceback" not in stderr, stderr
+        assert list(scratch.iterdir()) == [], "a Ctrl-C before grading began left files behind"
+
+
 def test_a_kit_whose_stubs_pass_tests_is_refused(tmp_path: Path) -> None:
     kit = make_kit(tmp_path / "kit")
     (kit / "exercises" / "98_demo" / "demo.py").write_text(SOLUTION)  # an instructor's own answers, left there
