@@ -57,9 +57,20 @@ def preload(grading: bool) -> int:
 
 
 @contextlib.contextmanager
-def ending_at_once(say: Callable[[], None], status: int, signames: tuple[str, ...] = ("SIGINT",)) -> Iterator[None]:
+def signals_handled(handler: Callable, signames: tuple[str, ...]) -> Iterator[None]:
+    """`handler` for the named signals (those this system has) inside the block; the previous after."""
+    signums = [getattr(signal, name) for name in signames if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, handler) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+
+
+def ending_at_once(say: Callable[[], None], status: int, signames: tuple[str, ...] = ("SIGINT",)):
     """While torch is imported: a stop signal (Ctrl-C by default) ends the process there and
-    then, as the command would have stopped: `say()`, then exit `status`.
+    then, as the command would have stopped: `say()`, then exit `status`. A context manager.
 
     A KeyboardInterrupt raised inside torch's import lands in C++ code that calls back into
     Python: torch aborts ("terminate called after throwing an instance of
@@ -74,13 +85,7 @@ def ending_at_once(say: Callable[[], None], status: int, signames: tuple[str, ..
             sys.stderr.flush()
         os._exit(status)
 
-    signums = [getattr(signal, name) for name in signames if hasattr(signal, name)]
-    previous = {signum: signal.signal(signum, stop) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    return signals_handled(stop, signames)
 
 
 def end_child(body: Callable[[], int]) -> NoReturn:

@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+from grader import warmup
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
 
 CLEAR_SCREEN = "\033[2J\033[H"
@@ -194,8 +195,6 @@ class Warm:
     def start(cls) -> Warm:
         if not hasattr(os, "fork"):
             return cls(None)
-        from grader import warmup
-
         # A stop now ends the watcher at once: the tests are not running, and an interrupt
         # raised inside torch's import would abort it.
         with warmup.ending_at_once(_say_stopped, 0, ("SIGINT", "SIGTERM", "SIGHUP")):
@@ -208,8 +207,6 @@ class Warm:
         pid = os.fork()
         if pid:
             return Forked(pid)
-        from grader import warmup
-
         warmup.end_child(lambda: self._run(root, args))
 
     def _run(self, root: Path, args: list[str]) -> int:
@@ -221,8 +218,6 @@ class Warm:
         os.chdir(root)
         import pytest
         import torch
-
-        from grader import warmup
 
         torch.set_num_threads(self.threads)
         return pytest.main([*args, *warmup.PRELOADED])
@@ -276,18 +271,10 @@ def _signal_group(child: subprocess.Popen | Forked, signum: int) -> None:
             os.kill(child.pid, signum)
 
 
-@contextlib.contextmanager
 def _stop_on_termination():
     """SIGTERM and SIGHUP (the terminal closed) stop the watcher as Ctrl-C does, so that the
     tests it runs, which are in a process group of their own, are stopped too."""
-
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    signums = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {signum: signal.signal(signum, interrupt) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    return warmup.signals_handled(interrupt, ("SIGTERM", "SIGHUP"))
