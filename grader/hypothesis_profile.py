@@ -8,7 +8,7 @@ mentions hypothesis, and grader.testing.strategies imports it too. No torch here
 sees the same examples, so grading is fair and a mutant is caught every time, not by luck),
 no example database on disk, and 25 examples a test (KATA_EXAMPLES=N for another number).
 Why 25, not hypothesis's 100: an example of the kit's tensor strategies costs hypothesis's
-engine 2-4 ms, so 25 more examples for each of a lesson's five property tests add ~0.4 s to
+engine 2-4 ms, so 25 more examples for each of a lesson's five property tests add 0.4-0.6 s to
 a run whose floor is `import torch` (issue 9); and every known-wrong implementation in
 tests/*/mutants/ is still rejected with 5 (`KATA_EXAMPLES=5 python -m grader verify`).
 
@@ -19,14 +19,15 @@ uses "grading".
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from hypothesis import HealthCheck, Phase, settings
 
 
-def examples_a_test(environ=os.environ) -> int:
+def examples_a_test(environ: Mapping[str, str] = os.environ) -> int:
     """KATA_EXAMPLES, or 25: how many examples each property test runs."""
     value = environ.get("KATA_EXAMPLES", "25")
-    if not value.strip().isdigit() or int(value) < 1:
+    if not value.strip().isascii() or not value.strip().isdigit() or int(value) < 1:
         raise ValueError(f"KATA_EXAMPLES={value!r} is not a number of examples; set a whole number of "
                          f"1 or more (KATA_EXAMPLES=25 is the default), or unset it.")
     return int(value)

@@ -169,7 +169,7 @@ def test_kata_examples_sets_the_examples_a_test_and_a_bad_value_says_how_to_fix_
     assert examples_a_test({}) == 25
     assert settings.get_profile("kata").max_examples == examples_a_test()
     assert examples_a_test({"KATA_EXAMPLES": "200"}) == 200
-    for bad in ("", "0", "-3", "2.5", "many"):
+    for bad in ("", "0", "-3", "2.5", "many", "²"):
         with pytest.raises(ValueError, match=rf"KATA_EXAMPLES={bad!r} is not a number.*KATA_EXAMPLES=25"):
             examples_a_test({"KATA_EXAMPLES": bad})
 
