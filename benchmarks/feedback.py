@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.lessons import KitError, Lesson, all_lessons, get_lesson  # noqa: E402
+from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 TARGET, WORKER_TARGET, SUITE_TARGET = 2.0, 4.0, 60.0
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
     try:  # "07", "7", "stable" or "07_stable"; an unknown name is an error, not an empty table
-        lessons = [get_lesson(ROOT, name) for name in args.lessons] or all_lessons(ROOT)
+        lessons = chosen_lessons(ROOT, args.lessons)
     except KitError as error:
         parser.error(str(error))
     print(machine())

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.lessons import KitError, Lesson, all_lessons, get_lesson  # noqa: E402
+from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
 
 
 def run_speed_tests(lesson: Lesson, runs: int, *, mutant: Path | None = None) -> dict[str, list[dict]]:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy", type=int, default=1, help="cores to keep busy meanwhile (default 1)")
     args = parser.parse_args(argv)
     try:  # "07", "7", "stable" or "07_stable"; an unknown name is an error, not an empty table
-        lessons = [get_lesson(ROOT, name) for name in args.lessons] or all_lessons(ROOT)
+        lessons = chosen_lessons(ROOT, args.lessons)
     except KitError as error:
         parser.error(str(error))
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from feedback import WrongExit, machine, wall  # noqa: E402
 
-from grader.lessons import KitError, Lesson, all_lessons, get_lesson  # noqa: E402
+from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
 from grader.watch import Warm, pytest_args  # noqa: E402
 
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (default 5); the median counts")
     args = parser.parse_args(argv)
     try:
-        lessons = [get_lesson(ROOT, name) for name in args.lessons] or all_lessons(ROOT)
+        lessons = chosen_lessons(ROOT, args.lessons)
     except KitError as error:
         parser.error(str(error))
     if not hasattr(os, "fork"):

@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from grader.jsonfile import write_json, write_text
-from grader.lessons import KitError, Lesson, all_lessons, get_lesson
+from grader.lessons import KitError, Lesson, chosen_lessons
 from grader.report import exercism
 from grader.runner import PytestRun
 from grader.status import summarize
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
         raise KitError("kata grade needs fork() and resource limits (Linux or macOS)")
     from grader.sandbox import Limits
 
-    lessons = [get_lesson(root, name) for name in args.lessons] if args.lessons else all_lessons(root)
+    lessons = chosen_lessons(root, args.lessons)
     # CPU time beyond the wall clock: only threads spinning in parallel get there first.
     limits = Limits(wall=args.timeout, cpu=1.25 * args.timeout, memory=args.memory, output=args.max_output,
                     file_size=args.max_file,

@@ -94,6 +94,12 @@ def get_lesson(root: Path, name: str) -> Lesson:
     raise KitError(f"no lesson {name!r}; the lessons are: {known}")
 
 
+def chosen_lessons(root: Path, names: list[str]) -> list[Lesson]:
+    """The lessons named (as get_lesson reads a name), in the order given; every lesson if none
+    is. An unknown name raises KitError, naming the lessons there are."""
+    return [get_lesson(root, name) for name in names] or all_lessons(root)
+
+
 def mutant_target(mutant: Path, lesson: Lesson) -> str:
     """The module stem a mutant replaces names in: its TARGET = "stem", or the lesson's only module."""
     tree = ast.parse(mutant.read_text(encoding="utf-8"), filename=str(mutant))

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.jsonfile import write_json
-from grader.lessons import KitError, Lesson, all_lessons, get_lesson
+from grader.lessons import KitError, Lesson, chosen_lessons
 from grader.runner import PytestRun, run_pytest
 from grader.status import LessonStatus, summarize
 
@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 def run(args: argparse.Namespace, root: Path) -> int:
     if not args.json and not args.gradescope:
         raise KitError("say where to write the report: --json PATH (exercism's shape) and/or --gradescope PATH")
-    lessons = [get_lesson(root, name) for name in args.lessons] or all_lessons(root)
+    lessons = chosen_lessons(root, args.lessons)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = list(pool.map(lambda lesson: run_pytest(root, [f"exercises/{lesson.name}"]), lessons))
     results = list(zip(lessons, runs))

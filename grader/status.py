@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader.jsonfile import write_json
-from grader.lessons import Lesson, all_lessons, get_lesson
+from grader.lessons import Lesson, all_lessons, chosen_lessons
 from grader.runner import PytestRun, run_pytest
 
 CACHE_FILE = Path(".kata/cache/status.json")
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     cache = Cache(root, enabled=not args.no_cache)
     if args.command == "next":
         return show_next(root, cache)
-    lessons = [get_lesson(root, name) for name in args.lessons] or all_lessons(root)
+    lessons = chosen_lessons(root, args.lessons)
     results = statuses(lessons, cache=cache, jobs=args.jobs, progress=_progress_printer(len(lessons)))
     print_table(results)
     return 0

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from grader.lessons import KitError, Lesson, all_lessons, get_lesson, mutant_target
+from grader.lessons import KitError, Lesson, chosen_lessons, mutant_target
 from grader.runner import RUN_TIMEOUT, PytestRun, run_pytest
 
 MIN_HINT_LEVELS = 3
@@ -341,7 +341,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
-    lessons = [get_lesson(root, name) for name in args.lessons] or all_lessons(root)
+    lessons = chosen_lessons(root, args.lessons)
     if not lessons:
         raise KitError(f"no lessons found under {root}/tests")
     return verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose)
