@@ -94,10 +94,10 @@ def get_lesson(root: Path, name: str) -> Lesson:
     raise KitError(f"no lesson {name!r}; the lessons are: {known}")
 
 
-def chosen_lessons(root: Path, names: list[str]) -> list[Lesson]:
+def chosen_lessons(root: Path, names: list[str] | None) -> list[Lesson]:
     """The lessons named (as get_lesson reads a name), in the order given; every lesson if none
-    is. An unknown name raises KitError, naming the lessons there are."""
-    return [get_lesson(root, name) for name in names] or all_lessons(root)
+    is (an empty list or None). An unknown name raises KitError, naming the lessons there are."""
+    return [get_lesson(root, name) for name in names or ()] or all_lessons(root)
 
 
 def mutant_target(mutant: Path, lesson: Lesson) -> str:
