@@ -3,7 +3,7 @@
     python benchmarks/watch.py [LESSON ...] [--runs 5]
 
 ``kata watch`` runs a lesson's tests in a fresh process the first time, then imports what
-runs need once (grader.watch.Warm) and forks every later run from itself. This script does
+runs need once (grader.learner.watch.Warm) and forks every later run from itself. This script does
 the same: it warms up once (timed), then for every lesson forks ``pytest exercises/NN``
 with the stubs untouched and ``pytest solutions/NN`` (the answers), interleaved round by
 round with a fresh ``python -c "import torch"``, and prints the median of ``--runs`` runs of
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from feedback import WrongExit, machine, wall  # noqa: E402
 
 from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
-from grader.watch import Warm, pytest_args  # noqa: E402
+from grader.learner.watch import Warm, pytest_args  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = Warm.start()  # first: it times the imports (machine() imports torch)
     warm_up = time.perf_counter() - start
     if not warm.ready:
-        parser.error("the warm-up failed: `python -c \"from grader import warmup; warmup.preload(False)\"` shows why")
+        parser.error("the warm-up failed: `python -c \"from grader import forking as warmup; warmup.preload(False)\"` shows why")
     print(machine())
     print(f"median of {args.runs} runs, commands interleaved round by round\n")
     times: dict[tuple[str, str], list[float]] = {}

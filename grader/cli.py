@@ -14,41 +14,42 @@ import os
 import sys
 from pathlib import Path
 
+from grader import module_file
 from grader.lessons import KitError, find_root
 
 # name -> (module, one-line help, examples). The order is the order of `kata --help`.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "status": ("grader.status", "one line per lesson: tests passed, points, state, your next TODO", """\
+    "status": ("grader.learner.status", "one line per lesson: tests passed, points, state, your next TODO", """\
   kata status                 every lesson (cached: a second call with nothing changed is instant)
   kata status 03 07_stable    only these lessons
   kata status --no-cache      run everything again"""),
-    "next": ("grader.status", "the first unfinished lesson and the command that runs it", """\
+    "next": ("grader.learner.status", "the first unfinished lesson and the command that runs it", """\
   kata next"""),
-    "hint": ("grader.hints", "a lesson's hints, one level at a time", """\
+    "hint": ("grader.learner.hint", "a lesson's hints, one level at a time", """\
   kata hint 07_stable         the first hint for lesson 07
   kata hint 07 2              the second level"""),
-    "watch": ("grader.watch", "re-run a lesson's tests on every save, warm (torch stays imported)", """\
+    "watch": ("grader.learner.watch", "re-run a lesson's tests on every save, warm (torch stays imported)", """\
   kata watch                  the lesson `kata next` would pick
   kata watch 03_broadcast     a given lesson (Ctrl-C to stop)"""),
-    "reset": ("grader.reset", "put a lesson's untouched stub back (your file is backed up first)", """\
+    "reset": ("grader.learner.reset", "put a lesson's untouched stub back (your file is backed up first)", """\
   kata reset 03_broadcast     back up exercises/03_broadcast/*.py, then restore the stubs
   kata reset --list           the backups made so far, newest first"""),
-    "report": ("grader.report", "write your results as JSON (exercism results.json v3 or Gradescope)", """\
+    "report": ("grader.learner.report", "write your results as JSON (exercism results.json v3 or Gradescope)", """\
   kata report --json results.json                 every lesson, exercism-style
   kata report --json results.json 07              one lesson
   kata report --gradescope /autograder/results/results.json"""),
-    "release": ("grader.release", "write a student bundle: stubs, public tests, tooling; no answers", """\
+    "release": ("grader.authoring.release", "write a student bundle: stubs, public tests, tooling; no answers", """\
   kata release ../kata-student     then zip that folder and hand it out"""),
-    "nbgrader": ("grader.nbcourse", "an nbgrader course from the lessons, and class autograding", """\
+    "nbgrader": ("grader.notebooks.course", "an nbgrader course from the lessons, and class autograding", """\
   kata nbgrader build ../course               nbgrader_config.py and a source notebook per lesson
   kata nbgrader autograde ../course 07_stable grade every submission, in parallel; a CSV
   kata nbgrader from-module ../course alice ~/alice/exercises   .py work as a submission"""),
-    "grade": ("grader.classgrade", "grade a whole class's .py work: isolated, limited, in parallel, resumable", """\
+    "grade": ("grader.grading.grade", "grade a whole class's .py work: isolated, limited, in parallel, resumable", """\
   kata grade ../class --out ../results          every student folder in ../class (each has exercises/)
   kata grade ../class --out ../results --jobs 8 --no-speed
   kata grade ../class --out r3 --shard 3/8      one slice of the class (a CI matrix, a Slurm array)
   kata grade --merge r1 r2 r3 --out results     the slices' results as one class.csv and summary"""),
-    "verify": ("grader.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
+    "verify": ("grader.authoring.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
   kata verify                 check every lesson (CI runs this)
   kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),
 }
@@ -57,8 +58,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 def available_commands() -> dict[str, tuple[str, str, str]]:
     """The commands whose module is here: a student release leaves out the instructor's (verify)."""
     # By file, not by import: an editable install of the full kit must not leak verify into a bundle.
-    here = Path(__file__).resolve().parent
-    return {name: spec for name, spec in COMMANDS.items() if (here / f"{spec[0].rsplit('.', 1)[1]}.py").is_file()}
+    return {name: spec for name, spec in COMMANDS.items() if module_file(spec[0]).is_file()}
 
 
 def build_parser() -> argparse.ArgumentParser:

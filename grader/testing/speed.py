@@ -13,7 +13,7 @@ from typing import Callable
 
 import torch
 
-from grader import records
+from grader.plugin import measurements as records
 
 
 def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:

@@ -1,6 +1,6 @@
 """Hypothesis strategies for adversarial tensors, in one place for every lesson.
 
-Importing this module loads the "kata" hypothesis profile (see grader.hypothesis_profile).
+Importing this module loads the "kata" hypothesis profile (see grader.plugin.hypothesis_profile).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import grader.hypothesis_profile  # noqa: F401  (loads the "kata" profile)
+import grader.plugin.hypothesis_profile  # noqa: F401  (loads the "kata" profile)
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # Magnitudes that break naive code: exp overflows in float32 past ~88.7 (float16: ~11.1).

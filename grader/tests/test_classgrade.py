@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.classgrade import Kit, _shard, _size
-from grader.sandbox import Job, Limits, Outcome, _read_cut
+from grader.grading.grade import Kit, _shard, _size
+from grader.grading.sandbox import Job, Limits, Outcome, _read_cut
 from grader.tests.kits import ROOT, SOLUTION, write_lesson
 
 HOSTILE = Path(__file__).parent / "hostile"

@@ -455,7 +455,7 @@ def test_verify_says_why_a_run_ended_early(kit):
 
 
 def test_verify_says_which_environment_lacks_torch(monkeypatch, capsys):
-    from grader import verify as verify_module
+    from grader.authoring import verify as verify_module
 
     monkeypatch.setattr(verify_module, "REQUIRED", ("torch", "not_a_module_anywhere"))
     assert verify_module.verify([], jobs=1) == 2
@@ -464,7 +464,7 @@ def test_verify_says_which_environment_lacks_torch(monkeypatch, capsys):
 
 
 def test_the_names_a_test_uses_are_read_as_python_would_run_them(tmp_path):
-    from grader.untouched import lesson_names
+    from grader.plugin.untouched import lesson_names
 
     tests = tmp_path / "test_demo.py"
     tests.write_text(textwrap.dedent("""\

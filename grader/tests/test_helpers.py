@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 
-from grader import records
-from grader.hypothesis_profile import examples_a_test
+from grader.plugin import measurements as records
+from grader.plugin.hypothesis_profile import examples_a_test
 from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio, trace_ops
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors

@@ -1,11 +1,11 @@
-"""grader.nbbuild: a lesson as an nbgrader source notebook, checked without running a kernel."""
+"""grader.notebooks.build: a lesson as an nbgrader source notebook, checked without running a kernel."""
 
 from __future__ import annotations
 
 import pytest
 
 from grader.lessons import KitError, all_lessons
-from grader.nbbuild import BEGIN, BEGIN_HIDDEN, END, Points, clear_solutions, lesson_notebook, split_module
+from grader.notebooks.build import BEGIN, BEGIN_HIDDEN, END, Points, clear_solutions, lesson_notebook, split_module
 from grader.tests.kits import ROOT
 
 HEAD = '''\
@@ -107,7 +107,7 @@ def test_a_stub_whose_code_differs_from_the_answers_start_is_refused():
 
 @pytest.fixture(scope="module")
 def notebooks():
-    from grader.nbcourse import lesson_points
+    from grader.notebooks.course import lesson_points
 
     lessons = all_lessons(ROOT)
     points = lesson_points(ROOT, [lesson.name for lesson in lessons])
@@ -129,6 +129,6 @@ def test_every_lesson_makes_a_valid_notebook_without_test_code(notebooks):
 
 
 def test_points_are_the_tests_points_markers():
-    from grader.nbcourse import lesson_points
+    from grader.notebooks.course import lesson_points
 
     assert lesson_points(ROOT, ["07_stable"])["07_stable"] == Points(public=5.0, hidden=36.0)

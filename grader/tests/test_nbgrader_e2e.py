@@ -15,8 +15,8 @@ import time
 import pytest
 
 from grader.cli import main
-from grader.nbcourse import environment
-from grader.runner import run_pytest
+from grader.notebooks.course import environment
+from grader.runs import run_pytest
 from grader.tests.kits import ROOT
 
 nbformat = pytest.importorskip("nbformat")

@@ -1,12 +1,12 @@
-"""grader.notebook: a grade cell's module from the executed cells, its score and its report."""
+"""grader.notebooks.grade_cell: a grade cell's module from the executed cells, its score and its report."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader import notebook
-from grader.notebook import Module, build_module, grade, reason, score
-from grader.runner import PytestRun
+from grader.notebooks import grade_cell as notebook
+from grader.notebooks.grade_cell import Module, build_module, grade, reason, score
+from grader.runs import PytestRun
 from grader.tests.kits import SOLUTION, STUB
 
 

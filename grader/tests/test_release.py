@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader.cli import main
-from grader.release import SETUP, reduce_tests
+from grader.authoring.release import SETUP, reduce_tests
 from grader.tests.kits import ROOT, SOLUTION, STUB
 
 RICH = '''\
@@ -154,7 +154,7 @@ def release(kit, monkeypatch, capsys, out: Path) -> tuple[int, str, str]:
 
 
 # `kata ARGS` as in a student's own environment: the kit, installed here in editable mode, is out of
-# reach (its import hook would otherwise answer `find_spec("grader.verify")` from the kit's grader/).
+# reach (its import hook would otherwise answer `find_spec("grader.authoring.verify")` from the kit's grader/).
 AS_A_STUDENT = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'Editable' not in repr(f)]; "
                 "from grader.cli import main; sys.exit(main(sys.argv[1:]))")
 
@@ -177,9 +177,9 @@ def test_the_bundle_has_stubs_public_tests_and_tooling_but_no_answers(bundle):
     files = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
     assert not any(f.startswith("solutions/") or "/mutants/" in f for f in files), sorted(files)
     assert {"exercises/98_demo/demo.py", ".kata/pristine/98_demo/demo.py", ".kata/pristine/98_demo/__init__.py",
-            "tests/98_demo/hints.md", "tests/99_other/test_demo.py", "grader/harness.py", "grader/reset.py",
+            "tests/98_demo/hints.md", "tests/99_other/test_demo.py", "grader/plugin/__init__.py", "grader/learner/reset.py", "grader/notebooks/grade_cell.py",
             "conftest.py", "pyproject.toml", "README.md"} <= files
-    assert not {"grader/verify.py", "grader/release.py"} & files
+    assert not {"grader/authoring/verify.py", "grader/authoring/release.py", "grader/grading/sandbox.py"} & files
     assert not any(f.startswith("grader/tests/") or "__pycache__" in f for f in files)
     assert (bundle / ".kata/pristine/98_demo/demo.py").read_text() == STUB
     tests = (bundle / "tests/98_demo/test_demo.py").read_text()
@@ -208,7 +208,7 @@ def test_the_bundle_runs_its_public_tests_and_its_cli(bundle):
 def test_the_bundles_watcher_warms_up_with_the_bundles_own_modules(bundle):
     # kata watch forks its later runs from a warmed-up process: what that needs must ship.
     warm_up = AS_A_STUDENT.split("from grader.cli")[0] + (
-        "import grader; from grader.watch import Warm; w = Warm.start(); "
+        "import grader; from grader.learner.watch import Warm; w = Warm.start(); "
         "print(w.ready, grader.__file__)")
     result = in_bundle(bundle, "-c", warm_up)
     assert result.returncode == 0, result.stderr

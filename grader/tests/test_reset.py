@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import grader.reset
+import grader.learner.reset
 from grader.cli import main
 from grader.tests.kits import STUB
 
@@ -38,7 +38,7 @@ def git_kit(kit, monkeypatch):
 def release_kit(kit, monkeypatch):
     """The demo kit as a student release has it: no git, the stubs in .kata/pristine; cwd is its root."""
     for lesson in ("98_demo", "99_other"):
-        folder = grader.reset.pristine_dir(kit.path, lesson)
+        folder = grader.learner.reset.pristine_dir(kit.path, lesson)
         folder.mkdir(parents=True)
         for stub in (kit.path / "exercises" / lesson).iterdir():
             (folder / stub.name).write_bytes(stub.read_bytes())
@@ -49,7 +49,7 @@ def release_kit(kit, monkeypatch):
 def stamps(monkeypatch, *values: str) -> None:
     """Make the next resets see these clock readings, one per reset."""
     it = iter(values)
-    monkeypatch.setattr(grader.reset, "_stamp", lambda: next(it))
+    monkeypatch.setattr(grader.learner.reset, "_stamp", lambda: next(it))
 
 
 def demo(kit) -> Path:

@@ -18,14 +18,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from grader.jsonfile import write_json
+from grader import source_files
+from grader.files import write_json
 from grader.lessons import Lesson, all_lessons, chosen_lessons
-from grader.runner import PytestRun, run_pytest
+from grader.runs import PytestRun, run_pytest
 
 CACHE_FILE = Path(".kata/cache/status.json")
 CACHE_VERSION = 1  # bump when LessonStatus changes shape
-# The parts of grader/ a test run imports (the tools, like this module, cannot change a result).
-GRADING_MODULES = ("harness.py", "lessons.py", "records.py", "hypothesis_profile.py")
 
 
 @dataclass
@@ -84,10 +83,9 @@ def _first_line(message: str) -> str:
 def fingerprint(lesson: Lesson) -> str:
     """A hash of every file whose change can change the lesson's results."""
     digest = hashlib.sha256()
-    grader = Path(__file__).resolve().parent
     files = [
-        *_files_under(lesson.dir("exercises")), *_files_under(lesson.tests_dir), *_files_under(grader / "testing"),
-        *(grader / name for name in GRADING_MODULES), lesson.root / "conftest.py", lesson.root / "pyproject.toml",
+        *_files_under(lesson.dir("exercises")), *_files_under(lesson.tests_dir), *source_files(),
+        lesson.root / "conftest.py", lesson.root / "pyproject.toml",
     ]
     for path in files:
         if path.is_file():

@@ -24,11 +24,13 @@ from pathlib import Path
 
 import grader
 from grader.lessons import LESSON_RE, KitError
-from grader.reset import lesson_files, pristine_dir
+from grader.learner.reset import lesson_files, pristine_dir
 
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", ".gitignore")
 REQUIRED_ROOT_FILES = ("conftest.py", "pyproject.toml")  # without them the harness does not load
-INSTRUCTOR_ONLY = ("tests", "verify.py", "release.py", "nbcourse.py", "nbbuild.py", "classgrade.py", "sandbox.py", "channel.py")  # left out of the bundle's grader/
+# Left out of the bundle's grader/: the instructor's and the kit author's parts, and the tooling's own tests.
+# The grade cells' grader/notebooks/grade_cell.py stays, so a notebook's "Check your work" runs.
+INSTRUCTOR_ONLY = ("tests", "grading", "authoring", "notebooks/build.py", "notebooks/course.py")
 JUNK = ("__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks")
 # The kit README's learn-command block, without the lesson it starts.
 SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e ."
@@ -209,11 +211,12 @@ class Bundle:
         self.written.append(target)
 
     def copy_tree(self, source: Path, rel: str | Path, leave_out: tuple[str, ...] = ()) -> None:
-        """Copy the folder `source` to `rel`, without caches and without the names in `leave_out`
-        at its top level."""
+        """Copy the folder `source` to `rel`, without caches and without the paths in `leave_out`
+        (relative to `source`)."""
         for path in sorted(source.rglob("*")):
             parts = path.relative_to(source).parts
-            if path.is_file() and not path.name.endswith(".pyc") and not set(parts) & set(JUNK) and parts[0] not in leave_out:
+            left_out = any(parts[:len(Path(name).parts)] == Path(name).parts for name in leave_out)
+            if path.is_file() and not path.name.endswith(".pyc") and not set(parts) & set(JUNK) and not left_out:
                 self.write(Path(rel, *parts), path.read_bytes())
 
 

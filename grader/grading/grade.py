@@ -38,11 +38,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.jsonfile import write_json, write_text
+from grader import PACKAGE, source_files
+from grader.files import write_json, write_text
 from grader.lessons import KitError, Lesson, chosen_lessons
-from grader.report import exercism
-from grader.runner import PytestRun
-from grader.status import summarize
+from grader.learner.report import exercism
+from grader.runs import PytestRun
+from grader.learner.status import summarize
 
 SCHEMA = 1  # bump when a student's JSON changes meaning: every student is graded again
 MAX_FILE = 1 << 20  # bytes: a larger file in a student's lesson folder is ignored
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
         raise KitError(f"{args.class_dir} is not a folder: CLASS_DIR holds one folder per student")
     if os.name != "posix" or not hasattr(os, "fork"):
         raise KitError("kata grade needs fork() and resource limits (Linux or macOS)")
-    from grader.sandbox import Limits
+    from grader.grading.sandbox import Limits
 
     lessons = chosen_lessons(root, args.lessons)
     # CPU time beyond the wall clock: only threads spinning in parallel get there first.
@@ -205,9 +206,8 @@ class Kit:
                 if path.is_file() and "mutants" not in rel.parts and "__pycache__" not in rel.parts:
                     files[rel.as_posix()] = path.read_bytes()
         digest = hashlib.sha256()
-        grader = Path(__file__).resolve().parent
-        code = sorted([*grader.glob("*.py"), *grader.glob("testing/*.py")])
-        for name, data in [*sorted(files.items()), *((p.name, p.read_bytes()) for p in code)]:
+        code = [(p.relative_to(PACKAGE).as_posix(), p.read_bytes()) for p in source_files()]
+        for name, data in [*sorted(files.items()), *code]:
             digest.update(name.encode() + b"\0" + data + b"\0")
         return cls(root, files, stubs, digest.hexdigest())
 
@@ -270,7 +270,7 @@ class Grading:
         return digest.hexdigest()
 
     def run(self, roster: list[Student], *, force: bool) -> int:
-        from grader import sandbox
+        from grader.grading import sandbox
 
         todo, unchanged = [], 0
         for student in roster:
@@ -335,7 +335,7 @@ class Grading:
         return 1 if failed else 0
 
     def _job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str):
-        from grader.sandbox import Job
+        from grader.grading.sandbox import Job
 
         home = self.scratch / f"{len(self.results):05d}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         while home.exists():

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, chosen_lessons, mutant_target
-from grader.runner import RUN_TIMEOUT, PytestRun, run_pytest
+from grader.runs import RUN_TIMEOUT, PytestRun, run_pytest
 
 MIN_HINT_LEVELS = 3
 MIN_PUBLIC_TESTS = 2
 
 
 def _limits():
-    from grader.sandbox import Limits
+    from grader.grading.sandbox import Limits
 
     # As generous as a learner's own run: the kit's per-test timeout (pyproject.toml), no
     # memory limit a lesson could meet (DataLoader workers count separately), output kept.
@@ -64,14 +64,14 @@ class Run(PytestRun):
         return self
 
     def job(self, home: Path):
-        """This run as a job for grader.sandbox, forked from the preloaded verify process."""
-        from grader.sandbox import Job
+        """This run as a job for grader.grading.sandbox, forked from the preloaded verify process."""
+        from grader.grading.sandbox import Job
 
         return Job(name=f"{self.lesson.name} {self.label}", workdir=self.lesson.root,
                    args=[*self.args(), "-q", "-p", "no:cacheprovider"], home=home, tag=self)
 
     def take(self, outcome) -> None:
-        """What the forked run reported (a grader.sandbox.Outcome)."""
+        """What the forked run reported (a grader.grading.sandbox.Outcome)."""
         self.tests = list(outcome.tests.values())
         self.collect_errors, self.collected = outcome.collect_errors, outcome.collected or []
         self.exitstatus, self.returncode = outcome.exitstatus, outcome.returncode
@@ -395,7 +395,7 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None)
 def execute(runs: list[Run], *, jobs: int, on_done) -> None:
     """Every run, `jobs` at a time; on_done(run) as each ends.
 
-    Forked from this process after grader.sandbox.preload (torch, pytest, hypothesis and
+    Forked from this process after grader.grading.sandbox.preload (torch, pytest, hypothesis and
     torch._dynamo imported once, about 3 s that each fresh process would pay again); where
     the system cannot fork, fresh subprocesses.
     """
@@ -404,7 +404,7 @@ def execute(runs: list[Run], *, jobs: int, on_done) -> None:
             for run in pool.map(Run.execute, runs):
                 on_done(run)
         return
-    from grader import sandbox
+    from grader.grading import sandbox
 
     sandbox.preload()
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from grader import warmup
-from grader.runner import kill_group
+from grader import forking as warmup
+from grader.runs import kill_group
 
 OUTCOMES = {"passed", "failed", "error", "skipped", "todo", "broken", "timeout"}
 CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
@@ -154,7 +154,7 @@ def preload() -> None:
     line, exit 130): call this before making anything that would need cleaning up."""
     with warmup.ending_at_once(lambda: print(file=sys.stderr, flush=True), 130):
         warmup.preload(grading=True)
-    import grader.channel  # noqa: F401
+    import grader.grading.pipe  # noqa: F401
 
 
 def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Callable[[Outcome], None]) -> None:
@@ -389,14 +389,14 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
 
     tempfile.tempdir = None  # found again from TMPDIR
     os.chdir(job.workdir)
-    kit = Path(__file__).resolve().parents[1]
+    kit = Path(__file__).resolve().parents[2]
     sys.path[:] = [str(job.workdir)] + [p for p in sys.path if p and Path(p).resolve() != kit]
     sys.path_importer_cache.clear()
     sys.dont_write_bytecode = True
 
     import pytest
 
-    from grader import channel
+    from grader.grading import pipe as channel
 
     timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
     return pytest.main([*job.args, *PLUGINS, *timeout, *warmup.PRELOADED], plugins=[channel.Reporter(channel_fd)])

@@ -23,10 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
-from grader.jsonfile import write_json
+from grader.files import write_json
 from grader.lessons import KitError, Lesson, chosen_lessons
-from grader.runner import PytestRun, run_pytest
-from grader.status import LessonStatus, summarize
+from grader.runs import PytestRun, run_pytest
+from grader.learner.status import LessonStatus, summarize
 
 MESSAGE_LIMIT = 65535  # exercism's limit on a message
 EXERCISM_STATUS = {"passed": "pass", "failed": "fail", "todo": "fail", "timeout": "fail", "error": "error",

@@ -27,7 +27,7 @@ from pathlib import Path
 from grader.lessons import LESSON_RE, KitError, all_lessons, get_lesson
 
 CELL_TIMEOUT = 420  # seconds per cell: more than grading one lesson may take (KATA_RUN_TIMEOUT)
-RUN_TIMEOUT = 300  # seconds for one lesson's tests in a grade cell (grader.notebook)
+RUN_TIMEOUT = 300  # seconds for one lesson's tests in a grade cell (grader.notebooks.grade_cell)
 AUTOGRADE_TIMEOUT = 1800  # seconds for one student's `nbgrader autograde` of one assignment
 
 CONFIG = '''\
@@ -46,7 +46,7 @@ c.CourseDirectory.course_id = {course_id!r}
 # Where release_assignment / fetch_assignment / submit / collect meet (nbgrader's default: /srv/nbgrader/exchange).
 {exchange}
 
-# The kit whose hidden tests grade the notebooks: the grade cells' grader.notebook reads KATA_ROOT
+# The kit whose hidden tests grade the notebooks: the grade cells' grader.notebooks.grade_cell reads KATA_ROOT
 # (kernels inherit this process's environment), and the time one lesson's tests may take.
 os.environ.setdefault("KATA_ROOT", {kit!r})
 os.environ.setdefault("KATA_RUN_TIMEOUT", "{run_timeout}")
@@ -121,8 +121,8 @@ def _nbgrader_installed() -> None:
 
 def lesson_points(root: Path, names: list[str]):
     """Points of each lesson's public and hidden tests (CUDA tests left out), from pytest's collection."""
-    from grader.nbbuild import Points
-    from grader.runner import run_pytest
+    from grader.notebooks.build import Points
+    from grader.runs import run_pytest
 
     run = run_pytest(root, [*(f"tests/{name}" for name in names), "--collect-only", "-m", "not cuda"])
     if run.collect_errors or run.exitstatus not in (0, 5):
@@ -143,7 +143,7 @@ def build(root: Path, course: Path, lessons: list[str] | None, *, course_id: str
     _nbgrader_installed()
     import nbformat
 
-    from grader.nbbuild import lesson_notebook
+    from grader.notebooks.build import lesson_notebook
 
     chosen = [get_lesson(root, name) for name in lessons] if lessons else [
         lesson for lesson in all_lessons(root) if lesson.dir("solutions").is_dir()]
@@ -181,7 +181,7 @@ def submission_from_module(release_nb, module_text: str, where: str = "<module>"
     cell. A def the module lacks keeps its cell from the release (a TODO)."""
     import copy
 
-    from grader.notebook import first_line
+    from grader.notebooks.grade_cell import first_line
 
     try:
         tree = ast.parse(module_text)

@@ -32,7 +32,7 @@ import sys
 
 import pytest
 
-from grader.harness import JsonReport
+from grader.plugin import JsonReport
 
 # Modules whose functions and classes the tests rely on. Only callables are compared: a module's
 # data (sys.stdout under capture, flags) legitimately changes during a run.
@@ -44,15 +44,15 @@ WATCHED_MODULES = (
     "_pytest.fixtures", "_pytest.skipping", "_pytest.terminal", "_pytest.nodes", "pytest_timeout",
     "pluggy", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "hypothesis", "hypothesis.core",
-    "grader.harness", "grader.records", "grader.jsonfile", "grader.testing", "grader.testing.compare",
+    "grader.plugin", "grader.plugin.measurements", "grader.files", "grader.testing", "grader.testing.compare",
     "grader.testing.speed", "grader.testing.forbid", "grader.testing.autograd", "grader.testing.memory",
-    "grader.testing.errors", "grader.channel",
+    "grader.testing.errors", "grader.grading.pipe",
 )
 # Classes whose methods decide an outcome (a test's report, a comparison, the hook calls).
 WATCHED_CLASSES = (
     "torch.Tensor", "torch._C.TensorBase", "_pytest.python.Function", "_pytest.reports.TestReport",
     "_pytest.runner.CallInfo", "_pytest.nodes.Item", "pluggy._hooks.HookCaller", "pluggy._hooks.HookImpl",
-    "pluggy._manager.PluginManager", "_pytest.config.Config", "grader.harness.JsonReport", "grader.channel.Reporter",
+    "pluggy._manager.PluginManager", "_pytest.config.Config", "grader.plugin.JsonReport", "grader.grading.pipe.Reporter",
 )
 
 

@@ -22,7 +22,7 @@ import textwrap
 from pathlib import Path
 from types import FunctionType, ModuleType
 
-FIXTURE = "lesson"  # the fixture that holds the module under test (grader.harness.lesson)
+FIXTURE = "lesson"  # the fixture that holds the module under test (grader.plugin.lesson)
 
 
 def first_stub(module: ModuleType, test_file: Path, test_name: str, impl_root: Path) -> FunctionType | type | None:

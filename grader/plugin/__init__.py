@@ -9,7 +9,7 @@ Loaded by the root conftest.py. What it adds to plain pytest:
 - The ``lesson`` fixture: the module under test (``test_<stem>.py`` checks ``<stem>.py``).
 - Short, actionable reports: an untouched stub is a TODO with file:line (no traceback, even
   when it ran in a DataLoader worker; a test that can only end in one is not even run, see
-  grader.untouched), a module that cannot be imported is one BROKEN line, a
+  grader.plugin.untouched), a module that cannot be imported is one BROKEN line, a
   timeout names the line that looped, and code that asks for CUDA on a machine without it is
   told how to be device-agnostic.
 - ``--kata-report PATH``: every test's outcome as JSON, which ``grader verify`` reads.
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import records, untouched
-from grader.jsonfile import write_json
+from grader.plugin import measurements as records, untouched
+from grader.files import write_json
 from grader.lessons import IMPLS, LESSON_RE, Lesson, mutant_target
 
 _TIMEOUT_MARK = "from pytest-timeout"
@@ -130,8 +130,8 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     """Load the kit's hypothesis profile before a test module that uses hypothesis is imported
     (``@given`` fixes its settings when the test is defined; the default 200 ms deadline
     would fail correct code on a busy machine). Modules without hypothesis do not pay for it."""
-    if "grader.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(encoding="utf-8", errors="replace"):
-        importlib.import_module("grader.hypothesis_profile")
+    if "grader.plugin.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(encoding="utf-8", errors="replace"):
+        importlib.import_module("grader.plugin.hypothesis_profile")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -557,7 +557,7 @@ class JsonReport:
         self._ended(int(exitstatus))
 
     # Where the three events go: here, into the file, rewritten whole each time;
-    # grader.channel.Reporter sends them down a pipe instead.
+    # grader.grading.pipe.Reporter sends them down a pipe instead.
     def _collected(self) -> None:
         self._write(None)
 

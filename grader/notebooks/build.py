@@ -6,7 +6,7 @@
                        replaced by the reference body between ### BEGIN / END SOLUTION (its
                        TODO comments stay: students see them in the release); the reference's
                        private helpers come with their signature and docstring, body cleared
-    check your work    a grade cell: the lesson's public tests (``grader.notebook.grade``)
+    check your work    a grade cell: the lesson's public tests (``grader.notebooks.grade_cell.grade``)
     hidden tests       a grade cell whose call lies between ### BEGIN / END HIDDEN TESTS
 
 The tests themselves stay in the kit: a grade cell only names the lesson, so neither the
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from grader.lessons import KitError, Lesson
-from grader.notebook import first_line
+from grader.notebooks.grade_cell import first_line
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -244,7 +244,7 @@ def lesson_notebook(lesson: Lesson, points: Points):
             # A solution cell without a region would be cleared whole: leave such code as it is.
             meta = _meta(name, solution=True) if BEGIN in source else {}
             nb.cells.append(v4.new_code_cell(source, metadata=meta))
-    call = f'from grader.notebook import grade\n\ngrade("{lesson.name}", "%s", points={{:g}})'
+    call = f'from grader.notebooks.grade_cell import grade\n\ngrade("{lesson.name}", "%s", points={{:g}})'
     nb.cells += [
         v4.new_markdown_cell("## Check your work\n\nThe lesson's public tests, the same as "
                              f"`pytest exercises/{lesson.name} -m public` in the kit.",

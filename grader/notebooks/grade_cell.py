@@ -1,6 +1,6 @@
 """Grading a lesson from inside a notebook: what the grade cells of ``kata nbgrader build`` call.
 
-    from grader.notebook import grade
+    from grader.notebooks.grade_cell import grade
     grade("07_stable", "hidden", points=14.0)
 
 The learner's code never runs the tests inside the kernel. `grade` takes the definitions from
@@ -136,7 +136,7 @@ def executed_cells() -> list[tuple[int, str]]:
 
 def kit_root(lesson: str) -> Path:
     """The kit whose tests grade: $KATA_ROOT, else the kit this package belongs to."""
-    root = Path(os.environ.get("KATA_ROOT") or Path(__file__).resolve().parents[1])
+    root = Path(os.environ.get("KATA_ROOT") or Path(__file__).resolve().parents[2])
     if not (root / "tests" / lesson).is_dir():
         where = "KATA_ROOT" if os.environ.get("KATA_ROOT") else "the kit the grader package was installed from"
         raise GradeError(
@@ -148,7 +148,7 @@ def kit_root(lesson: str) -> Path:
 
 def run_tests(lesson: str, module: Module):
     """The lesson's tests against `module` in a pytest subprocess (one run per lesson and code)."""
-    from grader.runner import run_pytest  # imported here: `import grader.notebook` stays light
+    from grader.runs import run_pytest  # imported here: `import grader.notebooks.grade_cell` stays light
 
     key = hashlib.sha256(f"{lesson}\0{module.text}".encode()).hexdigest()
     if key in _CACHE:

@@ -44,8 +44,8 @@ def preload(grading: bool) -> int:
     import torch.optim  # noqa: F401
     import torch.utils.data  # noqa: F401
 
-    for name in ("cv2", "_pytest.pytester", "grader.hypothesis_profile", "grader.testing", "grader.testing.strategies",
-                 "grader.testing.memory", "grader.testing.forbid", "grader.harness"):
+    for name in ("cv2", "_pytest.pytester", "grader.plugin.hypothesis_profile", "grader.testing", "grader.testing.strategies",
+                 "grader.testing.memory", "grader.testing.forbid", "grader.plugin"):
         try:
             __import__(name)
         except ImportError:

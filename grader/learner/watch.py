@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import warmup
+from grader import forking as warmup
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
 
 CLEAR_SCREEN = "\033[2J\033[H"
@@ -88,10 +88,10 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
 
 def pick_lesson(root: Path, name: str | None) -> Lesson:
-    """The lesson named, or the first unfinished one (grader.status decides which that is)."""
+    """The lesson named, or the first unfinished one (grader.learner.status decides which that is)."""
     if name is not None:
         return get_lesson(root, name)
-    from grader.status import first_unfinished
+    from grader.learner.status import first_unfinished
 
     lesson = first_unfinished(root)
     if lesson is not None:
