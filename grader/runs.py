@@ -1,8 +1,10 @@
-"""Run one pytest session in a subprocess and read its outcomes from the harness's JSON report.
+"""One pytest session of a lesson's tests in a subprocess, its results read back as a RunResult.
 
-Every tool that needs test results (verify, status, report) goes through `run_pytest`, so
-outcomes are always read from the report (``--kata-report``), never parsed from terminal text,
-and a lesson that hangs, crashes or cannot even be collected still yields a result.
+Every tool that runs tests in a fresh process (status, report, the notebook grade cells, verify
+where the system cannot fork) goes through `run_pytest`, so results always come from the
+plugin's own report (``--kata-report``), never from terminal text, and a lesson that hangs,
+crashes or cannot even be collected still yields a result. `pytest_args` is how every run of
+the kit calls pytest, forked or not.
 """
 
 from __future__ import annotations
@@ -14,70 +16,47 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.results import RunResult
 
 RUN_TIMEOUT = 900  # seconds for one pytest session; pytest-timeout bounds each test well before
 
 
-@dataclass
-class PytestRun:
-    """What one pytest session left behind.
-
-    exitstatus is None when the session did not end normally (it was killed, or the code under
-    test ended the process); `tests` then holds the tests that finished before that.
-    tests: the harness's entries, {"nodeid", "outcome", "message", "points", "public", "speed"},
-    outcome one of passed, failed, error, skipped, todo, broken, timeout.
-    collected: {"nodeid", "points", "public"} of every test the session meant to run.
-    """
-
-    exitstatus: int | None = None
-    tests: list[dict] = field(default_factory=list)
-    collect_errors: list[dict] = field(default_factory=list)
-    collected: list[dict] = field(default_factory=list)
-    output: str = ""
-    seconds: float = 0.0
-    timed_out: bool = False
-    returncode: int | None = None  # of the pytest process; negative: killed by that signal
-
-    def count(self, *outcomes: str) -> int:
-        return sum(t["outcome"] in outcomes for t in self.tests)
+def pytest_args(*args: str) -> list[str]:
+    """pytest's arguments for a kit run: `args`, quiet, and no cache written into the kit."""
+    return [*args, "-q", "-p", "no:cacheprovider"]
 
 
-def run_pytest(root: Path, args: list[str], *, timeout: float = RUN_TIMEOUT) -> PytestRun:
-    """Run ``python -m pytest ARGS`` in `root` (quietly, no cache) and return its outcomes.
+def run_pytest(root: Path, args: list[str], *, timeout: float = RUN_TIMEOUT) -> RunResult:
+    """Run ``python -m pytest ARGS`` in `root` (as `pytest_args` has it) and return its results.
 
     After `timeout` seconds pytest is interrupted (SIGINT, as Ctrl-C: it still writes what it
     ran), and killed with its whole process group if it has not stopped 10 s later.
     """
     env = {**os.environ, "HYPOTHESIS_PROFILE": "kata", "PYTHONDONTWRITEBYTECODE": "1"}
-    run = PytestRun()
     with tempfile.TemporaryDirectory(prefix="kata-run-") as tmp:
         report = Path(tmp) / "report.json"
-        command = [sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider", f"--kata-report={report}"]
+        command = [sys.executable, "-m", "pytest", *pytest_args(*args, f"--kata-report={report}")]
         start = time.perf_counter()
+        stopped = False
         with open(Path(tmp) / "output.txt", "w+", encoding="utf-8", errors="replace") as out:
             # A file, not a pipe: a process that floods its output cannot block on a full pipe.
             proc = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True)
             try:
-                run.returncode = proc.wait(timeout=timeout)
+                returncode = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                run.timed_out = True
-                run.returncode = _stop(proc)
+                stopped = True
+                returncode = _stop(proc)
             finally:
                 _kill_group(proc)  # stray children (DataLoader workers, a learner's own processes)
             out.seek(0)
-            run.output = out.read()
-        if run.timed_out:
-            run.output += f"\npytest did not finish in {timeout:.0f} s and was stopped"
-        run.seconds = time.perf_counter() - start
-        if report.is_file():
-            data = json.loads(report.read_text(encoding="utf-8"))
-            run.exitstatus = data["exitstatus"]
-            run.tests = data["tests"]
-            run.collect_errors = data["collect_errors"]
-            run.collected = data.get("collected", [])
+            output = out.read()
+        if stopped:
+            output += f"\npytest did not finish in {timeout:.0f} s and was stopped"
+        run = RunResult.from_json(json.loads(report.read_text(encoding="utf-8"))) if report.is_file() else RunResult()
+    run.returncode, run.stopped, run.output, run.seconds = returncode, stopped, output, time.perf_counter() - start
     return run
 
 

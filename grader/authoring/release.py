@@ -24,6 +24,7 @@ from pathlib import Path
 
 import grader
 from grader.lessons import LESSON_RE, KitError
+from grader.stubs import has_todo_raise
 from grader.learner.reset import lesson_files, pristine_dir
 
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", ".gitignore")
@@ -265,7 +266,7 @@ def _release_lesson(root: Path, name: str) -> LessonRelease:
     lesson = LessonRelease(name)
     for stub in lesson_files(root / "exercises" / name):
         lesson.files[pristine_dir(Path(), name) / stub.name] = stub.read_bytes()
-        if stub.suffix == ".py" and not stub.name.startswith("_") and "raise NotImplementedError" not in stub.read_text(encoding="utf-8"):
+        if stub.suffix == ".py" and not stub.name.startswith("_") and not _is_stub(stub):
             _warn(f"exercises/{name}/{stub.name} has no `raise NotImplementedError`: is it an answer? "
                   "It is in the bundle; check it, put the stub back (git checkout) and release again if it is.")
     for path in lesson_files(root / "tests" / name):  # top level only: no mutants/
@@ -283,6 +284,14 @@ def _release_lesson(root: Path, name: str) -> LessonRelease:
     if not lesson.kept:
         _warn(f"tests/{name} has no @pytest.mark.public test: learners get nothing to run for {name}")
     return lesson
+
+
+def _is_stub(path: Path) -> bool:
+    """Whether the file still has a TODO ``raise`` (one that does not parse is no answer either)."""
+    try:
+        return has_todo_raise(ast.parse(path.read_text(encoding="utf-8")))
+    except SyntaxError:
+        return True
 
 
 def _copy_tooling(bundle: Bundle) -> None:

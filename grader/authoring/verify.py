@@ -23,11 +23,13 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, chosen_lessons, mutant_target
-from grader.runs import RUN_TIMEOUT, PytestRun, run_pytest
+from grader.stubs import has_todo_raise
+from grader.results import Outcome, RunResult, TestResult
+from grader.runs import RUN_TIMEOUT, pytest_args, run_pytest
 
 MIN_HINT_LEVELS = 3
 MIN_PUBLIC_TESTS = 2
@@ -42,12 +44,13 @@ def _limits():
 
 
 @dataclass
-class Run(PytestRun):
+class Run:
     """One pytest run: a lesson's tests against solutions, exercises or a mutant."""
 
-    lesson: Lesson | None = None
+    lesson: Lesson
     kind: str = "solutions"  # "solutions", "exercises" or "mutant"
     mutant: Path | None = None
+    result: RunResult = field(default_factory=RunResult)
     ended: str = ""  # why a forked run did not end as pytest ends, in words
 
     def args(self) -> list[str]:
@@ -58,9 +61,7 @@ class Run(PytestRun):
 
     def execute(self) -> Run:
         """Run in a fresh subprocess (where the system cannot fork)."""
-        outcome = run_pytest(self.lesson.root, self.args())
-        for name in (f.name for f in fields(PytestRun)):  # everything the run left behind
-            setattr(self, name, getattr(outcome, name))
+        self.result = run_pytest(self.lesson.root, self.args())
         return self
 
     def job(self, home: Path):
@@ -68,25 +69,28 @@ class Run(PytestRun):
         from grader.grading.sandbox import Job
 
         return Job(name=f"{self.lesson.name} {self.label}", workdir=self.lesson.root,
-                   args=[*self.args(), "-q", "-p", "no:cacheprovider"], home=home, tag=self)
+                   args=pytest_args(*self.args()), home=home, tag=self)
 
-    def take(self, outcome) -> None:
-        """What the forked run reported (a grader.grading.sandbox.Outcome)."""
-        self.tests = list(outcome.tests.values())
-        self.collect_errors, self.collected = outcome.collect_errors, outcome.collected or []
-        self.exitstatus, self.returncode = outcome.exitstatus, outcome.returncode
-        self.seconds, self.timed_out = outcome.seconds, outcome.stopped
-        self.output = outcome.output
-        notes = [why for why in [outcome.ended_early(_limits())] if why]
-        notes += [f"tampering seen: {what}" for what in outcome.tampering]
+    def take(self, run: RunResult) -> None:
+        """What the forked run reported."""
+        self.result = run
+        notes = [run.ended] if run.ended else []
+        notes += [f"tampering seen: {what}" for what in run.tampering]
         if notes:
-            self.exitstatus = None  # a run that did not end as pytest ends says nothing
+            run.exitstatus = None  # a run that did not end as pytest ends says nothing
             self.ended = "; ".join(notes)
+
+    @property
+    def tests(self) -> list[TestResult]:
+        return self.result.tests
+
+    def count(self, *outcomes: Outcome) -> int:
+        return self.result.count(*outcomes)
 
     @property
     def tested(self) -> bool:
         """Whether the run got as far as running tests (no collection error, some tests)."""
-        return self.exitstatus is not None and not self.collect_errors and bool(self.tests)
+        return self.result.exitstatus is not None and not self.result.collect_errors and bool(self.tests)
 
     @property
     def label(self) -> str:
@@ -120,15 +124,6 @@ def _functions(tree: ast.Module):
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     out[f"{node.name}.{item.name}"] = item
     return out
-
-
-def _raises_not_implemented(fn: ast.AST) -> bool:
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Raise) and node.exc is not None:
-            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
-                return True
-    return False
 
 
 def _import_file(path: Path, name: str):
@@ -191,14 +186,14 @@ def _check_module(result: LessonResult, stem: str) -> None:
             result.problem(f"{rel}: the docstrings of {name} differ between exercises/ and solutions/.")
         if isinstance(stub, ast.ClassDef):
             methods = [n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            if not any(_raises_not_implemented(m) for m in methods):
+            if not any(has_todo_raise(m) for m in methods):
                 result.problem(f"exercises/{rel}: class {name} has no method left for the learner "
                                "(none raises NotImplementedError).")
             continue
-        if _raises_not_implemented(ref):
+        if has_todo_raise(ref):
             result.problem(f"solutions/{rel}:{ref.lineno}: {name} still raises NotImplementedError.")
         is_method = "." in name
-        if not _raises_not_implemented(stub):
+        if not has_todo_raise(stub):
             if not is_method:
                 result.problem(f"exercises/{rel}:{stub.lineno}: {name} is not a stub: it must end in "
                                "`raise NotImplementedError`.")
@@ -263,33 +258,33 @@ def judge_runs(result: LessonResult) -> None:
     ref, stub = result.solutions, result.exercises
     seen: dict[tuple[str, str], list[str]] = {}  # one report per distinct error, with every run it broke
     for run in (ref, stub, *result.mutants):
-        for error in run.collect_errors:
-            seen.setdefault((error["nodeid"] or "tests", error["message"]), []).append(run.label)
+        for error in run.result.collect_errors:
+            seen.setdefault((error.nodeid or "tests", error.message), []).append(run.label)
     for (where, message), labels in seen.items():
         runs = ", ".join(labels) if len(labels) <= 3 else f"{', '.join(labels[:2])} and {len(labels) - 2} more runs"
         result.problem(f"{name} ({runs}): collection error in {where}:\n{_indent(message)}")
     for run in (ref, stub, *result.mutants):
-        if run.exitstatus is None:
+        if run.result.exitstatus is None:
             result.problem(f"{name} ({run.label}): the pytest run {run.ended or 'wrote no report'}. Its output:\n"
-                           f"{_indent(run.output[-3000:])}")
-    if ref.exitstatus is not None:
+                           f"{_indent(run.result.output[-3000:])}")
+    if ref.result.exitstatus is not None:
         if not ref.tests:
             result.problem(f"{name}: no tests were collected from tests/{name}/ (pytest exit 5 is not a pass).")
         for test in ref.tests:
-            if test["outcome"] not in ("passed", "skipped"):
-                result.problem(f"{name}: {test['nodeid']} is {test['outcome']} against solutions/:\n"
-                               f"{_indent(test['message'])}")
-        public = sum(t["public"] for t in ref.tests)
+            if test.outcome not in (Outcome.PASSED, Outcome.SKIPPED):
+                result.problem(f"{name}: {test.nodeid} is {test.outcome} against solutions/:\n"
+                               f"{_indent(test.message)}")
+        public = sum(t.public for t in ref.tests)
         if public < MIN_PUBLIC_TESTS:
             result.problem(f"{name}: {public} test(s) marked @pytest.mark.public; a student release needs at "
                            f"least {MIN_PUBLIC_TESTS} for quick feedback.")
-    if stub.exitstatus is not None:
+    if stub.result.exitstatus is not None:
         for test in stub.tests:
-            if test["outcome"] == "passed":
-                result.problem(f"{name}: {test['nodeid']} passes against the untouched stubs; a test that passes "
+            if test.outcome is Outcome.PASSED:
+                result.problem(f"{name}: {test.nodeid} passes against the untouched stubs; a test that passes "
                                "before the learner wrote anything checks nothing. Make it call the code.")
-            elif test["outcome"] == "broken":
-                result.problem(f"{name}: the stubs cannot be imported:\n{_indent(test['message'])}")
+            elif test.outcome is Outcome.BROKEN:
+                result.problem(f"{name}: the stubs cannot be imported:\n{_indent(test.message)}")
                 break
     if not result.mutants:
         result.problem(f"{name}: no mutants in tests/{name}/mutants/; add the naive versions from the seed "
@@ -297,16 +292,16 @@ def judge_runs(result: LessonResult) -> None:
     for run in result.mutants:
         if not run.tested:
             continue  # reported above; a run that tested nothing says nothing about the mutant
-        broken = [t for t in run.tests if t["outcome"] in ("broken", "todo")]
+        broken = [t for t in run.tests if t.outcome in (Outcome.BROKEN, Outcome.TODO)]
         if broken:
-            result.problem(f"{name}: mutant {run.mutant.name} does not load:\n{_indent(broken[0]['message'])}")
+            result.problem(f"{name}: mutant {run.mutant.name} does not load:\n{_indent(broken[0].message)}")
         elif not killers(run):
             result.problem(f"{name}: mutant {run.mutant.name} SURVIVED: every test passed against it. "
                            f"Add a test it fails ({_doc(run.mutant)})")
 
 
 def killers(run: Run) -> list[str]:
-    return [t["nodeid"] for t in run.tests if t["outcome"] in ("failed", "error", "timeout")]
+    return [t.nodeid for t in run.tests if t.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT)]
 
 
 def _doc(path: Path) -> str:
@@ -375,7 +370,7 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None)
         nonlocal done
         done += 1
         if verbose:
-            print(f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.seconds:.1f} s", file=out, flush=True)
+            print(f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.result.seconds:.1f} s", file=out, flush=True)
 
     execute(runs, jobs=jobs, on_done=finished)
     for result in results:  # after the runs: these import the lesson's modules, which must not be forked
@@ -408,9 +403,9 @@ def execute(runs: list[Run], *, jobs: int, on_done) -> None:
 
     sandbox.preload()
 
-    def taken(outcome) -> None:
-        outcome.job.tag.take(outcome)
-        on_done(outcome.job.tag)
+    def taken(job, run: RunResult) -> None:
+        job.tag.take(run)
+        on_done(job.tag)
 
     with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:
         pending = (run.job(Path(tmp) / f"{number:03d}") for number, run in enumerate(runs))
@@ -424,8 +419,9 @@ def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
         caught = sum(bool(killers(m)) for m in r.mutants)
         rows.append((
             r.lesson.name,
-            f"{ref.count('passed')}/{len(ref.tests)} pass" + (f", {ref.count('skipped')} skip" if ref.count("skipped") else ""),
-            f"{stub.count('todo', 'failed')}/{len(stub.tests)} todo/fail",
+            f"{ref.count(Outcome.PASSED)}/{len(ref.tests)} pass"
+            + (f", {ref.count(Outcome.SKIPPED)} skip" if ref.count(Outcome.SKIPPED) else ""),
+            f"{stub.count(Outcome.TODO, Outcome.FAILED)}/{len(stub.tests)} todo/fail",
             f"{caught}/{len(r.mutants)}",
             "ok" if not r.problems else "FAIL",
         ))

@@ -25,12 +25,12 @@ from pathlib import Path
 
 from grader.files import write_json
 from grader.lessons import KitError, Lesson, chosen_lessons
-from grader.runs import PytestRun, run_pytest
-from grader.learner.status import LessonStatus, summarize
+from grader.results import LessonSummary, Outcome, RunResult, State, TestResult, summarize
+from grader.runs import run_pytest
 
 MESSAGE_LIMIT = 65535  # exercism's limit on a message
-EXERCISM_STATUS = {"passed": "pass", "failed": "fail", "todo": "fail", "timeout": "fail", "error": "error",
-                   "broken": "error"}
+EXERCISM_STATUS = {Outcome.PASSED: "pass", Outcome.FAILED: "fail", Outcome.TODO: "fail", Outcome.TIMEOUT: "fail",
+                   Outcome.ERROR: "error", Outcome.BROKEN: "error"}
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -59,19 +59,19 @@ def run(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
-def exercism(results: list[tuple[Lesson, PytestRun]], summaries: list[LessonStatus]) -> dict:
+def exercism(results: list[tuple[Lesson, RunResult]], summaries: list[LessonSummary]) -> dict:
     tests, problems = [], []
     for (lesson, pytest_run), summary in zip(results, summaries):
-        if summary.state == "error":  # nothing ran: say why at the top, as exercism asks
+        if summary.state is State.ERROR:  # nothing ran: say why at the top, as exercism asks
             problems.append(f"{lesson.name}: {summary.problem}")
         for test in _graded(pytest_run):
-            status = EXERCISM_STATUS.get(test["outcome"], "error")
+            status = EXERCISM_STATUS.get(test.outcome, "error")
             tests.append({
                 "name": _name(test), "status": status,
-                "message": None if status == "pass" else test["message"][:MESSAGE_LIMIT],
-                "test_code": source_of_test(lesson.root, test["nodeid"]), "task_id": int(lesson.name[:2]),
-                "lesson": lesson.name, "points": test["points"] if status == "pass" else 0.0,
-                "max_points": test["points"], "public": test["public"], "speed": test["speed"],
+                "message": None if status == "pass" else test.message[:MESSAGE_LIMIT],
+                "test_code": source_of_test(lesson.root, test.nodeid), "task_id": int(lesson.name[:2]),
+                "lesson": lesson.name, "points": test.points, "max_points": test.max_points, "public": test.public,
+                "speed": list(test.speed),
             })
     if not tests:
         status = "error"
@@ -88,37 +88,38 @@ def exercism(results: list[tuple[Lesson, PytestRun]], summaries: list[LessonStat
             "lessons": [_lesson_summary(s) for s in summaries]}
 
 
-def gradescope(results: list[tuple[Lesson, PytestRun]], summaries: list[LessonStatus]) -> dict:
+def gradescope(results: list[tuple[Lesson, RunResult]], summaries: list[LessonSummary]) -> dict:
     tests = []
     for lesson, pytest_run in results:
         for test in _graded(pytest_run):
-            passed = test["outcome"] == "passed"
+            passed = test.outcome is Outcome.PASSED
             entry = {
-                "name": _name(test), "score": test["points"] if passed else 0.0, "max_score": test["points"],
-                "output": "passed" if passed else test["message"],
-                "visibility": "visible" if test["public"] else "after_published",
+                "name": _name(test), "score": test.points, "max_score": test.max_points,
+                "output": "passed" if passed else test.message,
+                "visibility": "visible" if test.public else "after_published",
             }
-            if test["speed"]:
-                entry["extra_data"] = {"speed": test["speed"]}
+            if test.speed:
+                entry["extra_data"] = {"speed": list(test.speed)}
             tests.append(entry)
     lines = [f"{s.lesson}: {s.passed}/{s.total} tests, {s.points:g}/{s.max_points:g} points, {s.state}"
              + (f" ({s.problem})" if s.problem else "") for s in summaries]
     return {"score": sum(t["score"] for t in tests), "output": "\n".join(lines), "tests": tests}
 
 
-def _graded(pytest_run: PytestRun) -> list[dict]:
-    return [t for t in pytest_run.tests if t["outcome"] != "skipped"]
+def _graded(run: RunResult) -> list[TestResult]:
+    return [t for t in run.tests if t.counts]
 
 
-def _name(test: dict) -> str:
+def _name(test: TestResult) -> str:
     """'tests/07_stable/test_stable.py::test_x[case]' -> '07_stable: test_x[case]'."""
-    path, _, name = test["nodeid"].partition("::")
+    path, _, name = test.nodeid.partition("::")
     return f"{Path(path).parent.name}: {name}"
 
 
-def _lesson_summary(status: LessonStatus) -> dict:
-    return {"lesson": status.lesson, "state": status.state, "passed": status.passed, "total": status.total,
-            "points": status.points, "max_points": status.max_points, "problem": status.problem}
+def _lesson_summary(summary: LessonSummary) -> dict:
+    data = summary.to_json()
+    del data["first_todo"]
+    return data
 
 
 def source_of_test(root: Path, nodeid: str) -> str:

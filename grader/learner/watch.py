@@ -88,10 +88,10 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
 
 def pick_lesson(root: Path, name: str | None) -> Lesson:
-    """The lesson named, or the first unfinished one (grader.learner.status decides which that is)."""
+    """The lesson named, or the first unfinished one (the one `kata next` picks)."""
     if name is not None:
         return get_lesson(root, name)
-    from grader.learner.status import first_unfinished
+    from grader.learner.next import first_unfinished
 
     lesson = first_unfinished(root)
     if lesson is not None:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from grader.lessons import KitError, Lesson
+from grader.stubs import is_todo_raise
 from grader.notebooks.grade_cell import first_line
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -53,14 +54,6 @@ class Points:
 
 
 # --- solution cells ----------------------------------------------------------------------------
-
-
-def _is_todo(node: ast.stmt) -> bool:
-    """``raise NotImplementedError`` or ``raise NotImplementedError(...)``."""
-    if not isinstance(node, ast.Raise) or node.exc is None:
-        return False
-    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 def _docstring_end(node) -> int | None:
@@ -100,7 +93,7 @@ def _merge_def(stub, stub_lines: list[str], answer, answer_lines: list[str]) -> 
         for extra in methods.values():  # the reference's own methods: signature kept, body cleared
             lines += ["", *_cleared(extra, answer_lines)]
         return lines
-    todo = next((n for n in stub.body if _is_todo(n)), None)
+    todo = next((n for n in stub.body if is_todo_raise(n)), None)
     if todo is None:  # nothing to write here: the stub's code as it is
         return stub_lines[first_line(stub) - 1:stub.end_lineno]
     before = [n for n in stub.body[: stub.body.index(todo)] if not (n is stub.body[0] and _docstring_end(stub))]

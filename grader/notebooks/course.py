@@ -25,9 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.lessons import LESSON_RE, KitError, all_lessons, get_lesson
+from grader.notebooks.grade_cell import RUN_TIMEOUT
 
 CELL_TIMEOUT = 420  # seconds per cell: more than grading one lesson may take (KATA_RUN_TIMEOUT)
-RUN_TIMEOUT = 300  # seconds for one lesson's tests in a grade cell (grader.notebooks.grade_cell)
 AUTOGRADE_TIMEOUT = 1800  # seconds for one student's `nbgrader autograde` of one assignment
 
 CONFIG = '''\
@@ -126,15 +126,15 @@ def lesson_points(root: Path, names: list[str]):
 
     run = run_pytest(root, [*(f"tests/{name}" for name in names), "--collect-only", "-m", "not cuda"])
     if run.collect_errors or run.exitstatus not in (0, 5):
-        problem = run.collect_errors[0]["message"] if run.collect_errors else run.output[-2000:]
+        problem = run.collect_errors[0].message if run.collect_errors else run.output[-2000:]
         raise KitError(f"the lessons' tests could not be collected:\n{problem}")
     points = {name: Points(0.0, 0.0) for name in names}
-    for test in run.collected:
-        lesson = points[test["nodeid"].split("/")[1]]
-        if test["public"]:
-            lesson.public += test["points"]
+    for test in run.collected or []:
+        lesson = points[test.nodeid.split("/")[1]]
+        if test.public:
+            lesson.public += test.max_points
         else:
-            lesson.hidden += test["points"]
+            lesson.hidden += test.max_points
     return points
 
 
@@ -156,7 +156,7 @@ def build(root: Path, course: Path, lessons: list[str] | None, *, course_id: str
     config = course / "nbgrader_config.py"
     if force or not config.exists():
         line = f"c.Exchange.root = {str(exchange.resolve())!r}" if exchange else "# c.Exchange.root = \"/srv/nbgrader/exchange\""
-        config.write_text(CONFIG.format(course_id=course_id, exchange=line, kit=str(root), run_timeout=RUN_TIMEOUT,
+        config.write_text(CONFIG.format(course_id=course_id, exchange=line, kit=str(root), run_timeout=f"{RUN_TIMEOUT:g}",
                                         cell_timeout=CELL_TIMEOUT), encoding="utf-8")
         print(f"wrote {config}")
     else:

@@ -38,9 +38,11 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.results import Outcome, RunResult, TestResult
+
 SELECTIONS = ("all", "public", "hidden")
 RUN_TIMEOUT = 300.0
-_CACHE: dict[str, object] = {}  # sha256 of (lesson, module text) -> PytestRun
+_CACHE: dict[str, tuple[object, str]] = {}  # sha256 of (lesson, module text) -> (RunResult, its module's path)
 
 
 class GradeError(Exception):
@@ -147,7 +149,8 @@ def kit_root(lesson: str) -> Path:
 
 
 def run_tests(lesson: str, module: Module):
-    """The lesson's tests against `module` in a pytest subprocess (one run per lesson and code)."""
+    """The lesson's tests against `module` in a pytest subprocess (one run per lesson and code):
+    (its RunResult, the path the module was written to, which the run's messages name)."""
     from grader.runs import run_pytest  # imported here: `import grader.notebooks.grade_cell` stays light
 
     key = hashlib.sha256(f"{lesson}\0{module.text}".encode()).hexdigest()
@@ -161,30 +164,32 @@ def run_tests(lesson: str, module: Module):
         if os.environ.get("KATA_TEST_TIMEOUT"):
             args.append(f"--timeout={os.environ['KATA_TEST_TIMEOUT']}")
         run = run_pytest(root, args, timeout=float(os.environ.get("KATA_RUN_TIMEOUT") or RUN_TIMEOUT))
-        run.module_path = str(path)
-    _CACHE[key] = run
-    return run
+    _CACHE[key] = run, str(path)
+    return _CACHE[key]
 
 
 # --- from outcomes to a score and PASS/FAIL lines --------------------------------------------------
 
-_LABELS = {"passed": "PASS", "skipped": "SKIP", "todo": "TODO", "timeout": "TIME", "broken": "FAIL"}
+_LABELS = {Outcome.PASSED: "PASS", Outcome.SKIPPED: "SKIP", Outcome.TODO: "TODO", Outcome.TIMEOUT: "TIME",
+           Outcome.BROKEN: "FAIL"}
+_KITS_OWN = (Outcome.TODO, Outcome.BROKEN, Outcome.TIMEOUT, Outcome.SKIPPED)  # messages, not tracebacks
 
 
-def reason(entry: dict) -> str:
+def reason(test: TestResult) -> str:
     """A short why for a test that did not pass: the failure's message, never the test's code.
 
-    pytest's report of a failure quotes the test's source lines; only its "E   " lines (the
-    exception and its message) are kept. The harness's own messages (TODO, timeout, an import
-    that failed) are short already.
+    pytest's report of a failure quotes the test's source lines; only the exception's own lines
+    (recorded as the failure's summary) are kept. The kit's own messages (TODO, timeout, an
+    import that failed) are short already: their first lines say it all.
     """
-    message = re.sub(r"\x1b\[[0-9;]*m", "", entry.get("message") or "")  # no terminal colours
-    lines = [line[4:].rstrip() for line in message.splitlines() if line.startswith("E   ") and line[4:].strip()]
-    if entry["outcome"] in ("todo", "broken", "timeout", "skipped") or not lines:
-        # The harness's own messages, not a traceback: their first lines say it all.
-        lines = [line for line in re.sub(r"^(TODO|TIMEOUT): ", "", message.strip()).splitlines() if line.strip()][:3]
-    elif len(lines) > 6:
-        lines = [*lines[:6], "..."]
+    text = test.failure.summary if test.failure else test.message
+    if test.outcome in _KITS_OWN:
+        text = text.strip().removeprefix("TODO: ").removeprefix("TIMEOUT: ")
+        lines = [line for line in text.splitlines() if line.strip()][:3]
+    else:
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        if len(lines) > 6:
+            lines = [*lines[:6], "..."]
     return "\n".join(line if len(line) <= 240 else line[:237] + "..." for line in lines)
 
 
@@ -197,41 +202,42 @@ def _in_cells(text: str, module: Module, path: str) -> str:
     return text.replace(path, "your code")
 
 
-def score(run, selection: str, points: float, module: Module, lesson: str) -> tuple[float, list[str]]:
-    """(score, report lines) for the tests of `selection` (all, public or hidden) in `run`."""
-    wanted = [t for t in run.collected if selection == "all" or t["public"] == (selection == "public")]
+def score(run: RunResult, selection: str, points: float, module: Module, lesson: str,
+          path: str = "") -> tuple[float, list[str]]:
+    """(score, report lines) for the tests of `selection` (all, public or hidden) in `run`, whose
+    messages name the graded module by `path`."""
+    wanted = [t for t in run.collected or [] if selection == "all" or t.public == (selection == "public")]
     kind = {"all": "tests", "public": "public tests", "hidden": "hidden tests"}[selection]
-    path = getattr(run, "module_path", "")
     lines = [*module.notes]
     if not wanted:
-        problem = run.collect_errors[0]["message"] if run.collect_errors else run.output.strip()[-600:]
+        problem = run.collect_errors[0].message if run.collect_errors else run.output.strip()[-600:]
         lines.append(f"FAIL  the {kind} of {lesson} did not run:\n" + _indent(_in_cells(problem, module, path)))
         return 0.0, lines
-    outcomes = {t["nodeid"]: t for t in run.tests}
+    outcomes = run.by_id()
     # Tests run in collection order: the first one without an outcome was running when it stopped.
-    cut_short = next((t["nodeid"] for t in run.collected if t["nodeid"] not in outcomes), None)
+    cut_short = next((t.nodeid for t in run.collected if t.nodeid not in outcomes), None)
     earned = possible = 0.0
     passed = 0
     rows = []
     for test in wanted:
-        entry = outcomes.get(test["nodeid"])
-        name = test["nodeid"].split("::", 1)[-1]
+        entry = outcomes.get(test.nodeid)
+        name = test.nodeid.split("::", 1)[-1]
         if entry is None:
-            possible += test["points"]
-            if test["nodeid"] != cut_short:
+            possible += test.max_points
+            if test.nodeid != cut_short:
                 rows.append(f"FAIL  {name}: not run (the test process had stopped)")
-            elif run.timed_out:
+            elif run.stopped:
                 rows.append(f"TIME  {name}: still running when the time for the whole lesson "
                             f"({run.seconds:.0f} s) was spent; the tests after it did not run")
             else:
                 rows.append(f"FAIL  {name}: the test process ended during this test (exit code "
                             f"{run.returncode}): does your code call os._exit or sys.exit?")
             continue
-        outcome = entry["outcome"]
-        if outcome != "skipped":
-            possible += test["points"]
-        if outcome == "passed":
-            earned += test["points"]
+        outcome = entry.outcome
+        if entry.counts:
+            possible += test.max_points
+        if outcome is Outcome.PASSED:
+            earned += test.max_points
             passed += 1
             rows.append(f"PASS  {name}")
         else:
@@ -264,8 +270,8 @@ def grade(lesson: str, tests: str = "all", *, points: float, cells: list[tuple[i
         with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             module = build_module(executed_cells() if cells is None else cells)
-            run = run_tests(lesson, module)
-            value, lines = score(run, tests, float(points), module, lesson)
+            run, path = run_tests(lesson, module)
+            value, lines = score(run, tests, float(points), module, lesson, path)
     except KeyboardInterrupt:
         print(f"FAIL  grading {lesson} was interrupted (the cell's time limit?): 0 points")
         return 0.0

@@ -3,10 +3,10 @@
 A test whose every use of the module under test (``lesson.name``) names an untouched stub (a
 function whose whole body is ``raise NotImplementedError``, or a class whose __init__ is one)
 ends in that stub's TODO whatever it does first. When it first builds an optimizer (torch
-imports torch._dynamo for it, 1-2 s), starts DataLoader workers or trains a model, the learner
-waits for a result known in advance. The harness calls the stub the test would reach first
-instead of the test: the same NotImplementedError from the same line, the same TODO report,
-none of the wait (lesson 09's untouched run: 3.9 s, now 2.5 s).
+imports torch._dynamo for it), starts DataLoader workers or trains a model, the learner waits
+for a result known in advance. The plugin calls the stub the test would reach first instead of
+the test: the same NotImplementedError from the same line, the same TODO report, none of the
+wait (docs/PERFORMANCE.md has the figures).
 
 Conservative by construction: a test that hands ``lesson`` itself to a helper (which may use
 anything), or uses anything else of the module (a constant, a function with a line of the
@@ -22,17 +22,20 @@ import textwrap
 from pathlib import Path
 from types import FunctionType, ModuleType
 
-FIXTURE = "lesson"  # the fixture that holds the module under test (grader.plugin.lesson)
+from grader.plugin.target import is_learners
+from grader.stubs import is_untouched_def
+
+FIXTURE = "lesson"  # the fixture that holds the module under test (grader.plugin.target.lesson)
 
 
-def first_stub(module: ModuleType, test_file: Path, test_name: str, impl_root: Path) -> FunctionType | type | None:
+def first_stub(module: ModuleType, test_file: Path, test_name: str, code_roots: tuple[Path, ...]) -> FunctionType | type | None:
     """The untouched stub the test `test_name` in `test_file` uses first, if every name it
     uses from `module` (through the ``lesson`` fixture) is one; else None."""
     names = lesson_names(test_file, test_name)
     if not names:
         return None
     stubs = [getattr(module, name, None) for name in names]
-    if not all(is_untouched(f, impl_root) for f in stubs):
+    if not all(is_untouched(f, code_roots) for f in stubs):
         return None
     return stubs[0]
 
@@ -84,7 +87,7 @@ def _module_ast(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-def is_untouched(obj, impl_root: Path) -> bool:
+def is_untouched(obj, code_roots: tuple[Path, ...]) -> bool:
     """True for a plain function of the learner's whose body, a docstring aside, is one
     ``raise NotImplementedError`` (with constant arguments, if any), and for a class of
     theirs whose own __init__ is such a function (after ``super().__init__()``, if any):
@@ -92,41 +95,16 @@ def is_untouched(obj, impl_root: Path) -> bool:
     if isinstance(obj, type):
         obj = obj.__dict__.get("__init__")
     return (isinstance(obj, FunctionType) and not hasattr(obj, "__wrapped__")
-            and _is_untouched(obj.__code__, impl_root))
+            and _is_untouched(obj.__code__, code_roots))
 
 
 @functools.cache
-def _is_untouched(code, impl_root: Path) -> bool:
-    if not Path(code.co_filename).resolve().is_relative_to(impl_root):
+def _is_untouched(code, code_roots: tuple[Path, ...]) -> bool:
+    if not is_learners(code.co_filename, code_roots):
         return False
     try:
         source = textwrap.dedent(inspect.getsource(code))
         node = ast.parse(source).body[0]
     except (OSError, SyntaxError, IndexError):
         return False
-    if not isinstance(node, ast.FunctionDef) or node.decorator_list:
-        return False
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
-    if node.name == "__init__" and body and _is_super_init(body[0]):
-        body = body[1:]  # an nn.Module's stub __init__ starts with it
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].cause is not None:
-        return False
-    exc = body[0].exc
-    if isinstance(exc, ast.Call):
-        if exc.keywords or not all(isinstance(a, ast.Constant) for a in exc.args):
-            return False
-        exc = exc.func
-    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
-
-
-def _is_super_init(statement: ast.stmt) -> bool:
-    """``super().__init__()``, nothing passed."""
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    return (
-        isinstance(call, ast.Call) and not call.args and not call.keywords
-        and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"
-        and isinstance(call.func.value, ast.Call) and not call.func.value.args
-        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
-    )
+    return is_untouched_def(node)

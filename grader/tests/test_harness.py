@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.results import Outcome, RunResult
 from grader.tests.kits import SOLUTION, STUB, TESTS, write_lesson
 
 
@@ -312,9 +313,8 @@ def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):
     result.stdout.fnmatch_lines(["*NotImplementedError: the test's own, not the learner's*"])
 
 
-def test_tests_run_on_one_torch_thread_and_a_frozen_heap(kit):
-    # Torch's pool only costs time on the lessons' small tensors (a softmax waits ms for it),
-    # and every full garbage collection walked all of torch's objects (~0.1 s each).
+def test_tests_run_on_one_torch_thread_and_the_learners_count_is_back_after(kit):
+    # As kata grade runs every student; the learner's own setting is theirs again after the run.
     after = kit.path / "threads_after.txt"
     (kit.path / "tests/98_demo/conftest.py").write_text(textwrap.dedent(f"""\
         import torch
@@ -326,19 +326,13 @@ def test_tests_run_on_one_torch_thread_and_a_frozen_heap(kit):
             open({str(after)!r}, "w").write(str(torch.get_num_threads()))
     """))
     (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
-        import gc
-
         import torch
 
 
         def test_one_thread(lesson):
             assert torch.get_num_threads() == 1
-
-
-        def test_what_was_loaded_is_frozen(lesson):
-            assert gc.get_freeze_count() > len(gc.get_objects())  # torch's objects are out of the collector's sight
     """))
-    assert_outcomes(run(kit, "solutions/98_demo"), passed=2)
+    assert_outcomes(run(kit, "solutions/98_demo"), passed=1)
     assert after.read_text() == "2"
 
 
@@ -350,23 +344,23 @@ def test_a_todo_keeps_the_output_it_printed(kit):
                  f"--junitxml={junit}", "-o", "junit_logging=system-out")
     assert_outcomes(result, todo=1)
     assert "adding 2 3" in junit.read_text()  # the report's captured sections
-    (test,) = json.loads(report.read_text())["tests"]
-    assert (test["outcome"], test["where"]) == ("todo", "exercises/98_demo/demo.py:7")
+    (test,) = RunResult.from_json(json.loads(report.read_text())).tests
+    assert (test.outcome, test.where) == (Outcome.TODO, "exercises/98_demo/demo.py:7")
 
 
 def test_json_report_has_outcomes_points_and_speed(kit):
     report = kit.path / "report.json"
     run(kit, "solutions/98_demo", f"--kata-report={report}")
-    data = json.loads(report.read_text())
-    tests = {t["nodeid"].split("::")[-1]: t for t in data["tests"]}
-    assert data["exitstatus"] == 0
-    assert {name: t["outcome"] for name, t in tests.items()} == dict.fromkeys(
-        ["test_add", "test_add_negative", "test_scale", "test_scale_speed"], "passed")
-    assert tests["test_scale"]["points"] == 2.0 and tests["test_add"]["public"] and not tests["test_scale"]["public"]
-    (speed,) = tests["test_scale_speed"]["speed"]
+    data = RunResult.from_json(json.loads(report.read_text()))
+    tests = {t.nodeid.split("::")[-1]: t for t in data.tests}
+    assert data.exitstatus == 0
+    assert {name: t.outcome for name, t in tests.items()} == dict.fromkeys(
+        ["test_add", "test_add_negative", "test_scale", "test_scale_speed"], Outcome.PASSED)
+    assert tests["test_scale"].points == 2.0 and tests["test_add"].public and not tests["test_scale"].public
+    (speed,) = tests["test_scale_speed"].speed
     assert speed["what"] == "scale(3)" and speed["ratio"] > 1.0
     run(kit, "exercises/98_demo", f"--kata-report={report}")
-    assert {t["outcome"] for t in json.loads(report.read_text())["tests"]} == {"todo"}
+    assert {t.outcome for t in RunResult.from_json(json.loads(report.read_text())).tests} == {Outcome.TODO}
 
 
 def verify(kit: pytest.Pytester, *args: str) -> pytest.RunResult:

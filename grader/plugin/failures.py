@@ -1,0 +1,143 @@
+"""Every failure recorded as data when its report is made, and told the way the learner can act on.
+
+`diagnose` looks at the exception itself (its type, its traceback's frames), never at text:
+
+- a Todo (grader.plugin.todo) or a module that could not be imported: the kit's one-line message;
+- a test stopped by pytest-timeout: TIMEOUT, with the learner's line it was running;
+- code that asked for CUDA on a machine without it: how to write device-agnostic code;
+- a name the tests use that the learner's module lacks: keep the stub's names;
+- MemoryError, and a write past the file-size limit (EFBIG): kinds class grading reports on.
+
+The result rides on the report as ``report.kata_failure`` (a grader.results.Failure), where
+the recorder and the terminal summary read it.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.plugin import measurements
+from grader.plugin.target import NotImportable, code_of, is_learners, target
+from grader.plugin.todo import Todo
+from grader.results import Failure, Kind
+
+TIMEOUT_S = pytest.StashKey[float]()  # per item: the time limit pytest-timeout set for it
+SPEED = pytest.StashKey[list]()  # per item: the speed ratios its call measured
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
+    item.stash[TIMEOUT_S] = settings.timeout  # then pytest-timeout sets its timer as ever
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    if call.when == "call":
+        item.stash[SPEED] = measurements.drain()
+    report.kata_failure = None
+    if call.excinfo is not None and report.failed:
+        failure, message = diagnose(item, call.excinfo)
+        report.kata_failure = failure
+        if message is not None:
+            report.longrepr = message
+    return report
+
+
+def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure, str | None]:
+    """(the failure as data, the kit's message to show instead of pytest's, or None)."""
+    exc, code, config = excinfo.value, code_of(item), item.config
+    exception = type(exc).__name__
+    frame = _last_frame_in(exc, code)
+    where = _where(frame, config) if frame else None
+    if isinstance(exc, Todo):
+        return Failure(Kind.TODO, "NotImplementedError", exc.msg, exc.where), exc.msg
+    if isinstance(exc, NotImportable):
+        return Failure(Kind.BROKEN, exception, exc.msg, exc.where), None
+    if _timed_out(exc):
+        running = f"; it was running {_shown(frame, config)}" if frame else ""
+        message = (f"TIMEOUT: {item.name} did not finish in {item.stash.get(TIMEOUT_S, 0.0)} s{running}.\n"
+                   "  Look there for a loop that never ends (a condition that never changes, "
+                   "an index that never moves).")
+        return Failure(Kind.TIMEOUT, exception, message, where), message
+    if _asked_for_cuda(exc):
+        shown = f"{_shown(frame, config)} " if frame else ""
+        message = (f"{shown}asked for a CUDA device, but this machine has none ({exception}: {exc}).\n"
+                   "  Write device-agnostic code: make new tensors on the input's device "
+                   "(device=x.device, x.new_zeros(...), torch.zeros_like(x), .to(x.device)) "
+                   "instead of .cuda() or device=\"cuda\".")
+        return Failure(Kind.CUDA, exception, message, where), message
+    if isinstance(exc, AttributeError) and _is_module_in(getattr(exc, "obj", None), code):
+        message = (f"{target(config).rel(exc.obj.__file__)} has no {exc.name!r}, which the tests use.\n"
+                   "  Keep every name and signature the stub came with (a renamed or deleted function "
+                   "cannot be tested).")
+        return Failure(None, exception, message, where), message
+    kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
+    return Failure(kind, exception, excinfo.exconly(tryshort=True), where), None
+
+
+def _innermost(exc: BaseException):
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb
+
+
+def _last_frame_in(exc: BaseException, code: tuple[Path, ...]):
+    """The innermost traceback entry in the code under test, or None."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    return next((tb for tb in reversed(frames) if is_learners(tb.tb_frame.f_code.co_filename, code)), None)
+
+
+def _where(tb, config: pytest.Config) -> str:
+    return f"{target(config).rel(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+
+
+def _shown(tb, config: pytest.Config) -> str:
+    code = tb.tb_frame.f_code
+    return f"{getattr(code, 'co_qualname', code.co_name)} ({_where(tb, config)})"
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """pytest-timeout's signal handler failed the test (its frame is in the traceback)."""
+    handler = getattr(sys.modules.get("pytest_timeout"), "timeout_sigalrm", None)
+    if handler is None or not isinstance(exc, pytest.fail.Exception):
+        return False
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is handler.__code__:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _asked_for_cuda(exc: BaseException) -> bool:
+    """torch's CUDA initialisation refused (the innermost frame is torch.cuda's lazy init) on a
+    machine without a usable CUDA device."""
+    cuda = sys.modules.get("torch.cuda")
+    tb = _innermost(exc)
+    return (cuda is not None and tb is not None and tb.tb_frame.f_code is cuda._lazy_init.__code__
+            and not cuda.is_available())
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    torch = sys.modules.get("torch")
+    oom = getattr(torch, "OutOfMemoryError", None) if torch else None
+    return isinstance(exc, MemoryError) or (oom is not None and isinstance(exc, oom))
+
+
+def _file_too_large(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno == errno.EFBIG
+
+
+def _is_module_in(obj, code: tuple[Path, ...]) -> bool:
+    """True for a module loaded from a file of the code under test."""
+    path = getattr(obj, "__file__", None) if isinstance(obj, type(sys)) else None
+    return bool(path) and is_learners(path, code)

@@ -1,0 +1,78 @@
+"""Each test's result, recorded once as a grader.results.TestResult and handed to the writers.
+
+A test's result is final when its teardown has run; the first phase that did not pass decides
+its outcome. The writers (``--kata-report``'s JSON file, class grading's pipe) implement the
+kit's hooks (grader.plugin.hooks) and receive the results from here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.plugin.failures import SPEED
+from grader.results import CollectError, Kind, Outcome, TestInfo, TestResult
+
+RESULTS = pytest.StashKey[dict[str, TestResult]]()  # nodeid -> the final result, in the order run
+_OUTCOME_OF = {Kind.TODO: Outcome.TODO, Kind.BROKEN: Outcome.BROKEN, Kind.TIMEOUT: Outcome.TIMEOUT}
+
+
+def info(item: pytest.Item) -> TestInfo:
+    marker = item.get_closest_marker("points")
+    points = float(marker.args[0]) if marker and marker.args else 1.0
+    return TestInfo(item.nodeid, points, item.get_closest_marker("public") is not None)
+
+
+class Recorder:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.errors: list[CollectError] = []
+        self.items: dict[str, pytest.Item] = {}
+        self.running: dict[str, TestResult] = {}  # nodeid -> the result so far, phase by phase
+        config.stash[RESULTS] = self.results = {}
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.errors.append(CollectError(report.nodeid, str(report.longrepr)))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = {item.nodeid: item for item in session.items}
+        self.config.hook.pytest_kata_collected(config=self.config, collected=[info(i) for i in session.items],
+                                               errors=list(self.errors))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        item = self.items.get(report.nodeid)
+        so_far = self.running.get(report.nodeid)
+        if so_far is None:
+            test = info(item) if item is not None else TestInfo(report.nodeid)
+            so_far = TestResult(test.nodeid, Outcome.PASSED, test.max_points, test.public)
+        seconds = round(so_far.seconds + report.duration, 4)
+        speed = (*so_far.speed, *(item.stash.get(SPEED, []) if item is not None and report.when == "call" else ()))
+        result = TestResult(so_far.nodeid, so_far.outcome, so_far.max_points, so_far.public, so_far.message,
+                            so_far.failure, speed, seconds)
+        if so_far.outcome is Outcome.PASSED and not report.passed:  # the first phase that did not pass decides
+            result = _with_failure(result, report)
+        self.running[report.nodeid] = result
+        if report.when == "teardown":  # the test is over: its result is final
+            self.results[report.nodeid] = result
+            del self.running[report.nodeid]
+            self.config.hook.pytest_kata_result(config=self.config, result=result)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.config.hook.pytest_kata_finished(config=self.config, exitstatus=int(exitstatus))
+
+
+def _with_failure(result: TestResult, report: pytest.TestReport) -> TestResult:
+    if report.skipped:
+        message = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        outcome, failure = Outcome.SKIPPED, None
+    else:
+        failure = getattr(report, "kata_failure", None)
+        outcome = _OUTCOME_OF.get(failure.kind if failure else None,
+                                  Outcome.FAILED if report.when == "call" else Outcome.ERROR)
+        message = str(report.longrepr)
+    return TestResult(result.nodeid, outcome, result.max_points, result.public, message, failure,
+                      result.speed, result.seconds)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(Recorder(config), "kata-recorder")

@@ -1,0 +1,170 @@
+"""What is under test: a tree, the reference with a mutant swapped in, or one file of code.
+
+Resolved once per session into ``config.stash`` from the command line (``--mutant`` ranks
+above ``--impl-file``, which ranks above a tree), and used by everything that needs to know
+it: the ``lesson`` fixture, the TODO detection and the failure diagnoses (which frames are the
+learner's), and the terminal summary.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader.lessons import IMPLS, Lesson, mutant_target
+
+TARGET = pytest.StashKey["Target"]()
+CODE = pytest.StashKey[tuple[Path, ...]]()  # per item: where the code under test lives
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kata", "Effective PyTorch Kata")
+    group.addoption(
+        "--impl",
+        choices=IMPLS,
+        default="exercises",
+        help="which tree the tests under tests/ run against (default: exercises). "
+        "Naming exercises/NN_topic or solutions/NN_topic on the command line picks it too.",
+    )
+    group.addoption(
+        "--mutant",
+        metavar="PATH",
+        help="run against the reference with this known-wrong version (tests/NN/mutants/*.py) "
+        "swapped in; used by `python -m grader verify`.",
+    )
+    group.addoption(
+        "--impl-file",
+        metavar="PATH",
+        help="run the tests against the code in this one file instead of a tree (every module of the "
+        "lesson is that file): a learner's notebook code written out by a grader, say.",
+    )
+
+
+@dataclass(frozen=True)
+class Target:
+    root: Path  # the kit
+    tree: str  # the tree tests/ run against when no lesson folder names one (--impl)
+    mutant: Path | None = None
+    file: Path | None = None
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> Target:
+        mutant, file = config.getoption("mutant"), config.getoption("impl_file")
+        return cls(
+            root=config.rootpath,
+            tree=config.getoption("impl"),
+            mutant=config.rootpath / mutant if mutant else None,  # an absolute path stays as it is
+            # A relative --impl-file is taken from where pytest was started.
+            file=(config.invocation_params.dir / file).resolve() if file else None,
+        )
+
+    def code(self, tree: str) -> tuple[Path, ...]:
+        """Where the code under test lives, for a test whose lesson folder names `tree`."""
+        if self.mutant:
+            return (self.root / "solutions", self.mutant.resolve())
+        if self.file:
+            return (self.file,)
+        return (self.root / tree,)
+
+    def load(self, test_file: Path, tree: str):
+        """The module ``tests/NN/test_<stem>.py`` checks, as this target has it."""
+        name, stem = test_file.parent.name, test_file.stem.removeprefix("test_")
+        if self.mutant:
+            tree = "solutions"
+        source = self.file if self.file and not self.mutant else self.root / tree / name / f"{stem}.py"
+        if not source.is_file():
+            raise NotImportable(f"{self.rel(source)} not found: the tests in {test_file.name} check it.", pytrace=False)
+        try:
+            if self.mutant:
+                return _load_with_mutant(Lesson(self.root, name), stem, source, self.mutant)
+            if self.file:  # every module of the lesson is this one file
+                return _load_file(f"_kata_impl.{name}.{stem}", self.file)
+            return importlib.import_module(f"{tree}.{name}.{stem}")
+        except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
+            message, where = self._describe_import_error(exc, self.mutant or source)
+        # Raised outside the except block, so no chained traceback is printed.
+        raise NotImportable(message, pytrace=False, where=where)
+
+    def _describe_import_error(self, exc: BaseException, source: Path) -> tuple[str, str]:
+        rel = self.rel(source)
+        if isinstance(exc, SyntaxError) and exc.filename:
+            where = f"{self.rel(Path(exc.filename))}:{exc.lineno}"
+            line = (exc.text or "").rstrip()
+            what = f"{type(exc).__name__}: {exc.msg}"
+        else:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == source]
+            frame = frames[-1] if frames else None
+            where = f"{rel}:{frame.lineno}" if frame else rel
+            line = (frame.line or "") if frame else ""
+            what = f"{type(exc).__name__}: {exc}"
+        text = f"{where}: {what} (the tests could not import {rel})"
+        if line:
+            text += f"\n    {line.strip()}"
+        return text + "\n  Fix that line, save, and run the tests again.", where
+
+    def rel(self, path: Path | str) -> str:
+        """`path` relative to the kit, where it lies inside it."""
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+class NotImportable(pytest.fail.Exception):
+    """The module under test could not be imported; one short message, no traceback."""
+
+    def __init__(self, msg: str, pytrace: bool = False, where: str | None = None) -> None:
+        super().__init__(msg, pytrace=pytrace)
+        self.where = where
+
+
+def _load_file(name: str, path: Path):
+    """A module executed from `path` under `name` (registered, so pickling by reference works)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_with_mutant(lesson: Lesson, stem: str, source: Path, mutant: Path):
+    """A private copy of the reference module with the mutant's definitions executed into it."""
+    if mutant_target(mutant, lesson) != stem:
+        pytest.skip(f"mutant {mutant.name} targets another module of {lesson.name}")
+    module = _load_file(f"_kata_mutant.{lesson.name}.{stem}", source)
+    code = compile(mutant.read_text(encoding="utf-8"), str(mutant), "exec")
+    exec(code, module.__dict__)
+    return module
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[TARGET] = Target.of(config)
+
+
+def target(config: pytest.Config) -> Target:
+    return config.stash[TARGET]
+
+
+def code_of(item: pytest.Item) -> tuple[Path, ...]:
+    """Where the code this item tests lives (its lesson folder's tree, or the session's target)."""
+    return item.stash[CODE]
+
+
+def is_learners(path: Path | str, code: tuple[Path, ...]) -> bool:
+    """True for a file of the code under test."""
+    resolved = Path(path).resolve()
+    return any(resolved == root or resolved.is_relative_to(root) for root in code)
+
+
+@pytest.fixture(scope="module")
+def lesson(request: pytest.FixtureRequest):
+    """The module this test file checks: tests/NN/test_<stem>.py checks <tree>/NN/<stem>.py."""
+    from grader.plugin.collection import tree_of
+
+    return target(request.config).load(Path(request.node.path), tree_of(request.node))

@@ -1,0 +1,152 @@
+"""An untouched stub is a TODO: one line with its file:line, no traceback, and no wait.
+
+When the code under test raises the NotImplementedError of one of its stubs (in a test, in a
+fixture, in a hypothesis example, or in a DataLoader worker), the phase ends in a `Todo`
+instead: a ``pytest.fail`` without a traceback, so pytest renders nothing that nobody reads. A
+test that can only end in a TODO (grader.plugin.untouched) is not run at all: the stub it would
+reach first is called instead, before the test builds optimizers or models.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.plugin import untouched
+from grader.plugin.target import code_of, is_learners, target
+
+
+class Todo(pytest.fail.Exception):
+    """A stub of the code under test was reached: `message` says which, `where` its file:line."""
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message, pytrace=False)
+        self.where = where
+
+
+class StubReached(BaseException):
+    """A stub's NotImplementedError, carried out of a hypothesis test at its first example.
+
+    A BaseException, so hypothesis lets it through at once instead of shrinking an input that
+    cannot matter; the phase turns it into a Todo (its ``__cause__`` is the stub's error)."""
+
+
+def _todo_of(item: pytest.Item, exc: BaseException) -> Todo | None:
+    if isinstance(exc, StubReached):
+        exc = exc.__cause__
+    if not isinstance(exc, NotImplementedError):
+        return None
+    site = stub_site(exc, item)
+    return Todo(site[1], site[0]) if site else None  # None: torch's own (an nn.Module without forward)
+
+
+def _phase(item: pytest.Item):
+    """The body of each phase's wrapper: a stub's NotImplementedError leaves it as a Todo."""
+    try:
+        return (yield)
+    except (NotImplementedError, StubReached) as exc:
+        todo = _todo_of(item, exc)
+        if todo is None:
+            raise
+        raise todo from None
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item):
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item):
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item):
+    code = code_of(item)
+    module = getattr(item, "funcargs", {}).get(untouched.FIXTURE)
+    if module is not None:
+        stub = untouched.first_stub(module, Path(item.path), getattr(item, "originalname", item.name), code)
+        if stub is not None:  # the test can only end in this stub's TODO: skip its setup work
+            return (yield from _phase_of_call(item, lambda: untouched.raise_from(stub)))
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)  # a @given test
+    if handle is None:
+        return (yield from _phase(item))
+    test = handle.inner_test  # hypothesis calls this (reassignable) attribute for each example
+
+    @functools.wraps(test)
+    def stop_at_a_stub(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except NotImplementedError as exc:
+            if stub_site(exc, item) is None:
+                raise
+            raise StubReached() from exc
+
+    handle.inner_test = stop_at_a_stub
+    try:
+        return (yield from _phase(item))
+    finally:
+        handle.inner_test = test
+
+
+def _phase_of_call(item: pytest.Item, instead):
+    """The call phase with `instead` run in place of the test (the test itself never runs)."""
+    try:
+        instead()
+    except NotImplementedError as exc:
+        todo = _todo_of(item, exc)
+        if todo is None:
+            raise
+        raise todo from None
+    return (yield)  # cannot happen: an untouched stub always raises
+
+
+def stub_site(exc: NotImplementedError, item: pytest.Item) -> tuple[str, str] | None:
+    """(file:line, TODO message) when a stub of the code under test raised `exc` (the innermost
+    frame is the learner's, or, from a DataLoader worker, the last frame of its traceback)."""
+    code, rel = code_of(item), target(item.config).rel
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None and is_learners(tb.tb_frame.f_code.co_filename, code):
+        frame = tb.tb_frame.f_code
+        where = f"{rel(frame.co_filename)}:{tb.tb_lineno}"
+        return where, f"TODO: {getattr(frame, 'co_qualname', frame.co_name)} ({where}) is not implemented yet"
+    frame = _worker_frame(exc, code)
+    if frame is not None:
+        path, line, name = frame
+        where = f"{rel(path)}:{line}"
+        return where, f"TODO: {name} ({where}) is not implemented yet (it ran in a DataLoader worker process)"
+    return None
+
+
+# Python's own traceback lines. A DataLoader worker's exception reaches the test process only as
+# text: torch re-raises it there with the worker's formatted traceback as its message, so this
+# is the one place the kit reads an exception's text. It reads Python's format, not torch's words.
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)')
+
+
+def _worker_frame(exc: NotImplementedError, code: tuple[Path, ...]) -> tuple[str, str, str] | None:
+    """(path, line, function) of the last frame of a worker's traceback carried in `exc`, if it
+    is the learner's and `exc` was re-raised by torch's DataLoader."""
+    if not _reraised_by_dataloader(exc):
+        return None
+    frames = _FRAME.findall(str(exc))
+    if not frames or not is_learners(frames[-1][0], code):
+        return None
+    return frames[-1]
+
+
+def _reraised_by_dataloader(exc: BaseException) -> bool:
+    """Whether torch's ExceptionWrapper.reraise raised `exc` (its innermost frame)."""
+    import sys
+
+    wrapper = getattr(sys.modules.get("torch._utils"), "ExceptionWrapper", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return wrapper is not None and tb is not None and tb.tb_frame.f_code is wrapper.reraise.__code__
