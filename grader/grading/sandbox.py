@@ -1,51 +1,52 @@
 """Run a lesson's tests on untrusted code: a forked child per run, under limits the parent enforces.
 
-Importing torch costs 1.4-4 s, more than most lessons' tests. So the parent imports torch,
-pytest, hypothesis and the kit's helpers once (`preload`), with torch at one thread before any
-op (no OpenMP pool exists to be broken by fork), and forks a child per (student, lesson) run.
+Importing torch costs more than most lessons' tests (docs/PERFORMANCE.md). So the parent
+imports torch, pytest, hypothesis and the kit's helpers once (`preload`), with torch at one
+thread before any op (no OpenMP pool exists to be broken by fork), and forks a child per
+(student, lesson) run.
 The child, before it runs any pytest:
 
 - starts a session of its own (its process group is killed as a whole when the run ends, so
   DataLoader workers and anything else it started go too; processes that escape the group are
   re-parented to the parent, a "child subreaper", which kills them);
-- closes every inherited file descriptor but the channel (grader/channel.py) and sends its
-  output to a log file; stdin is /dev/null;
+- closes every inherited file descriptor but the results channel (grader.grading.pipe writes
+  it, grader.grading.protocol says how) and sends its output to a log file; stdin is /dev/null;
 - takes resource limits: CPU seconds, address space (RLIMIT_AS: what the preloaded parent has
   plus the budget), the size of any file it writes, no core files;
 - gets a minimal environment (HOME and TMPDIR in the run's own folder), the grading copy as its
   working directory, and a sys.path with none of the kit's folders (`import solutions` fails).
 
 The parent reads the channel as the child writes it, stops a run at its wall-clock limit
-(SIGKILL to the group), and turns what it saw into an `Outcome`: only tests the channel reported
-count, so a run that hangs, crashes, exits early or runs out of memory keeps what passed before
-and says why the rest did not run.
+(SIGKILL to the group), and hands what it saw on as a grader.results.RunResult: only tests the
+channel reported count, so a run that hangs, crashes, exits early or runs out of memory keeps
+what passed before, and `ended` says why the rest did not run.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import selectors
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import forking as warmup
+from grader.grading.protocol import Reader
+from grader.results import RunResult
 from grader.runs import kill_group
 
-OUTCOMES = {"passed", "failed", "error", "skipped", "todo", "broken", "timeout"}
-CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
 PLUGINS = ["-p", "pytest_timeout", "-p", "_hypothesis_pytestplugin"]  # the installed ones a run needs
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one lesson run may use. Memory is counted beyond what the preloaded parent holds."""
+    """What one lesson run may use (the defaults are kata grade's). Memory is counted beyond what
+    the preloaded parent holds."""
 
     wall: float = 180.0  # seconds, the whole lesson
     cpu: float = 180.0  # CPU seconds of the run's main process
@@ -64,85 +65,25 @@ class Job:
     tag: object = None  # the caller's
 
 
-@dataclass
-class Outcome:
-    """What the parent saw of one run."""
-
-    job: Job
-    collected: list[dict] | None = None  # None: the run never finished collecting
-    collect_errors: list[dict] = field(default_factory=list)
-    tests: dict[str, dict] = field(default_factory=dict)  # nodeid -> the harness's entry
-    tampering: list[str] = field(default_factory=list)
-    exitstatus: int | None = None  # pytest's, when the run got to the end
-    returncode: int | None = None  # the process's: an exit status, or minus the signal that ended it
-    stopped: bool = False  # the parent stopped it at its wall-clock limit
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    max_rss_mib: float = 0.0
-    output: str = ""
-    channel_bytes: int = 0
-    _known: dict[str, dict] = field(default_factory=dict, repr=False)  # nodeid -> its collected entry
-
-    # -- the channel -----------------------------------------------------------------------
-
-    def feed(self, line: bytes) -> None:
-        """One line from the channel. Anything that does not fit the protocol is tampering."""
-        try:
-            (kind, payload), = json.loads(line).items()
-        except (ValueError, AttributeError, TypeError):
-            self.tampering.append("an unreadable line appeared on the results channel")
-            return
-        if self.exitstatus is not None:
-            self.tampering.append(f"a {kind!r} event came after the run had finished")
-        elif kind == "collected":
-            if self.collected is not None:
-                self.tampering.append("the run announced its tests twice")
-            else:
-                self.collected = [t for t in payload["tests"] if isinstance(t, dict) and "nodeid" in t]
-                self._known = {t["nodeid"]: t for t in self.collected}
-                self.collect_errors = list(payload.get("errors", []))
-        elif kind == "test":
-            self._test(payload)
-        elif kind == "tamper":
-            self.tampering += [str(p) for p in payload if str(p) not in self.tampering]
-        elif kind == "finish":
-            self.exitstatus = int(payload["exitstatus"])
-        else:
-            self.tampering.append(f"an unknown event {kind!r} appeared on the results channel")
-
-    def _test(self, entry: dict) -> None:
-        nodeid = entry.get("nodeid")
-        known = self._known
-        if nodeid not in known:
-            self.tampering.append(f"a result came for a test that was never collected: {nodeid!r}")
-        elif nodeid in self.tests:
-            self.tampering.append(f"{nodeid} reported a result twice")
-        elif entry.get("outcome") not in OUTCOMES:
-            self.tampering.append(f"{nodeid} reported an unknown outcome {entry.get('outcome')!r}")
-        else:  # points and visibility come from collection, not from what the test says
-            self.tests[nodeid] = {**entry, "points": known[nodeid]["points"], "public": known[nodeid]["public"]}
-
-    # -- what happened ---------------------------------------------------------------------
-
-    def ended_early(self, limits: Limits) -> str | None:
-        """Why the run did not finish normally, in words, or None when it did."""
-        signum = -self.returncode if self.returncode is not None and self.returncode < 0 else None
-        if self.stopped:
-            return f"stopped after {limits.wall:g} s, the time limit for a lesson (something loops or waits)"
-        if signum == signal.SIGXCPU or (signum == signal.SIGKILL and self.cpu_seconds >= limits.cpu):
-            return f"used up its {limits.cpu:g} s of CPU time and was stopped"
-        if signum == signal.SIGXFSZ:
-            return f"wrote more than {limits.file_size >> 20} MiB to one file (printed too much?) and was stopped"
-        if self.exitstatus is not None:
-            return None
-        if signum is not None:
-            name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
-            why = " (out of memory?)" if signum == signal.SIGKILL else ""
-            return f"crashed: killed by {name}{why}"
-        if self.collected is None:
-            return f"ended (exit status {self.returncode}) before its tests were collected"
-        return (f"ended (exit status {self.returncode}) before its tests finished: "
-                "the code under test called os._exit, sys.exit or the like")
+def why_ended(run: RunResult, limits: Limits) -> str | None:
+    """Why the run did not finish normally, in words, or None when it did."""
+    signum = -run.returncode if run.returncode is not None and run.returncode < 0 else None
+    if run.stopped:
+        return f"stopped after {limits.wall:g} s, the time limit for a lesson (something loops or waits)"
+    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and run.cpu_seconds >= limits.cpu):
+        return f"used up its {limits.cpu:g} s of CPU time and was stopped"
+    if signum == signal.SIGXFSZ:
+        return f"wrote more than {limits.file_size >> 20} MiB to one file (printed too much?) and was stopped"
+    if run.exitstatus is not None:
+        return None
+    if signum is not None:
+        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+        why = " (out of memory?)" if signum == signal.SIGKILL else ""
+        return f"crashed: killed by {name}{why}"
+    if run.collected is None:
+        return f"ended (exit status {run.returncode}) before its tests were collected"
+    return (f"ended (exit status {run.returncode}) before its tests finished: "
+            "the code under test called os._exit, sys.exit or the like")
 
 
 # --- the parent -----------------------------------------------------------------------------
@@ -157,8 +98,11 @@ def preload() -> None:
     import grader.grading.pipe  # noqa: F401
 
 
-def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Callable[[Outcome], None]) -> None:
-    """Run `jobs` (a lazy iterable is fine), `parallel` at a time; call on_done with each Outcome.
+def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
+             on_done: Callable[[Job, RunResult], None]) -> None:
+    """Run `jobs` (a lazy iterable is fine), `parallel` at a time; call on_done(job, run) as each
+    ends, `run` holding what its channel reported and how its process ended (`ended`: why it
+    did not finish normally, None when it did).
 
     If this is interrupted (Ctrl-C), every run still going is killed before the exception goes on.
     """
@@ -191,7 +135,7 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Cal
             now = time.monotonic()
             for run in list(running.values()):
                 if run.status is None and now > run.deadline:
-                    run.outcome.stopped = True
+                    run.stopped = True
                     kill_group(run.pid)
                 elif run.status is not None and (run.eof or now > run.drain_until):
                     if not run.eof:
@@ -199,7 +143,7 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Cal
                         run.close()
                     del running[run.pid]
                     _kill_orphans(set(running))
-                    on_done(run.finish(limits))
+                    on_done(run.job, run.finish(limits))
     finally:
         signal.signal(signal.SIGCHLD, previous_handler)
         signal.set_wakeup_fd(previous_fd)
@@ -229,18 +173,20 @@ def _drain(fd: int) -> None:
 
 
 class _Run:
-    """One child as the parent sees it: its channel, its deadline, its exit status."""
+    """One child as the parent sees it: its channel's reader, its deadline, how it ended."""
 
     def __init__(self, job: Job, pid: int, fd: int, limits: Limits) -> None:
         self.job, self.pid, self.fd = job, pid, fd
-        self.outcome = Outcome(job)
+        self.reader = Reader()
+        self.stopped = False  # at the wall-clock limit, by the parent
+        self.returncode: int | None = None
+        self.cpu_seconds = self.max_rss_mib = self.seconds = 0.0
         self.started = time.monotonic()
         self.deadline = self.started + limits.wall
         self.drain_until = float("inf")
         self.status: int | None = None  # from wait4, once the child has ended
         self.eof = False
         self.closed = False
-        self.pending = b""
 
     def close(self) -> None:
         if not self.closed:
@@ -271,32 +217,25 @@ class _Run:
         if not data:
             self.eof = True
             return False
-        self.outcome.channel_bytes += len(data)
-        if self.outcome.channel_bytes > CHANNEL_LIMIT:
-            if "the results channel was flooded" not in self.outcome.tampering:
-                self.outcome.tampering.append("the results channel was flooded")
-            return True
-        self.pending += data
-        *lines, self.pending = self.pending.split(b"\n")
-        for line in lines:
-            if line.strip():
-                self.outcome.feed(line)
+        self.reader.take(data)
         return True
 
     def ended(self, status: int, rusage) -> None:
         self.status = status
-        self.outcome.returncode = os.waitstatus_to_exitcode(status)
-        self.outcome.cpu_seconds = rusage.ru_utime + rusage.ru_stime
-        self.outcome.max_rss_mib = rusage.ru_maxrss / 1024
-        self.outcome.seconds = time.monotonic() - self.started
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self.cpu_seconds = rusage.ru_utime + rusage.ru_stime
+        self.max_rss_mib = rusage.ru_maxrss / 1024
+        self.seconds = time.monotonic() - self.started
         kill_group(self.pid)  # whatever it started goes with it; then the channel reaches its end
         self.drain_until = time.monotonic() + DRAIN_SECONDS
 
-    def finish(self, limits: Limits) -> Outcome:
-        if self.pending.strip():
-            self.outcome.tampering.append("the results channel ended in the middle of a line")
-        self.outcome.output = _read_cut(self.job.home / "output.txt", limits.output)
-        return self.outcome
+    def finish(self, limits: Limits) -> RunResult:
+        run = self.reader.result()
+        run.returncode, run.stopped, run.seconds = self.returncode, self.stopped, self.seconds
+        run.cpu_seconds, run.max_rss_mib = self.cpu_seconds, self.max_rss_mib
+        run.output = read_cut(self.job.home / "output.txt", limits.output)
+        run.ended = why_ended(run, limits)
+        return run
 
 
 def _reap(running: dict[int, _Run]) -> None:
@@ -340,7 +279,7 @@ def _kill_orphans(keep: set[int]) -> None:
                 pass
 
 
-def _read_cut(path: Path, limit: int) -> str:
+def read_cut(path: Path, limit: int) -> str:
     """The file's text, its middle cut out (with a note) when it is longer than `limit` bytes."""
     try:
         size = path.stat().st_size
@@ -382,7 +321,7 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     os.environ.update({
         "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": os.path.join(home, "tmp"),
         "LANG": "C.UTF-8", "HYPOTHESIS_PROFILE": "grading", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-        # Scanning every installed package for pytest plugins costs ~0.4 s a run: name the two needed.
+        # Scanning every installed package for pytest plugins costs time in every run: name the two needed.
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     })
     import tempfile
@@ -396,17 +335,17 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
 
     import pytest
 
-    from grader.grading import pipe as channel
+    from grader.grading import pipe
 
     timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
-    return pytest.main([*job.args, *PLUGINS, *timeout, *warmup.PRELOADED], plugins=[channel.Reporter(channel_fd)])
+    return pytest.main([*job.args, *PLUGINS, *timeout, *warmup.PRELOADED], plugins=[pipe.PipeWriter(channel_fd)])
 
 
 def _set_limits(limits: Limits) -> None:
     cpu = max(1, int(limits.cpu))
     wanted = [(resource.RLIMIT_CPU, (cpu, cpu + 2)), (resource.RLIMIT_FSIZE, (limits.file_size,) * 2),
               (resource.RLIMIT_CORE, (0, 0))]
-    try:  # the budget comes on top of what the preloaded parent already maps (torch: ~1 GiB)
+    try:  # the budget comes on top of what the preloaded parent already maps (torch, above all)
         with open("/proc/self/statm") as f:
             address_space = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         wanted.append((resource.RLIMIT_AS, (address_space + limits.memory,) * 2))

@@ -1,0 +1,139 @@
+"""The results channel of a sandboxed run: what the child writes, and how the parent reads it.
+
+A forked grading run (grader.grading.sandbox) reports over a pipe the parent owns, never
+through a file in the grading copy, where the student's code could rewrite it. Each event is
+one JSON line:
+
+    {"collected": {"tests": [TestInfo...], "errors": [CollectError...]}}   once, before any test
+    {"test": TestResult}                                                    after each teardown
+    {"tamper": ["torch.testing.assert_close was replaced", ...]}
+    {"finish": {"exitstatus": int}}
+
+(the objects as grader.results writes them with to_json). The child's side is `encode`; the
+parent's is `Reader`, which trusts nothing it reads: the student's code runs in the same
+process as the writer and may write to the pipe too. So a test counts only when a "test" event
+reports it, for a test that "collected" announced, once, before "finish"; its points and
+visibility are the collected ones, not what the event claims. Whatever does not fit is
+recorded as tampering, and a run that ends early keeps only what it reported.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from grader.results import CollectError, Outcome, RunResult, TestInfo, TestResult
+
+CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
+
+
+def encode(kind: str, payload) -> bytes:
+    """One event as the line the child writes."""
+    return (json.dumps({kind: payload}) + "\n").encode("utf-8", "replace")
+
+
+def collected_event(collected: list[TestInfo], errors: list[CollectError]) -> bytes:
+    return encode("collected", {"tests": [t.to_json() for t in collected], "errors": [e.to_json() for e in errors]})
+
+
+def result_event(result: TestResult) -> bytes:
+    return encode("test", result.to_json())
+
+
+def tamper_event(problems: list[str]) -> bytes:
+    return encode("tamper", list(problems))
+
+
+def finish_event(exitstatus: int) -> bytes:
+    return encode("finish", {"exitstatus": int(exitstatus)})
+
+
+class Reader:
+    """The parent's end: feed it the bytes as they come (`take`), then `result()`."""
+
+    def __init__(self) -> None:
+        self.run = RunResult()
+        self.received = 0  # bytes, floods included
+        self._pending = b""
+        self._known: dict[str, TestInfo] = {}  # nodeid -> as collected
+        self._tests: dict[str, TestResult] = {}  # nodeid -> its accepted result, in the order they came
+
+    def take(self, data: bytes) -> None:
+        """Bytes read from the pipe, whole lines or not."""
+        self.received += len(data)
+        if self.received > CHANNEL_LIMIT:
+            self._tamper("the results channel was flooded")
+            return
+        self._pending += data
+        *lines, self._pending = self._pending.split(b"\n")
+        for line in lines:
+            if line.strip():
+                self.feed(line)
+
+    def feed(self, line: bytes) -> None:
+        """One line. Anything that does not fit the protocol is tampering."""
+        try:
+            (kind, payload), = json.loads(line).items()
+        except (ValueError, AttributeError, TypeError):
+            self._tamper("an unreadable line appeared on the results channel", once=False)
+            return
+        if self.run.exitstatus is not None:
+            self._tamper(f"a {kind!r} event came after the run had finished", once=False)
+        elif kind == "collected":
+            self._collected(payload)
+        elif kind == "test":
+            self._test(payload)
+        elif kind == "tamper":
+            for problem in payload if isinstance(payload, list) else [payload]:
+                self._tamper(str(problem))
+        elif kind == "finish":
+            try:
+                self.run.exitstatus = int(payload["exitstatus"])
+            except (KeyError, TypeError, ValueError):
+                self._tamper("an unreadable 'finish' event appeared on the results channel", once=False)
+        else:
+            self._tamper(f"an unknown event {kind!r} appeared on the results channel", once=False)
+
+    def result(self) -> RunResult:
+        """What the run reported. A line cut off at the end (the writer was killed mid-write, or
+        something else wrote there) is tampering too."""
+        if self._pending.strip():
+            self._tamper("the results channel ended in the middle of a line", once=False)
+            self._pending = b""
+        self.run.tests = list(self._tests.values())
+        return self.run
+
+    def _tamper(self, problem: str, *, once: bool = True) -> None:
+        if not once or problem not in self.run.tampering:
+            self.run.tampering.append(problem)
+
+    def _collected(self, payload) -> None:
+        if self.run.collected is not None:
+            self._tamper("the run announced its tests twice", once=False)
+            return
+        try:
+            tests = [TestInfo.from_json(t) for t in payload["tests"] if isinstance(t, dict) and "nodeid" in t]
+            errors = [CollectError.from_json(e) for e in payload.get("errors", [])]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self._tamper("an unreadable 'collected' event appeared on the results channel", once=False)
+            return
+        self.run.collected, self.run.collect_errors = tests, errors
+        self._known = {t.nodeid: t for t in tests}
+
+    def _test(self, entry) -> None:
+        nodeid = entry.get("nodeid") if isinstance(entry, dict) else None
+        outcome = entry.get("outcome") if isinstance(entry, dict) else None
+        if nodeid not in self._known:
+            self._tamper(f"a result came for a test that was never collected: {nodeid!r}", once=False)
+        elif nodeid in self._tests:
+            self._tamper(f"{nodeid} reported a result twice", once=False)
+        elif outcome not in {o.value for o in Outcome}:
+            self._tamper(f"{nodeid} reported an unknown outcome {outcome!r}", once=False)
+        else:
+            try:
+                result = TestResult.from_json(entry)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self._tamper(f"{nodeid} reported an unreadable result", once=False)
+                return
+            known = self._known[nodeid]  # points and visibility come from collection
+            self._tests[nodeid] = replace(result, max_points=known.max_points, public=known.public)
