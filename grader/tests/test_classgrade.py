@@ -1,9 +1,11 @@
 """``kata grade``: a class of hostile submissions graded in one run, shards and merging, resuming,
-the results channel's protocol, and the real lessons' reference answers (never flagged)."""
+the results channel's protocol, verdicts, the class's tables, and the real lessons' reference
+answers (never flagged)."""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import re
@@ -16,8 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.grade import Kit, _shard, _size
-from grader.grading.sandbox import Job, Limits, Outcome, _read_cut
+from grader.grading.classtables import summary_table
+from grader.grading.grade import parse_shard, parse_size
+from grader.grading.guard import Guard
+from grader.grading.kitfiles import KitFiles
+from grader.grading.pipe import PipeWriter
+from grader.grading.protocol import Reader, collected_event, finish_event, result_event
+from grader.grading.sandbox import Limits, read_cut, why_ended
+from grader.grading.verdict import judge
+from grader.progress import Progress
+from grader.results import Failure, Kind, Outcome, RunResult, State
+from grader.results import TestInfo as Info, TestResult as Result  # not named Test*: pytest would collect them
 from grader.tests.kits import ROOT, SOLUTION, write_lesson
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -201,22 +212,32 @@ def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: 
 # --- the parts --------------------------------------------------------------------------------
 
 
-def outcome(*lines: dict) -> Outcome:
-    result = Outcome(Job("s/98_demo", Path("."), [], Path(".")))
+def channel(*lines: dict | bytes) -> RunResult:
+    """What the parent's reader makes of these lines (events, or raw bytes as written)."""
+    reader = Reader()
     for line in lines:
-        result.feed(json.dumps(line).encode())
-    return result
+        reader.take(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n")
+    return reader.result()
 
 
-COLLECTED = {"collected": {"tests": [{"nodeid": "t::a", "points": 1.0, "public": True},
-                                     {"nodeid": "t::b", "points": 2.0, "public": False}], "errors": []}}
+COLLECTED = {"collected": {"tests": [{"nodeid": "t::a", "max_points": 1.0, "public": True},
+                                     {"nodeid": "t::b", "max_points": 2.0, "public": False}], "errors": []}}
 
 
 def test_a_result_counts_once_for_a_collected_test_with_the_collected_points() -> None:
-    result = outcome(COLLECTED, {"test": {"nodeid": "t::b", "outcome": "passed", "points": 99, "public": True}},
+    result = channel(COLLECTED, {"test": {"nodeid": "t::b", "outcome": "passed", "max_points": 99, "public": True}},
                      {"finish": {"exitstatus": 0}})
-    assert result.tests == {"t::b": {"nodeid": "t::b", "outcome": "passed", "points": 2.0, "public": False}}
-    assert result.tampering == [] and result.ended_early(Limits()) is None
+    assert result.tests == [Result("t::b", Outcome.PASSED, max_points=2.0, public=False)]
+    assert result.collected == [Info("t::a", 1.0, True), Info("t::b", 2.0, False)]
+    assert result.tampering == [] and result.exitstatus == 0 and why_ended(result, Limits()) is None
+
+
+def test_the_events_the_writer_sends_are_what_the_reader_reads() -> None:
+    tests = [Info("t::a", 1.0, True), Info("t::b", 2.0)]
+    failed = Result("t::b", Outcome.FAILED, 2.0, message="E  assert 1 == 2",
+                        failure=Failure(Kind.MEMORY, "MemoryError", "E  MemoryError", "exercises/x.py:3"), seconds=0.5)
+    result = channel(collected_event(tests, []), result_event(failed), finish_event(1))
+    assert (result.collected, result.tests, result.exitstatus, result.tampering) == (tests, [failed], 1, [])
 
 
 @pytest.mark.parametrize("lines, problem", [
@@ -227,15 +248,17 @@ def test_a_result_counts_once_for_a_collected_test_with_the_collected_points() -
     ([COLLECTED, COLLECTED], "announced its tests twice"),
     ([COLLECTED, {"finish": {"exitstatus": 0}}, {"test": {"nodeid": "t::a", "outcome": "passed"}}], "after the run"),
     ([COLLECTED, {"hello": 1}], "unknown event"),
+    ([COLLECTED, {"tamper": ["torch.allclose was replaced"]}], "torch.allclose was replaced"),
+    ([COLLECTED, b'{"finish": {"exitstatus": 0}'], "in the middle of a line"),
+    ([COLLECTED, b"x" * (33 << 20)], "flooded"),
 ])
 def test_anything_off_protocol_is_tampering(lines: list, problem: str) -> None:
-    result = outcome(*lines)
+    result = channel(*lines)
     assert any(problem in p for p in result.tampering), result.tampering
 
 
 def test_an_unreadable_line_is_tampering() -> None:
-    result = outcome(COLLECTED)
-    result.feed(b"{not json")
+    result = channel(COLLECTED, b"{not json\n")
     assert result.tampering == ["an unreadable line appeared on the results channel"]
 
 
@@ -249,33 +272,144 @@ def test_an_unreadable_line_is_tampering() -> None:
     (1, False, True, 1.0, None),
 ])
 def test_why_a_run_ended_early(returncode, stopped, finished, cpu, words) -> None:
-    result = outcome(COLLECTED, *([{"finish": {"exitstatus": 1}}] if finished else []))
+    result = channel(COLLECTED, *([{"finish": {"exitstatus": 1}}] if finished else []))
     result.returncode, result.stopped, result.cpu_seconds = returncode, stopped, cpu
-    said = result.ended_early(Limits())
+    said = why_ended(result, Limits())
     assert (said is None) if words is None else (words in said), said
+
+
+def test_the_guard_watches_the_kits_own_modules_and_the_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    import grader.plugin
+    import grader.testing.compare
+
+    guard = Guard(PipeWriter)
+    assert {"grader.plugin", "grader.testing.compare", "grader.grading.pipe", "grader.grading.guard",
+            "grader.results"} <= set(guard.modules)
+    assert "grader.grading.pipe.PipeWriter" in guard.holders and guard.check() == []
+    name = next(n for n, v in vars(grader.testing.compare).items() if callable(v) and not isinstance(v, type)
+                and getattr(v, "__module__", None) == "grader.testing.compare")
+    monkeypatch.setattr(grader.testing.compare, name, lambda *a, **k: None)
+    monkeypatch.setattr(PipeWriter, "pytest_kata_result", lambda *a, **k: None)
+    assert guard.check() == [f"grader.testing.compare.{name} was replaced",
+                             "grader.grading.pipe.PipeWriter.pytest_kata_result was replaced"]
+
+
+# --- verdicts: a lesson's result from its run -----------------------------------------------------
+
+TESTS = [Info("t::a", 1.0, True), Info("t::b", 2.0), Info("t::cuda", 1.0)]
+
+
+def verdict(tests: list[Result], *, ended: str | None = None, tampering=(), rewritten=(), collected=TESTS):
+    run = RunResult(collected=collected, tests=tests, exitstatus=None if ended else 1, ended=ended,
+                    tampering=list(tampering))
+    return judge("98_demo", run, Limits(memory=1 << 30, file_size=8 << 20), expected=TESTS, skipped={"t::cuda"},
+                 rewritten=list(rewritten))
+
+
+PASSED_A = Result("t::a", Outcome.PASSED, 1.0, True)
+
+
+def test_a_test_that_never_reported_did_not_pass_and_says_why() -> None:
+    result = verdict([PASSED_A], ended="stopped after 12 s, the time limit for a lesson")
+    assert [(t.nodeid, t.outcome, t.message) for t in result.run.tests] == [
+        ("t::a", Outcome.PASSED, ""),
+        ("t::b", Outcome.ERROR, "no result: the run stopped after 12 s, the time limit for a lesson"),
+        ("t::cuda", Outcome.SKIPPED, "skipped on this machine")]
+    summary = result.summary
+    assert (summary.state, summary.points, summary.max_points) == (State.STOPPED, 1.0, 3.0)
+    assert summary.problem == "the run stopped after 12 s, the time limit for a lesson"
+
+
+def test_a_run_that_never_finished_collecting_is_graded_on_the_stubs_tests() -> None:
+    result = verdict([], ended="crashed: killed by SIGSEGV", collected=None)
+    assert [t.nodeid for t in result.run.tests] == ["t::a", "t::b", "t::cuda"]
+    assert result.summary.state is State.STOPPED and result.summary.points == 0
+
+
+def test_tampering_scores_nothing_and_flags_the_lesson() -> None:
+    result = verdict([PASSED_A], tampering=["torch.allclose was replaced"], rewritten=["conftest.py"])
+    assert {t.outcome for t in result.run.tests} == {Outcome.ERROR}
+    assert result.summary.state is State.TAMPERED and result.summary.points == 0
+    assert result.summary.problem == ("tampering detected: torch.allclose was replaced; "
+                                      "changed the grading copy's own files: conftest.py")
+
+
+@pytest.mark.parametrize("kind, problem", [
+    (Kind.MEMORY, "ran out of memory (limit 1024 MiB)"),
+    (Kind.FILE_SIZE, "wrote more than 8 MiB to one file (printed too much?); the write failed"),
+    (None, None),
+])
+def test_memory_and_file_size_problems_come_from_the_failures_kind(kind, problem) -> None:
+    failed = Result("t::b", Outcome.FAILED, 2.0, message="E   something",
+                        failure=Failure(kind, "OSError", "E   something"))
+    result = verdict([PASSED_A, failed])
+    assert (result.summary.state, result.summary.problem) == (State.IN_PROGRESS, problem)
+
+
+def test_running_out_of_memory_is_told_with_the_reason_a_run_stopped() -> None:
+    failed = Result("t::b", Outcome.FAILED, 2.0, failure=Failure(Kind.MEMORY, "MemoryError", "E   MemoryError"))
+    result = verdict([PASSED_A, failed], ended="crashed: killed by SIGKILL (out of memory?)")
+    assert result.summary.problem == ("the run crashed: killed by SIGKILL (out of memory?); "
+                                      "it ran out of memory (limit 1024 MiB)")
+
+
+# --- the class's tables and progress ----------------------------------------------------------------
+
+
+def test_the_summary_table_lines_up() -> None:
+    records = [{"student": "ada", "points": 8.0, "flags": []},
+               {"student": "bartholomew", "points": 2.5, "flags": ["98_demo: tampering detected: x"]},
+               {"student": "cy", "points": 0.0, "failed": "no exercises/ folder"}]
+    points = {"ada": {"98_demo": 4.0, "99_other": 4.0}, "bartholomew": {"98_demo": 0.0, "99_other": 2.5}, "cy": {}}
+    text = summary_table(records, ["98_demo", "99_other"], points, {"98_demo": 4.0, "99_other": 4.0})
+    assert text == (
+        "student        98    99   total\n"
+        "(max)           4     4       8\n"
+        "ada             4     4       8\n"
+        "bartholomew     0   2.5     2.5 !\n"
+        "cy              0     0       0 !\n"
+        "mean          1.3   2.2     3.5\n"
+        "\n3 students, 1 flagged (!), 1 could not be graded\n"
+        "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n"
+        "  bartholomew: 98_demo: tampering detected: x\n"
+        "\ncould not be graded:\n  cy: no exercises/ folder\n")
+
+
+def test_progress_off_a_terminal_is_a_line_per_item() -> None:
+    stream = io.StringIO()
+    progress = Progress(2, "students", verb=("grade", "graded"), work=4, stream=stream)
+    progress.advance(2)
+    progress.step("ada", "8/8 points")
+    progress.skip(2)
+    progress.failed("bob", "no exercises/ folder")
+    progress.close()
+    assert re.fullmatch(r"\[1/2\] ada: 8/8 points \(\d+ s, ETA 0m00s\)\n"
+                        r"FAILED to grade bob: no exercises/ folder\n"
+                        r"graded 2 of 2 students in \d+ s\n", stream.getvalue()), stream.getvalue()
 
 
 def test_long_output_keeps_its_head_and_tail(tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     path.write_text("A" * 1000 + "B" * 5000 + "C" * 1000)
-    text = _read_cut(path, 2000)
+    text = read_cut(path, 2000)
     assert text.startswith("A" * 1000) and text.endswith("C" * 1000) and "[... 5000 bytes of output cut ...]" in text
-    assert _read_cut(tmp_path / "missing", 10) == ""
+    assert read_cut(tmp_path / "missing", 10) == ""
 
 
 def test_sizes_and_shards_parse() -> None:
-    assert (_size("4G"), _size("512m"), _size("64K"), _size("100")) == (4 << 30, 512 << 20, 64 << 10, 100)
-    assert _shard("3/8") == (3, 8)
+    assert (parse_size("4G"), parse_size("512m"), parse_size("64K"), parse_size("100")) == (4 << 30, 512 << 20,
+                                                                                             64 << 10, 100)
+    assert parse_shard("3/8") == (3, 8)
     for bad in ("0/2", "3/2", "a/b", "1"):
         with pytest.raises(Exception, match="I/N|between"):
-            _shard(bad)
+            parse_shard(bad)
 
 
 def test_a_grading_copy_that_was_rewritten_is_noticed(tmp_path: Path) -> None:
     kit = make_kit(tmp_path / "kit")
     from grader.lessons import all_lessons
 
-    snapshot = Kit.read(kit, all_lessons(kit))
+    snapshot = KitFiles.read(kit, all_lessons(kit))
     copy = tmp_path / "copy"
     snapshot.write_copy(copy, "98_demo", {"demo.py": b"x = 1\n"})
     assert not (copy / "tests" / "99_other").exists() and not (copy / "solutions").exists()

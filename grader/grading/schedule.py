@@ -1,0 +1,189 @@
+"""Grading a class: what to grade again, the untouched stubs first, then every student's lessons.
+
+A student is graded again only when the fingerprint of everything that decides their grade
+(their files, what was left out of them, the kit's tests and grader, the options) differs from
+the one in their results file, or with --force. Each student's file is written the moment
+their last lesson is done: an interrupted run loses only students in progress.
+
+Every lesson's untouched stub runs first (`Grading.baseline`): it tells what tests each lesson
+has (for a run that never finished collecting), which of them this machine skips, and is the
+result of every student who left the lesson alone. Then the students' runs, in the order of the
+roster; identical submissions of a lesson run once, and every student who handed them in
+waits on that run (`Schedule`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from grader.grading import classtables, records
+from grader.grading.intake import Student, read_work
+from grader.grading.kitfiles import KitFiles, run_key
+from grader.grading.sandbox import Job, Limits
+from grader.grading.verdict import LessonVerdict, judge
+from grader.lessons import KitError, Lesson
+from grader.progress import Progress
+from grader.results import Outcome, RunResult, TestInfo
+
+SCHEMA = 1  # bump when a student's JSON changes meaning: every student is graded again
+
+
+class Grading:
+    """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
+
+    def __init__(self, root: Path, lessons: list[Lesson], out: Path, limits: Limits, *, speed: bool,
+                 jobs: int) -> None:
+        self.root, self.lessons, self.out, self.limits, self.speed, self.jobs = root, lessons, out, limits, speed, jobs
+        self.kit = KitFiles.read(root, lessons)
+        self.options = {"lessons": [lesson.name for lesson in lessons], "speed": speed,
+                        "limits": {"wall": limits.wall, "cpu": limits.cpu, "memory": limits.memory,
+                                   "test_timeout": limits.test_timeout}}
+        self.verdicts: dict[str, LessonVerdict] = {}  # run key -> the verdict on that run
+        self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected
+        self.skipped: dict[str, set[str]] = {}  # lesson -> the tests skipped on this machine (CUDA ones)
+        self.scratch: Path | None = None  # where the grading copies are made
+
+    @property
+    def stamp(self) -> dict:
+        """What every student's file records of how they were graded."""
+        return {"kit": self.kit.digest, "options": self.options}
+
+    def fingerprint(self, student: Student) -> str:
+        digest = hashlib.sha256(json.dumps([SCHEMA, self.kit.digest, self.options]).encode())
+        for lesson in self.lessons:
+            overlay = self.kit.overlay(lesson.name, student.files.get(lesson.name, {}))
+            digest.update(run_key(lesson.name, overlay).encode())
+        digest.update(json.dumps(student.ignored).encode())
+        return digest.hexdigest()
+
+    def run(self, roster: list[Student], *, force: bool) -> int:
+        """Grade the students of `roster` whose work changed (all, with `force`). 1 when one could
+        not be graded at all, else 0."""
+        from grader.grading import sandbox
+
+        todo, unchanged = [], 0
+        for student in roster:
+            read_work(student, self.lessons)
+            previous = records.load(self.out / "students" / f"{student.name}.json")
+            student.fingerprint = None if student.problem else self.fingerprint(student)
+            if not force and student.fingerprint and previous and previous.get("fingerprint") == student.fingerprint:
+                unchanged += 1
+            else:
+                todo.append(student)
+        print(f"grading {len(todo)} student{'s' if len(todo) != 1 else ''} x {len(self.lessons)} lessons, "
+              f"{self.jobs} at a time" + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
+              + f"; results in {self.out}", file=sys.stderr)
+        sandbox.preload()  # first: a Ctrl-C meanwhile ends the process there, with nothing to clean up
+        self.scratch = Path(tempfile.mkdtemp(prefix="kata-grade-"))
+        progress = Progress(len(todo), "students", verb=("grade", "graded"), work=len(todo) * len(self.lessons))
+        schedule = Schedule(self, todo, progress)
+        try:
+            self.baseline()
+            sandbox.run_jobs(schedule.jobs(), parallel=self.jobs, limits=self.limits, on_done=schedule.on_done)
+        finally:
+            progress.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            if len(self.expected) == len(self.lessons):  # (interrupted too: the students done so far)
+                classtables.write_class(self.out)
+        return 1 if schedule.failed else 0
+
+    def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str) -> Job:
+        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own."""
+        home = self.scratch / f"{len(self.verdicts):05d}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+        while home.exists():
+            home = home.with_name(home.name + "x")
+        self.kit.write_copy(home / "kit", lesson, overlay)
+        # CUDA tests stay: the harness skips them where there is no GPU, and skipped tests count
+        # on neither side (the parent never touches CUDA, so a child may).
+        args = [f"exercises/{lesson}", "-q", "-p", "no:cacheprovider", "--color=no",
+                *([] if self.speed else ["-m", "not speed"])]
+        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key))
+
+    def baseline(self) -> None:
+        """Run every lesson's untouched stub. A lesson whose stub's run collects nothing, passes a
+        test or is flagged as tampering stops the grading: the kit is wrong, not a student."""
+        from grader.grading import sandbox
+
+        runs: list[tuple[Job, RunResult]] = []
+        jobs = [self.job(f"(stub)/{lesson.name}", lesson.name, {}, run_key(lesson.name, {})) for lesson in self.lessons]
+        sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
+        for job, run in runs:
+            lesson, key = job.tag
+            if not run.collected or run.collect_errors:
+                errors = "; ".join(e.message.strip().splitlines()[-1] for e in run.collect_errors)
+                raise KitError(f"lesson {lesson}: its tests could not be collected in a grading copy "
+                               f"({errors or run.ended or 'no tests'}):\n{run.output[-2000:]}")
+            passed = [t.nodeid for t in run.tests if t.outcome is Outcome.PASSED]
+            if passed:  # a student who left the lesson alone would score these
+                raise KitError(f"lesson {lesson}: the kit's exercises/{lesson} passes {len(passed)} test(s) "
+                               f"({passed[0]}, ...): grading needs the untouched stubs there "
+                               f"(`kata reset {lesson}` puts them back, keeping a backup)")
+            if run.tampering:
+                raise KitError(f"lesson {lesson}: the tamper checks flag the untouched stub: "
+                               + "; ".join(run.tampering))
+            self.expected[lesson] = run.collected
+            self.skipped[lesson] = {t.nodeid for t in run.tests if t.outcome is Outcome.SKIPPED}
+            self.verdicts[key] = self.verdict(job, run)
+            shutil.rmtree(job.home, ignore_errors=True)
+
+    def verdict(self, job: Job, run: RunResult) -> LessonVerdict:
+        lesson = job.tag[0]
+        return judge(lesson, run, self.limits, expected=self.expected.get(lesson, []),
+                     skipped=self.skipped.get(lesson, set()), rewritten=self.kit.changed(job.workdir, lesson))
+
+    def max_points(self) -> float:
+        return sum(t.max_points for tests in self.expected.values() for t in tests)
+
+
+class Schedule:
+    """The students' runs: which to start, who waits on each, and whose lessons are all done."""
+
+    def __init__(self, grading: Grading, students: list[Student], progress: Progress) -> None:
+        self.grading, self.students, self.progress = grading, students, progress
+        self.waiting: dict[str, list[tuple[Student, str]]] = {}  # run key -> (student, lesson) waiting on it
+        self.done: dict[str, dict[str, LessonVerdict]] = {s.name: {} for s in students}  # student -> lesson -> verdict
+        self.failed: list[str] = []  # students who could not be graded at all
+
+    def jobs(self) -> Iterator[Job]:
+        """The runs to start, lazily: a lesson already graded (the stub, or the same files handed in
+        by a student before) is assigned at once."""
+        grading = self.grading
+        for student in self.students:
+            if student.problem:
+                records.write_failed(grading.out, student, grading.max_points(), grading.stamp)
+                self.failed.append(student.name)
+                self.progress.skip(len(grading.lessons))
+                self.progress.failed(student.name, student.problem)
+                continue
+            for lesson in grading.lessons:
+                overlay = grading.kit.overlay(lesson.name, student.files.get(lesson.name, {}))
+                key = run_key(lesson.name, overlay)
+                if key in grading.verdicts:
+                    self._assign(student, lesson.name, grading.verdicts[key])
+                elif key in self.waiting:
+                    self.waiting[key].append((student, lesson.name))
+                else:
+                    self.waiting[key] = [(student, lesson.name)]
+                    yield grading.job(f"{student.name}/{lesson.name}", lesson.name, overlay, key)
+
+    def on_done(self, job: Job, run: RunResult) -> None:
+        verdict = self.grading.verdicts[job.tag[1]] = self.grading.verdict(job, run)
+        shutil.rmtree(job.home, ignore_errors=True)
+        for student, lesson in self.waiting.pop(job.tag[1]):
+            self._assign(student, lesson, verdict)
+
+    def _assign(self, student: Student, lesson: str, verdict: LessonVerdict) -> None:
+        self.done[student.name][lesson] = verdict
+        self.progress.advance()
+        if len(self.done[student.name]) == len(self.grading.lessons):
+            grading = self.grading
+            record = records.write_student(grading.out, student, grading.lessons, self.done.pop(student.name),
+                                           grading.stamp)
+            flags = f"; {len(record['flags'])} flagged" if record["flags"] else ""
+            self.progress.step(student.name, f"{record['points']:g}/{record['max_points']:g} points{flags}")
