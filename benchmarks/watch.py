@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from feedback import WrongExit, machine, wall  # noqa: E402
 
 from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
-from grader.learner.watch import Warm, pytest_args  # noqa: E402
+from grader.learner.watch import Warm, lesson_args  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -54,7 +54,7 @@ def forked(warm: Warm, tree: str, lesson: Lesson, expect: int) -> float:
     """Seconds one forked run takes, as ``kata watch`` starts it."""
     start = time.perf_counter()
     with quiet():
-        code = warm.fork(ROOT, pytest_args(lesson, tree)).wait()
+        code = warm.fork(ROOT, lesson_args(lesson, tree)).wait()
     seconds = time.perf_counter() - start
     if code != expect:
         raise WrongExit(f"the forked `pytest {tree}/{lesson.name}` exited {code}, not {expect}; run it to see why")
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = Warm.start()  # first: it times the imports (machine() imports torch)
     warm_up = time.perf_counter() - start
     if not warm.ready:
-        parser.error("the warm-up failed: `python -c \"from grader import forking as warmup; warmup.preload(False)\"` shows why")
+        parser.error("the warm-up failed: `python -c \"from grader import forking; forking.preload(False)\"` shows why")
     print(machine())
     print(f"median of {args.runs} runs, commands interleaved round by round\n")
     times: dict[tuple[str, str], list[float]] = {}

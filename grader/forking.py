@@ -10,11 +10,14 @@ before any op, so no OpenMP pool exists in the parent to be broken by the fork.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
-import signal
+import pkgutil
 import sys
 import traceback
-from typing import Callable, Iterator, NoReturn
+from typing import Callable, NoReturn
+
+from grader.signals import ending_at_once  # noqa: F401  (until grader.grading.sandbox imports it from there)
 
 # pytest warns that it cannot assertion-rewrite plugins imported before it started: here they
 # were, on purpose, by `preload`.
@@ -36,18 +39,20 @@ def preload(grading: bool) -> int:
     import hypothesis.extra.numpy  # noqa: F401
     import numpy  # noqa: F401
     import pytest  # noqa: F401
-    import _hypothesis_pytestplugin  # noqa: F401
-    import pytest_timeout  # noqa: F401
     import torch._dynamo  # noqa: F401 - imported lazily (by optimizers), it re-wraps torch.manual_seed & co.
     import torch.fx.experimental.symbolic_shapes  # noqa: F401 - imported lazily (by gradcheck), with sympy
     import torch.nn.functional  # noqa: F401
     import torch.optim  # noqa: F401
     import torch.utils.data  # noqa: F401
 
-    for name in ("cv2", "_pytest.pytester", "grader.plugin.hypothesis_profile", "grader.testing", "grader.testing.strategies",
-                 "grader.testing.memory", "grader.testing.forbid", "grader.plugin"):
+    import grader.plugin
+    import grader.testing
+
+    for name in (*grader.plugin.INSTALLED, *_modules_of(grader.plugin), *_modules_of(grader.testing)):
+        importlib.import_module(name)
+    for name in ("cv2", "_pytest.pytester"):
         try:
-            __import__(name)
+            importlib.import_module(name)
         except ImportError:
             pass  # a lesson that needs it will say so
     import gc
@@ -56,36 +61,9 @@ def preload(grading: bool) -> int:
     return threads
 
 
-@contextlib.contextmanager
-def signals_handled(handler: Callable, signames: tuple[str, ...]) -> Iterator[None]:
-    """`handler` for the named signals (those this system has) inside the block; the previous after."""
-    signums = [getattr(signal, name) for name in signames if hasattr(signal, name)]
-    previous = {signum: signal.signal(signum, handler) for signum in signums}
-    try:
-        yield
-    finally:
-        for signum, before in previous.items():
-            signal.signal(signum, before)
-
-
-def ending_at_once(say: Callable[[], None], status: int, signames: tuple[str, ...] = ("SIGINT",)):
-    """While torch is imported: a stop signal (Ctrl-C by default) ends the process there and
-    then, as the command would have stopped: `say()`, then exit `status`. A context manager.
-
-    A KeyboardInterrupt raised inside torch's import lands in C++ code that calls back into
-    Python: torch aborts ("terminate called after throwing an instance of
-    'pybind11::error_already_set'", exit -6), or the process dies of the SIGINT after its last
-    line (exit -2), one time in three. Use it only where nothing would need unwinding yet: no
-    tests running, no temporary files."""
-
-    def stop(signum, frame):
-        with contextlib.suppress(Exception):
-            say()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(status)
-
-    return signals_handled(stop, signames)
+def _modules_of(package) -> list[str]:
+    """Every module of a package of the kit's."""
+    return [f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)]
 
 
 def end_child(body: Callable[[], int]) -> NoReturn:

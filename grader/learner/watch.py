@@ -37,8 +37,9 @@ import sys
 import time
 from pathlib import Path
 
-from grader import forking as warmup
+from grader import forking, signals
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
+from grader.runs import pytest_args
 
 CLEAR_SCREEN = "\033[2J\033[H"
 STOP_GRACE_S = 5.0  # how long stopped tests get to exit before they are killed
@@ -157,12 +158,13 @@ def wait_for_change(folder: Path, seen: Snapshot, interval: float) -> Snapshot:
 # --- the tests, in a child process ----------------------------------------------------------
 
 
-def pytest_args(lesson: Lesson, tree: str = "exercises") -> list[str]:
-    return [f"{tree}/{lesson.name}", "-q", "-p", "no:cacheprovider"]
+def lesson_args(lesson: Lesson, tree: str = "exercises") -> list[str]:
+    """pytest's arguments for a lesson's tests against `tree`, as the watcher runs them."""
+    return pytest_args(f"{tree}/{lesson.name}")
 
 
 def pytest_command(lesson: Lesson) -> list[str]:
-    return [sys.executable, "-m", "pytest", *pytest_args(lesson)]
+    return [sys.executable, "-m", "pytest", *lesson_args(lesson)]
 
 
 def run_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> int:
@@ -170,7 +172,7 @@ def run_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> int:
     sys.stdout.flush()  # our lines first, then the child's
     sys.stderr.flush()
     if warm is not None and warm.ready:
-        child = warm.fork(root, pytest_args(lesson))
+        child = warm.fork(root, lesson_args(lesson))
     elif os.name == "posix":
         child = subprocess.Popen(pytest_command(lesson), cwd=root, start_new_session=True)
     else:
@@ -197,9 +199,9 @@ class Warm:
             return cls(None)
         # A stop now ends the watcher at once: the tests are not running, and an interrupt
         # raised inside torch's import would abort it.
-        with warmup.ending_at_once(_say_stopped, 0, ("SIGINT", "SIGTERM", "SIGHUP")):
+        with signals.ending_at_once(_say_stopped, 0, ("SIGINT", "SIGTERM", "SIGHUP")):
             try:
-                return cls(warmup.preload(grading=False))
+                return cls(forking.preload(grading=False))
             except Exception:  # noqa: BLE001 - only a speed-up: fresh processes will show what is wrong
                 return cls(None)
 
@@ -207,7 +209,7 @@ class Warm:
         pid = os.fork()
         if pid:
             return Forked(pid)
-        warmup.end_child(lambda: self._run(root, args))
+        forking.end_child(lambda: self._run(root, args))
 
     def _run(self, root: Path, args: list[str]) -> int:
         """In the child: `python -m pytest ARGS` from the kit's root, in a session of its own."""
@@ -220,7 +222,7 @@ class Warm:
         import torch
 
         torch.set_num_threads(self.threads)
-        return pytest.main([*args, *warmup.PRELOADED])
+        return pytest.main([*args, *forking.PRELOADED])
 
 
 class Forked:
@@ -277,4 +279,4 @@ def _stop_on_termination():
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    return warmup.signals_handled(interrupt, ("SIGTERM", "SIGHUP"))
+    return signals.signals_handled(interrupt, ("SIGTERM", "SIGHUP"))

@@ -59,6 +59,27 @@ def test_impl_file_runs_the_tests_against_one_file_of_code(kit):
     result.stdout.fnmatch_lines(["*notebook_code.py:6: SyntaxError*"])
 
 
+def test_the_summary_names_the_lesson_whatever_code_is_under_test(kit):
+    # It once read the lesson off the TODO's path: `kata hint tmp` for code outside the kit.
+    work = kit.path.parent / "notebook_code.py"
+    work.write_text(STUB, encoding="utf-8")
+    result = run(kit, "tests/98_demo", "-m", "not speed", f"--impl-file={work}")
+    result.stdout.fnmatch_lines(["Stuck? `kata hint 98_demo` gives a hint*"])
+
+
+def test_a_mutant_is_the_code_under_test_even_with_impl_file(kit):
+    # The lesson fixture loads the mutant first; the TODO detection once looked at the tree or
+    # the --impl-file instead, so a stub left in a mutant was a failure with a traceback.
+    mutant = kit.path / "tests/98_demo/mutants/left_a_stub.py"
+    mutant.write_text('"""add left as a stub."""\n\n\ndef add(a, b):\n    # TODO: add.\n    raise NotImplementedError\n')
+    work = kit.path.parent / "notebook_code.py"
+    work.write_text(SOLUTION, encoding="utf-8")
+    for extra in ([], [f"--impl-file={work}"]):
+        result = run(kit, "tests/98_demo", "-m", "not speed", f"--mutant={mutant}", *extra)
+        assert_outcomes(result, todo=2, passed=1)
+        result.stdout.fnmatch_lines(["TODO: add (tests/98_demo/mutants/left_a_stub.py:6) is not implemented yet*"])
+
+
 def test_plain_pytest_runs_every_lesson_against_exercises(kit):
     result = run(kit, "-m", "not speed")
     assert_outcomes(result, todo=6)

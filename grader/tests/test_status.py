@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import pytest
 
-from grader.tests.kits import SOLUTION, STUB
+from grader.tests.kits import ROOT, SOLUTION, STUB
 
 
 def kata(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -90,3 +91,16 @@ def test_next_walks_the_lessons_in_order(quick_kit):
     kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 99_other (0/3 tests pass, not started)"])
     solve(quick_kit, "99_other")
     kata(quick_kit, "next").stdout.fnmatch_lines(["Every lesson passes*"])
+
+
+def test_a_change_to_any_module_of_the_plugin_runs_the_lessons_again(quick_kit):
+    # The cache key once listed the grader's modules by hand and missed grader/plugin/untouched.py,
+    # which decides outcomes: after an upgrade of the grader, status served stale results.
+    shutil.copytree(ROOT / "grader", quick_kit.path / "grader", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    first = kata(quick_kit, "status")  # run from the kit's folder: its own grader/ is the one imported
+    assert "checked 98_demo" in first.stderr.str(), first.stderr.str()
+    for module in ("plugin/untouched.py", "results.py", "testing/compare.py"):
+        path = quick_kit.path / "grader" / module
+        path.write_text(path.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+        again = kata(quick_kit, "status", "98_demo")
+        assert "checked 98_demo" in again.stderr.str(), f"a change to grader/{module} left the cached result standing"
