@@ -6,7 +6,7 @@ import pytest
 
 from grader.notebooks import grade_cell as notebook
 from grader.notebooks.grade_cell import Module, build_module, grade, reason, score
-from grader.runs import PytestRun
+from grader.results import CollectError, Failure, Kind, Outcome, RunResult, TestInfo, TestResult
 from grader.tests.kits import SOLUTION, STUB
 
 
@@ -31,33 +31,32 @@ def test_the_module_keeps_definitions_and_leaves_experiments_out():
     assert module.where(lines.index("    return 2 * a") + 1) == "cell [5], line 6"
 
 
-def _entry(message: str, outcome: str = "failed") -> dict:
-    return {"nodeid": "t", "outcome": outcome, "message": message}
+def _failed(summary: str, outcome: Outcome = Outcome.FAILED, kind: Kind | None = None) -> TestResult:
+    report = "tests/07_stable/test_stable.py:40: in test_hidden\n    assert_close(lesson.stable_softmax(secret_input), expected)\n"
+    return TestResult("t", outcome, message=report + summary, failure=Failure(kind, "AssertionError", summary))
 
 
 def test_a_reason_is_the_error_never_the_test_code():
-    traceback = (
-        "tests/07_stable/test_stable.py:40: in test_hidden\n"
-        "    assert_close(lesson.stable_softmax(secret_input), expected)\n"
-        "E   AssertionError: stable_softmax(x) for x of shape (2, 2):\n"
-        "E   \x1b[31mMismatched elements: 2 / 4\x1b[0m\n"
-    )
-    assert reason(_entry(traceback)) == "AssertionError: stable_softmax(x) for x of shape (2, 2):\nMismatched elements: 2 / 4"
-    many = "".join(f"E   line {i}\n" for i in range(10))
-    assert reason(_entry(many)).splitlines()[-1] == "..."
+    summary = "AssertionError: stable_softmax(x) for x of shape (2, 2):\nMismatched elements: 2 / 4"
+    assert reason(_failed(summary)) == summary
+    many = "".join(f"line {i}\n" for i in range(10))
+    assert reason(_failed(many)).splitlines()[-1] == "..."
     todo = "TODO: add (cell [3], line 4) is not implemented yet"
-    assert reason(_entry(todo, "todo")) == "add (cell [3], line 4) is not implemented yet"
-    assert reason(_entry("demo.py has no 'add', which the tests use.\n  Keep every name")) == \
+    assert reason(_failed(todo, Outcome.TODO, Kind.TODO)) == "add (cell [3], line 4) is not implemented yet"
+    assert reason(_failed("demo.py has no 'add', which the tests use.\n  Keep every name")) == \
         "demo.py has no 'add', which the tests use.\n  Keep every name"
+    skipped = TestResult("t", Outcome.SKIPPED, message="no bf16 here")
+    assert reason(skipped) == "no bf16 here"
 
 
-def _run(outcomes: dict[str, str], **kwargs) -> PytestRun:
-    collected = [{"nodeid": f"tests/98_demo/test_demo.py::{name}", "points": points, "public": public}
+def _run(outcomes: dict[str, str], **kwargs) -> RunResult:
+    collected = [TestInfo(f"tests/98_demo/test_demo.py::{name}", points, public)
                  for name, points, public in (("a", 1.0, True), ("b", 2.0, False), ("c", 3.0, False), ("d", 4.0, False))]
-    tests = [{"nodeid": f"tests/98_demo/test_demo.py::{name}", "outcome": outcome,
-              "message": "no bf16 here" if outcome == "skipped" else "E   boom"}
+    tests = [TestResult(f"tests/98_demo/test_demo.py::{name}", Outcome(outcome),
+                        message="no bf16 here" if outcome == "skipped" else "boom",
+                        failure=None if outcome in ("passed", "skipped") else Failure(None, "RuntimeError", "boom"))
              for name, outcome in outcomes.items()]
-    return PytestRun(exitstatus=kwargs.pop("exitstatus", 1), collected=collected, tests=tests, **kwargs)
+    return RunResult(exitstatus=kwargs.pop("exitstatus", 1), collected=collected, tests=tests, **kwargs)
 
 
 def test_scores_weigh_tests_by_points_and_leave_skipped_ones_out():
@@ -78,10 +77,10 @@ def test_tests_that_never_ran_are_failures_that_say_why():
     assert value == 1.0
     assert lines[2] == "FAIL  b: the test process ended during this test (exit code 0): does your code call os._exit or sys.exit?"
     assert lines[3] == "FAIL  c: not run (the test process had stopped)"
-    stopped = _run({"a": "passed", "b": "timeout"}, exitstatus=2, timed_out=True, seconds=45.2)
+    stopped = _run({"a": "passed", "b": "timeout"}, exitstatus=2, stopped=True, seconds=45.2)
     _, lines = score(stopped, "all", 10, Module(text=""), "98_demo")
     assert lines[3].startswith("TIME  c: still running when the time for the whole lesson (45 s) was spent")
-    _, lines = score(PytestRun(collect_errors=[{"nodeid": "x", "message": "ImportError: no torch"}]),
+    _, lines = score(RunResult(collect_errors=[CollectError("x", "ImportError: no torch")]),
                      "hidden", 10, Module(text=""), "98_demo")
     assert lines == ["FAIL  the hidden tests of 98_demo did not run:\n      ImportError: no torch"]
 
