@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grader import source_files
 from grader.files import write_json
-from grader.lessons import Lesson, all_lessons, chosen_lessons
+from grader.lessons import Lesson, chosen_lessons
 from grader.results import LessonSummary, summarize
 from grader.runs import run_pytest
 
