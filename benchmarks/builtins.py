@@ -4,11 +4,12 @@
 
 Each pair runs on the same input, interleaved (built-in, reference, built-in, ...) after
 warm-up calls, at one thread: the method of every speed test in the kit (grader/testing/
-speed.py, DESIGN.md). Prints the time of each (its minimum) and how many times slower the
-reference is. Only batch_gather has a target (within 1.5x of torch.gather): a fast
-implementation is the point of lesson 05. The others teach something else (numerical
-stability, the bits of bfloat16), and their lessons' speed tests only ask them to stay
-vectorised (stable_softmax at most 5x torch.softmax).
+speed.py; why each step: docs/MEASUREMENTS.md, "How a speed test measures"). Prints the
+time of each (its minimum) and how many times slower the reference is. Only batch_gather
+has a target (within 1.5x of torch.gather): a fast implementation is the point of lesson 05.
+The others teach something else (numerical stability, the bits of bfloat16), and their
+lessons' speed tests only ask them to stay vectorised (stable_softmax at most 5x
+torch.softmax).
 """
 
 from __future__ import annotations

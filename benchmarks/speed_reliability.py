@@ -10,7 +10,8 @@ For every lesson with ``@pytest.mark.speed`` tests:
   it), then each slow mutant runs ``--runs`` more times: every pass is a false pass.
 
 ``--busy K`` starts K processes that spin on a core for the whole run (the script stops them
-itself), which is the load the thresholds in DESIGN.md were measured under. Prints one line
+itself): the load the thresholds were chosen under (docs/MEASUREMENTS.md, "The speed
+thresholds, and the load they were measured under"). Prints one line
 per (lesson, test, implementation) with the passes and the measured ratios (min / median /
 max), and exits 1 if anything flaked.
 """

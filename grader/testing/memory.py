@@ -1,14 +1,14 @@
 """What a call allocates, seen at PyTorch's dispatcher: memory, not time.
 
 Time is a poor signal for "does not materialise a big intermediate" (it moves with the load
-on a shared machine); bytes allocated do not. DESIGN.md has the figures: on a [64, 128, 256]
-merge the tiled version allocates 16 MiB in `aten.cat`, the broadcast one nothing bigger
-than its output.
+on a shared machine); bytes allocated do not. On lesson 03's merge the tiled version allocates
+a tiled copy in `aten.cat`, the broadcast one nothing bigger than its output (the figures, and
+how they were measured: docs/MEASUREMENTS.md, "Memory, not time, for broadcasting").
 
 Every aten op the call runs is watched; an output whose storage none of the op's inputs
 owns is memory that op allocated (a view, an in-place op or `out=` allocates nothing).
 On the merges of lesson 03 these are the figures torch.profiler's memory events gave, to
-the 0.1 MiB, without the profiler's start-up (0.9 s, the first time in a process).
+the 0.1 MiB, without paying for the profiler's start-up in every lesson run.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Speed as a ratio measured side by side, never as an absolute time.
 
-The machines this runs on are shared and noisy, so (measured, see DESIGN.md): one thread
-(with torch's default pool, ops stall for 4-16 ms in bursts), calls interleaved (baseline,
-candidate, baseline, ...) so both see the same load, two warm-up calls, and the ratio of
-the minimums, the least disturbed sample of each.
+The machines this runs on are shared and noisy, so: one thread (with torch's default pool,
+ops stall in bursts), calls interleaved (baseline, candidate, baseline, ...) so both see the
+same load, two warm-up calls, and the ratio of the minimums, the least disturbed sample of
+each. The measurements behind each step, and behind the lessons' thresholds, are in
+docs/MEASUREMENTS.md.
 """
 
 from __future__ import annotations

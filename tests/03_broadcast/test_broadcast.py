@@ -138,8 +138,9 @@ def test_merge_keeps_the_inputs_dtype(lesson):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("stretched", ["b", "a"])
 def test_merge_never_materialises_the_tiled_tensor(lesson, stretched):
-    # DESIGN.md: tiled 40 MiB vs broadcast 24 MiB in total on these shapes (with the inputs);
-    # the tiled copy of one input alone is 8 MiB. Memory, not time: time moves with the load.
+    # Memory, not time: time moves with the load. On these shapes the tiled version allocates
+    # several times what a broadcast one does, its biggest allocation a tiled copy of `big`
+    # (the figures: docs/MEASUREMENTS.md, "Memory, not time, for broadcasting").
     merge = make_merge(lesson, 256, 256, 64)
     big, small = rand(64, 128, 256, seed=1), rand(64, 1, 256, seed=2)
     a, b = (big, small) if stretched == "b" else (small, big)
