@@ -9,7 +9,8 @@ answers in (``solutions/NN``, the same tests), and prints the median of ``--runs
 each and its ratio to ``import torch``. Then, once, the whole reference suite in one pytest
 process (``python -m pytest solutions``).
 
-Targets (issue 9): a lesson at most 2x ``import torch`` (4x for a lesson whose tests start
+Targets, because a learner should wait little more than the `import torch` every run pays
+anyway: a lesson at most 2x ``import torch`` (4x for a lesson whose tests start
 DataLoader worker processes); the whole suite in 60 s on 2 cores. ``--check`` exits 1 when a
 target is missed.
 

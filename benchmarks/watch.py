@@ -7,9 +7,9 @@ runs need once (grader.learner.watch.Warm) and forks every later run from itself
 the same: it warms up once (timed), then for every lesson forks ``pytest exercises/NN``
 with the stubs untouched and ``pytest solutions/NN`` (the answers), interleaved round by
 round with a fresh ``python -c "import torch"``, and prints the median of ``--runs`` runs of
-each and its ratio to ``import torch`` (issue 9's unit; a fresh run's figures are
-benchmarks/feedback.py's). Every run must end as it should (stubs 1, answers 0), or the
-script stops with exit 2.
+each and its ratio to ``import torch`` (the unit of every feedback target, since every fresh
+run pays it; a fresh run's figures are benchmarks/feedback.py's). Every run must end as it
+should (stubs 1, answers 0), or the script stops with exit 2.
 """
 
 from __future__ import annotations

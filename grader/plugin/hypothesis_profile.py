@@ -8,8 +8,9 @@ mentions hypothesis, and grader.testing.strategies imports it too. No torch here
 sees the same examples, so grading is fair and a mutant is caught every time, not by luck),
 no example database on disk, and 25 examples a test (KATA_EXAMPLES=N for another number).
 Why 25, not hypothesis's 100: an example of the kit's tensor strategies costs hypothesis's
-engine 2-4 ms, so 25 more examples for each of a lesson's five property tests add 0.4-0.6 s to
-a run whose floor is `import torch` (issue 9); and every known-wrong implementation in
+engine milliseconds, so 25 more examples for each of a lesson's five property tests add a
+noticeable share to a run whose floor is `import torch` (docs/PERFORMANCE.md, section 1c, has
+the figures); and every known-wrong implementation in
 tests/*/mutants/ is still rejected with 5 (`KATA_EXAMPLES=5 python -m grader verify`).
 
 Set HYPOTHESIS_PROFILE=explore to search with fresh random examples instead; `kata grade`

@@ -19,7 +19,7 @@ def grad_of(output: torch.Tensor, inputs: torch.Tensor, what: str, upstream: tor
         )
     # The gradient of the scalar sum(output * upstream), not autograd.grad(output, inputs,
     # upstream): the same vector-Jacobian product, without the import of torch's symbolic
-    # shapes (and sympy) that passing grad_outputs costs on first use (0.3-0.5 s).
+    # shapes (and sympy) that passing grad_outputs costs on first use (docs/PERFORMANCE.md, section 1).
     scalar = output.sum() if upstream is None else (output * upstream).sum()
     (grad,) = torch.autograd.grad(scalar, inputs)
     return grad

@@ -48,7 +48,8 @@ def _no_dtensor_import():
     """Skip torch's DTensor check while no DTensor can exist.
 
     ``torch.testing.assert_close`` imports ``torch.distributed.tensor`` on its first call, to see
-    whether an input is a DTensor: 0.5-0.9 s, a fifth of a lesson's whole run. An object can
+    whether an input is a DTensor: a large share of a lesson's whole run (docs/PERFORMANCE.md,
+    section 1). An object can
     only be a DTensor once that module is loaded, so until then the check has nothing to find.
     """
     if "torch.distributed.tensor" in sys.modules or not getattr(_comparison, "_HAS_DTENSOR", False):

@@ -48,7 +48,8 @@ class _Recorder(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         # Otherwise torch wraps __torch_dispatch__ in a "dynamo disable" that imports
-        # torch._dynamo on the first op recorded (1-1.5 s, more than the rest of most lessons);
+        # torch._dynamo on the first op recorded (more than the rest of most lessons cost,
+        # docs/PERFORMANCE.md section 1);
         # nothing this records runs under torch.compile.
         return False
 
