@@ -22,6 +22,7 @@ from grader.files import write_json
 from grader.lessons import Lesson, chosen_lessons
 from grader.results import LessonSummary, summarize
 from grader.runs import run_pytest
+from grader.tables import Column, format_table
 
 CACHE_FILE = Path(".kata/cache/status.json")
 CACHE_VERSION = 2  # bump when LessonSummary changes shape
@@ -138,20 +139,21 @@ def _progress_printer(count: int):
 def print_table(results: list[LessonSummary], out=None) -> None:
     out = out or sys.stdout  # looked up now: a default bound at import would outlive a redirect
     current = next((r for r in results if not r.done), None)
-    width = max(len(r.lesson) for r in results)
-    print(f"{'lesson':<{width}}  {'tests':>7}  {'points':>9}  state", file=out)
+    rows = [["lesson", "tests", "points", "state"]]
     for r in results:
-        tests = f"{r.passed}/{r.total}" if r.total else "-"
-        points = f"{_num(r.points)}/{_num(r.max_points)}" if r.total else "-"
-        line = f"{r.lesson:<{width}}  {tests:>7}  {points:>9}  {r.state}"
+        state = str(r.state)
         if r.problem:
-            line += f": {r.problem}"
+            state += f": {r.problem}"
         elif r is current and r.first_todo:
-            line += f"  (next TODO: {r.first_todo})"
-        print(line, file=out)
+            state += f"  (next TODO: {r.first_todo})"
+        rows.append([r.lesson, f"{r.passed}/{r.total}" if r.total else "-",
+                     f"{_num(r.points)}/{_num(r.max_points)}" if r.total else "-", state])
     done = sum(r.done for r in results)
     total_points = f"{_num(sum(r.points for r in results))}/{_num(sum(r.max_points for r in results))}"
-    print(f"{'total':<{width}}  {'':>7}  {total_points:>9}  {done} of {len(results)} lessons done", file=out)
+    rows.append(["total", "", total_points, f"{done} of {len(results)} lessons done"])
+    columns = [Column("<", fit=True), Column(">", 7), Column(">", 9), Column("<")]
+    for line in format_table(rows, columns, sep="  "):
+        print(line, file=out)
     if current:
         print(f"\nNext: pytest exercises/{current.lesson}   (or: kata watch {current.lesson})", file=out)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from grader.lessons import LESSON_RE, KitError, all_lessons, get_lesson
 from grader.notebooks.grade_cell import RUN_TIMEOUT
+from grader.tables import Column, format_table
 
 CELL_TIMEOUT = 420  # seconds per cell: more than grading one lesson may take (KATA_RUN_TIMEOUT)
 AUTOGRADE_TIMEOUT = 1800  # seconds for one student's `nbgrader autograde` of one assignment
@@ -326,16 +327,15 @@ def _add_scores(course: Path, assignment: str, results: list[dict]) -> None:
 
 
 def _print_table(assignment: str, results: list[dict]) -> list[dict]:
-    rows = []
-    width = max(len("student"), *(len(r["student"]) for r in results))
-    print(f"\n{'student':<{width}}  {'score':>12}  status")
+    rows, table = [], [["student", "score", "status"]]
     for r in results:
         score = "" if r["score"] is None or not r["ok"] else f"{r['score']:g} / {r['max_score']:g}"
         status = "graded" if r["ok"] else "FAILED"
-        print(f"{r['student']:<{width}}  {score:>12}  {status}")
+        table.append([r["student"], score, status])
         rows.append({"student": r["student"], "assignment": assignment,
                      "score": "" if not r["ok"] or r["score"] is None else round(r["score"], 4),
                      "max_score": "" if r["max_score"] is None else r["max_score"],
                      "status": status.lower(), "problem": r["problem"]})
+    print("\n" + "\n".join(format_table(table, [Column("<", fit=True), Column(">", 12), Column("<")], sep="  ")))
     return rows
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from grader.results import Outcome, RunResult
-from grader.tests.kits import SOLUTION, STUB, TESTS, write_lesson
+from grader.tests.kits import SOLUTION, STUB, TESTS
 
 
 def assert_outcomes(result: pytest.RunResult, **expected: int) -> None:
