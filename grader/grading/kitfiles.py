@@ -19,6 +19,8 @@ from grader.lessons import Lesson
 
 @dataclass
 class KitFiles:
+    """The kit's files of the lessons being graded, as read once; grading copies are written from them."""
+
     root: Path
     files: dict[str, bytes]  # path in the copy -> bytes (no solutions, no mutants)
     stubs: dict[str, dict[str, bytes]]  # lesson -> {file name: the stub's bytes}

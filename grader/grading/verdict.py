@@ -20,6 +20,8 @@ from grader.results import Failure, Kind, LessonSummary, Outcome, RunResult, Sta
 
 @dataclass
 class LessonVerdict:
+    """A lesson's result: what every student who handed in the same files gets."""
+
     run: RunResult  # the tests as graded: every collected test, reported or not
     summary: LessonSummary
 

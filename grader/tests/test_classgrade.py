@@ -27,8 +27,7 @@ from grader.grading.protocol import Reader, collected_event, finish_event, resul
 from grader.grading.sandbox import Limits, read_cut, why_ended
 from grader.grading.verdict import judge
 from grader.progress import Progress
-from grader.results import Failure, Kind, Outcome, RunResult, State
-from grader.results import TestInfo as Info, TestResult as Result  # not named Test*: pytest would collect them
+from grader.results import Failure, Kind, Outcome, RunResult, State, TestInfo, TestResult
 from grader.tests.kits import ROOT, SOLUTION, write_lesson
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -227,14 +226,14 @@ COLLECTED = {"collected": {"tests": [{"nodeid": "t::a", "max_points": 1.0, "publ
 def test_a_result_counts_once_for_a_collected_test_with_the_collected_points() -> None:
     result = channel(COLLECTED, {"test": {"nodeid": "t::b", "outcome": "passed", "max_points": 99, "public": True}},
                      {"finish": {"exitstatus": 0}})
-    assert result.tests == [Result("t::b", Outcome.PASSED, max_points=2.0, public=False)]
-    assert result.collected == [Info("t::a", 1.0, True), Info("t::b", 2.0, False)]
+    assert result.tests == [TestResult("t::b", Outcome.PASSED, max_points=2.0, public=False)]
+    assert result.collected == [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0, False)]
     assert result.tampering == [] and result.exitstatus == 0 and why_ended(result, Limits()) is None
 
 
 def test_the_events_the_writer_sends_are_what_the_reader_reads() -> None:
-    tests = [Info("t::a", 1.0, True), Info("t::b", 2.0)]
-    failed = Result("t::b", Outcome.FAILED, 2.0, message="E  assert 1 == 2",
+    tests = [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0)]
+    failed = TestResult("t::b", Outcome.FAILED, 2.0, message="E  assert 1 == 2",
                         failure=Failure(Kind.MEMORY, "MemoryError", "E  MemoryError", "exercises/x.py:3"), seconds=0.5)
     result = channel(collected_event(tests, []), result_event(failed), finish_event(1))
     assert (result.collected, result.tests, result.exitstatus, result.tampering) == (tests, [failed], 1, [])
@@ -296,17 +295,17 @@ def test_the_guard_watches_the_kits_own_modules_and_the_writer(monkeypatch: pyte
 
 # --- verdicts: a lesson's result from its run -----------------------------------------------------
 
-TESTS = [Info("t::a", 1.0, True), Info("t::b", 2.0), Info("t::cuda", 1.0)]
+TESTS = [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0), TestInfo("t::cuda", 1.0)]
 
 
-def verdict(tests: list[Result], *, ended: str | None = None, tampering=(), rewritten=(), collected=TESTS):
+def verdict(tests: list[TestResult], *, ended: str | None = None, tampering=(), rewritten=(), collected=TESTS):
     run = RunResult(collected=collected, tests=tests, exitstatus=None if ended else 1, ended=ended,
                     tampering=list(tampering))
     return judge("98_demo", run, Limits(memory=1 << 30, file_size=8 << 20), expected=TESTS, skipped={"t::cuda"},
                  rewritten=list(rewritten))
 
 
-PASSED_A = Result("t::a", Outcome.PASSED, 1.0, True)
+PASSED_A = TestResult("t::a", Outcome.PASSED, 1.0, True)
 
 
 def test_a_test_that_never_reported_did_not_pass_and_says_why() -> None:
@@ -340,14 +339,14 @@ def test_tampering_scores_nothing_and_flags_the_lesson() -> None:
     (None, None),
 ])
 def test_memory_and_file_size_problems_come_from_the_failures_kind(kind, problem) -> None:
-    failed = Result("t::b", Outcome.FAILED, 2.0, message="E   something",
+    failed = TestResult("t::b", Outcome.FAILED, 2.0, message="E   something",
                         failure=Failure(kind, "OSError", "E   something"))
     result = verdict([PASSED_A, failed])
     assert (result.summary.state, result.summary.problem) == (State.IN_PROGRESS, problem)
 
 
 def test_running_out_of_memory_is_told_with_the_reason_a_run_stopped() -> None:
-    failed = Result("t::b", Outcome.FAILED, 2.0, failure=Failure(Kind.MEMORY, "MemoryError", "E   MemoryError"))
+    failed = TestResult("t::b", Outcome.FAILED, 2.0, failure=Failure(Kind.MEMORY, "MemoryError", "E   MemoryError"))
     result = verdict([PASSED_A, failed], ended="crashed: killed by SIGKILL (out of memory?)")
     assert result.summary.problem == ("the run crashed: killed by SIGKILL (out of memory?); "
                                       "it ran out of memory (limit 1024 MiB)")
