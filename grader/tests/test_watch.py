@@ -6,6 +6,7 @@ seconds per run); every read of the watcher's output has a deadline.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -165,11 +166,13 @@ def test_a_save_during_a_run_gives_exactly_one_more_run(start_watcher, quick_kit
 
 @needs_signals
 def test_later_runs_are_forked_from_the_warm_watcher(start_watcher, quick_kit):
-    # Each run's test module notes whether torch's lazily imported modules were already there.
+    # Each run's test module writes its parent and the command line its interpreter started
+    # with: the first run is a fresh `python -m pytest`, every later one the watcher itself,
+    # forked (so it does not import torch again), and still a child the watcher waits for.
     seen = quick_kit.path / "seen.txt"
     (quick_kit.path / "tests/98_demo/test_demo.py").write_text(
-        "import sys\n\n"
-        f"open({str(seen)!r}, 'a').write(str('torch._dynamo' in sys.modules) + ' ')\n\n\n"
+        "import json, os, sys\n\n"
+        f"open({str(seen)!r}, 'a').write(json.dumps([os.getppid(), sys.orig_argv[1:]]) + '\\n')\n\n\n"
         "def test_add(lesson):\n    assert lesson.add(2, 3) == 5\n",
         encoding="utf-8",
     )
@@ -179,7 +182,10 @@ def test_later_runs_are_forked_from_the_warm_watcher(start_watcher, quick_kit):
     watcher.expect("exercises/98_demo/demo.py:4: SyntaxError", WATCHING)
     watcher.save(SOLUTION)  # each run sees the file as saved: nothing of the learner's is kept
     watcher.expect("1 passed", WATCHING)
-    assert seen.read_text().split() == ["False", "True", "True"], watcher.output
+    runs = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert [parent for parent, _ in runs] == [watcher.proc.pid] * 3, watcher.output
+    assert runs[0][1][:2] == ["-m", "pytest"], runs
+    assert [argv for _, argv in runs[1:]] == [watcher.proc.args[1:]] * 2, runs
     assert "Warning" not in watcher.output, watcher.output
     assert_stopped_cleanly(watcher)
 
