@@ -17,8 +17,6 @@ import sys
 import traceback
 from typing import Callable, NoReturn
 
-from grader.signals import ending_at_once  # noqa: F401  (until grader.grading.sandbox imports it from there)
-
 # pytest warns that it cannot assertion-rewrite plugins imported before it started: here they
 # were, on purpose, by `preload`.
 PRELOADED = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]

@@ -34,13 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from grader import forking as warmup
+from grader import forking, signals
 from grader.grading.protocol import Reader
 from grader.results import RunResult
 from grader.runs import kill_group
 
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
-PLUGINS = ["-p", "pytest_timeout", "-p", "_hypothesis_pytestplugin"]  # the installed ones a run needs
 
 
 @dataclass(frozen=True)
@@ -93,8 +92,8 @@ def preload() -> None:
     """Import what every run needs, once, in the parent, in the environment runs are graded in.
     Ctrl-C meanwhile ends the process at once, as grader.cli ends an interrupted command (a new
     line, exit 130): call this before making anything that would need cleaning up."""
-    with warmup.ending_at_once(lambda: print(file=sys.stderr, flush=True), 130):
-        warmup.preload(grading=True)
+    with signals.ending_at_once(lambda: print(file=sys.stderr, flush=True), 130):
+        forking.preload(grading=True)
     import grader.grading.pipe  # noqa: F401
 
 
@@ -300,7 +299,7 @@ def read_cut(path: Path, limit: int) -> str:
 
 def _child(job: Job, limits: Limits, channel_fd: int) -> None:
     """Set up the run's process and run pytest in it. Ends the process; never returns."""
-    warmup.end_child(lambda: _set_up_and_run(job, limits, channel_fd))
+    forking.end_child(lambda: _set_up_and_run(job, limits, channel_fd))
 
 
 def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
@@ -338,7 +337,7 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     from grader.grading import pipe
 
     timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
-    return pytest.main([*job.args, *PLUGINS, *timeout, *warmup.PRELOADED], plugins=[pipe.PipeWriter(channel_fd)])
+    return pytest.main([*job.args, *timeout, *forking.PRELOADED], plugins=[pipe.PipeWriter(channel_fd)])
 
 
 def _set_limits(limits: Limits) -> None:

@@ -30,6 +30,7 @@ from grader.grading.verdict import LessonVerdict, judge
 from grader.lessons import KitError, Lesson
 from grader.progress import Progress
 from grader.results import Outcome, RunResult, TestInfo
+from grader.runs import pytest_args
 
 SCHEMA = 1  # bump when a student's JSON changes meaning: every student is graded again
 
@@ -101,8 +102,7 @@ class Grading:
         self.kit.write_copy(home / "kit", lesson, overlay)
         # CUDA tests stay: the harness skips them where there is no GPU, and skipped tests count
         # on neither side (the parent never touches CUDA, so a child may).
-        args = [f"exercises/{lesson}", "-q", "-p", "no:cacheprovider", "--color=no",
-                *([] if self.speed else ["-m", "not speed"])]
+        args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
         return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key))
 
     def baseline(self) -> None:

@@ -15,8 +15,8 @@ conftest.py), one module per concern:
 - summary: the TODO section and where to start.
 
 The same plugin runs for a learner's ``pytest``, for ``grader verify`` and for every student
-``kata grade`` grades. INSTALLED is the two installed plugins the kit needs; the kit's
-pyproject.toml loads only those (``-p``), and forked runs import them ahead.
+``kata grade`` grades. INSTALLED names the two installed plugins the kit needs; the plugin loads
+them (pyproject.toml turns off every other installed plugin), and forked runs import them ahead.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from __future__ import annotations
 import pytest
 
 INSTALLED = ("pytest_timeout", "_hypothesis_pytestplugin")
-pytest_plugins = [f"grader.plugin.{name}" for name in
-                  ("target", "collection", "process", "todo", "failures", "record", "jsonreport", "summary")]
+pytest_plugins = [*INSTALLED, *(f"grader.plugin.{name}" for name in
+                  ("target", "collection", "process", "todo", "failures", "record", "jsonreport", "summary"))]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -436,18 +436,21 @@ def test_verify_reports_a_broken_test_module_once_and_no_false_survivors(kit):
     assert "No module named 'not_a_module_anywhere'" in out and "SURVIVED" not in out, out
 
 
-def test_verify_runs_are_forked_from_a_process_that_has_imported_torch(kit):
-    # ~260 runs, each of which would otherwise pay import torch (and torch._dynamo) again.
+def test_verify_runs_are_forked_from_the_verify_process(kit):
+    # Forked from a process that has imported torch once, not a fresh `python -m pytest` each:
+    # a run's process started as `python -m grader verify`, and its parent is that process.
     (kit.path / "tests/99_other/test_demo.py").write_text(TESTS.replace("import pytest\n", textwrap.dedent("""\
-        import sys
+        import os
+        from pathlib import Path
 
         import pytest
 
-        LOADED_BEFORE_THE_TESTS = "torch._dynamo" in sys.modules
 
-
-        def test_preloaded(lesson):
-            assert LOADED_BEFORE_THE_TESTS and lesson.add(1, 1) == 2
+        def test_forked(lesson):
+            started_as = Path("/proc/self/cmdline").read_bytes().split(b"\\0")
+            parent = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\\0")
+            assert started_as[1:4] == parent[1:4] == [b"-m", b"grader", b"verify"], (started_as, parent)
+            assert lesson.add(1, 1) == 2
     """), 1))
     result = verify(kit, "99_other")
     assert result.ret == 0, result.stdout.str()
