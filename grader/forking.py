@@ -1,7 +1,8 @@
 """Import, once, what a lesson's pytest run needs, in a process that then forks the runs.
 
-Importing torch costs 1.4-4 s, more than most lessons' tests, and torch imports more on first
-use (torch._dynamo for the first optimizer, sympy for gradcheck's first call): 1-2 s again.
+Importing torch costs more than most lessons' tests, and torch imports more on first use
+(torch._dynamo for the first optimizer, sympy for gradcheck's first call): docs/PERFORMANCE.md
+has the figures.
 A process that has done all of it once and forks each run (``kata grade``, ``grader verify``,
 the later runs of ``kata watch``) pays none of it per run. Torch is switched to one thread
 before any op, so no OpenMP pool exists in the parent to be broken by the fork.

@@ -248,7 +248,7 @@ def execute(runs: list[Run], *, jobs: int, on_done) -> None:
     """Every run, `jobs` at a time; on_done(run) as each ends.
 
     Forked from this process after grader.grading.sandbox.preload (torch, pytest, hypothesis and
-    torch._dynamo imported once, about 3 s that each fresh process would pay again); where
+    torch._dynamo imported once, which each fresh process would pay for again); where
     the system cannot fork, fresh subprocesses.
     """
     if not hasattr(os, "fork"):

@@ -19,9 +19,9 @@ The contract:
 - ``--once`` runs the tests once and exits with pytest's status, for scripts.
 - Later runs start warm. After the first run (a fresh process), while the learner reads its
   result, the watcher imports what runs need once (torch, the torch modules it imports lazily
-  for optimizers and gradcheck, pytest, hypothesis: 3-5 s) and then forks every run from
-  itself: the same command line and output, without paying for ``import torch`` again
-  (an untouched lesson's TODOs in 0.3 s instead of 2.5 s; docs/PERFORMANCE.md). The learner's
+  for optimizers and gradcheck, pytest, hypothesis) and then forks every run from itself:
+  the same command line and output, without paying for ``import torch`` again (the figures are
+  in docs/PERFORMANCE.md). The learner's
   modules are never imported in the watcher, so each run sees the files as saved. Where
   os.fork is missing (Windows), or the imports fail, every run is a fresh process.
 """
