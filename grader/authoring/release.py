@@ -28,7 +28,7 @@ from grader.stubs import has_todo_raise
 from grader.learner.reset import lesson_files, pristine_dir
 
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", ".gitignore")
-REQUIRED_ROOT_FILES = ("conftest.py", "pyproject.toml")  # without them the harness does not load
+REQUIRED_ROOT_FILES = ("conftest.py", "pyproject.toml")  # without them the plugin does not load
 # Left out of the bundle's grader/: the instructor's and the kit author's parts, and the tooling's own tests.
 # The grade cells' grader/notebooks/grade_cell.py stays, so a notebook's "Check your work" runs.
 INSTRUCTOR_ONLY = ("tests", "grading", "authoring", "notebooks/build.py", "notebooks/course.py")
@@ -296,7 +296,7 @@ def _is_stub(path: Path) -> bool:
 
 def _copy_tooling(bundle: Bundle) -> None:
     package = bundle.root / "grader"
-    if not package.is_dir():  # a kit that uses the installed harness
+    if not package.is_dir():  # a kit that uses the installed grader package
         package = Path(grader.__file__).parent
     bundle.copy_tree(package, "grader", leave_out=INSTRUCTOR_ONLY)
     for name in ROOT_FILES:

@@ -9,7 +9,7 @@ Each pytest run is forked from this process once it has imported torch, pytest a
 (grader/sandbox.py, as ``kata grade`` runs a class): a fresh process would pay `import torch`
 and torch's lazy imports (torch._dynamo for the first optimizer) again in each of ~260 runs.
 Where the system cannot fork, each run is a fresh subprocess. Either way outcomes are read from
-the harness's own report, never from terminal text.
+the plugin's own results, never from terminal text.
 """
 
 from __future__ import annotations

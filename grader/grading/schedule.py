@@ -100,7 +100,7 @@ class Grading:
         while home.exists():
             home = home.with_name(home.name + "x")
         self.kit.write_copy(home / "kit", lesson, overlay)
-        # CUDA tests stay: the harness skips them where there is no GPU, and skipped tests count
+        # CUDA tests stay: the plugin skips them where there is no GPU, and skipped tests count
         # on neither side (the parent never touches CUDA, so a child may).
         args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
         return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key))

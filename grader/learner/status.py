@@ -3,7 +3,7 @@
 Each lesson's tests run against exercises/ in a pytest subprocess of their own (several at
 once, one per core), so a lesson that hangs or does not even import cannot stop the others.
 Results are cached in .kata/cache/status.json under a fingerprint of everything that can change
-them (the learner's files, the lesson's tests, the harness): a second ``kata status`` with
+them (the learner's files, the lesson's tests, the grader): a second ``kata status`` with
 nothing changed answers at once, and editing one lesson re-runs that lesson only.
 """
 

@@ -3,14 +3,14 @@
 The contract:
 
 - The tests run as ``python -m pytest exercises/NN_topic -q -p no:cacheprovider`` in the kit
-  root, in a child process whose output goes straight to the terminal (the harness prints the
+  root, in a child process whose output goes straight to the terminal (the plugin prints the
   TODO and "Next:" lines itself). After each run one line says what is being watched.
 - Every ``--interval`` seconds the watcher takes a snapshot (path, mtime_ns, size) of every
   ``*.py`` under ``exercises/NN_topic/``. A change runs the tests again once the snapshot has
   stayed the same for one more interval (editors save in several steps); a save during a run
   is compared against the snapshot taken before it, so it triggers one more run.
 - Nothing the learner writes stops the watcher: a file that does not parse is reported by the
-  harness (BROKEN) and the watcher waits for the next save.
+  plugin (BROKEN) and the watcher waits for the next save.
 - Ctrl-C (or SIGTERM, or the terminal closing) stops the running tests, waits for them, prints
   "stopped watching" and exits 0, without a traceback. The tests run in a process group of
   their own, so that only the watcher gets the terminal's Ctrl-C and stops the whole group

@@ -1,7 +1,7 @@
 """The hypothesis settings every lesson's tests run with, loaded before any ``@given`` runs.
 
 ``@given`` reads the settings when a test function is defined, so the profile must be loaded
-before a test module is imported: the harness imports this module for any test file that
+before a test module is imported: the plugin imports this module for any test file that
 mentions hypothesis, and grader.testing.strategies imports it too. No torch here.
 
 "kata": no deadline (shared machines are noisy), derandomized (every run and every student

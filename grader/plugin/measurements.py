@@ -1,6 +1,6 @@
-"""Measurements a test makes (speed ratios) that the harness attaches to its report.
+"""Measurements a test makes (speed ratios) that the plugin attaches to its result.
 
-Kept apart from grader.testing so that the harness can read them without importing torch.
+Kept apart from grader.testing so that the plugin can read them without importing torch.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ def record(**measurement) -> None:
 
 
 def drain() -> list[dict]:
-    """The measurements made since the last call (the harness calls this after each test)."""
+    """The measurements made since the last call (the plugin calls this after each test)."""
     out = list(_measured)
     _measured.clear()
     return out

@@ -103,7 +103,7 @@ def _points_passing(args: list[str]) -> tuple[float, float]:
     """(points passed, points in all) of lesson 07's tests run the pytest way."""
     run = run_pytest(ROOT, [f"tests/{LESSON}", "-m", "not cuda", *args])
     assert run.collected and run.exitstatus is not None, run.output[-2000:]
-    return sum(t["points"] for t in run.tests if t["outcome"] == "passed"), sum(t["points"] for t in run.collected)
+    return sum(t.points for t in run.tests), sum(t.max_points for t in run.collected)
 
 
 def test_scores_are_exact_and_agree_with_the_pytest_path(course):
