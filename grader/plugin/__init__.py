@@ -24,11 +24,17 @@ from __future__ import annotations
 import pytest
 
 INSTALLED = ("pytest_timeout", "_hypothesis_pytestplugin")
-pytest_plugins = [*INSTALLED, *(f"grader.plugin.{name}" for name in
-                  ("target", "collection", "process", "todo", "failures", "record", "jsonreport", "summary"))]
+MODULES = ("target", "collection", "process", "todo", "failures", "record", "jsonreport", "summary")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The kit's hooks, then the plugins: the installed ones first (found as ``-p NAME`` finds
+    them), then the kit's own modules by their import names. Not through ``pytest_plugins``,
+    which searches every installed distribution's entry points once for each name it lists."""
     from grader.plugin import hooks
 
     pluginmanager.add_hookspecs(hooks)
+    for name in INSTALLED:
+        pluginmanager.import_plugin(name, consider_entry_points=True)
+    for name in MODULES:
+        pluginmanager.import_plugin(f"grader.plugin.{name}")

@@ -8,6 +8,7 @@ learner's), and the terminal summary.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
@@ -158,8 +159,14 @@ def code_of(item: pytest.Item) -> tuple[Path, ...]:
 
 def is_learners(path: Path | str, code: tuple[Path, ...]) -> bool:
     """True for a file of the code under test."""
-    resolved = Path(path).resolve()
+    resolved = _resolved(str(path))
     return any(resolved == root or resolved.is_relative_to(root) for root in code)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str) -> Path:
+    """A code object's file, resolved once: every frame of every failure asks."""
+    return Path(path).resolve()
 
 
 @pytest.fixture(scope="module")
