@@ -29,9 +29,13 @@ from grader.learner.reset import lesson_files, pristine_dir
 
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", ".gitignore")
 REQUIRED_ROOT_FILES = ("conftest.py", "pyproject.toml")  # without them the plugin does not load
-# Left out of the bundle's grader/: the instructor's and the kit author's parts, and the tooling's own tests.
-# The grade cells' grader/notebooks/grade_cell.py stays, so a notebook's "Check your work" runs.
-INSTRUCTOR_ONLY = ("tests", "grading", "authoring", "notebooks/build.py", "notebooks/course.py")
+# Where what a learner runs starts (a package stands for all its modules): the `kata` command and
+# its learner's commands, the plugin and test helpers of every test run, and what a notebook's
+# grade cells call ("Check your work"). The bundle's grader/ is these and every module of the
+# package they import (`learner_modules`), so class grading, verify, release, the notebook
+# builders and the tooling's own tests stay out without being named.
+LEARNER_ENTRY = ("grader.__main__", "grader.cli", "grader.plugin", "grader.testing", "grader.learner",
+                 "grader.notebooks.grade_cell")
 JUNK = ("__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks")
 # The kit README's learn-command block, without the lesson it starts.
 SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e ."
@@ -211,13 +215,12 @@ class Bundle:
         target.write_bytes(data)
         self.written.append(target)
 
-    def copy_tree(self, source: Path, rel: str | Path, leave_out: tuple[str, ...] = ()) -> None:
-        """Copy the folder `source` to `rel`, without caches and without the paths in `leave_out`
-        (relative to `source`)."""
+    def copy_tree(self, source: Path, rel: str | Path, only: set[Path] | None = None) -> None:
+        """Copy the folder `source` to `rel`, without caches; only the files in `only`, if given."""
         for path in sorted(source.rglob("*")):
             parts = path.relative_to(source).parts
-            left_out = any(parts[:len(Path(name).parts)] == Path(name).parts for name in leave_out)
-            if path.is_file() and not path.name.endswith(".pyc") and not set(parts) & set(JUNK) and not left_out:
+            if (path.is_file() and not path.name.endswith(".pyc") and not set(parts) & set(JUNK)
+                    and (only is None or path in only)):
                 self.write(Path(rel, *parts), path.read_bytes())
 
 
@@ -298,7 +301,7 @@ def _copy_tooling(bundle: Bundle) -> None:
     package = bundle.root / "grader"
     if not package.is_dir():  # a kit that uses the installed grader package
         package = Path(grader.__file__).parent
-    bundle.copy_tree(package, "grader", leave_out=INSTRUCTOR_ONLY)
+    bundle.copy_tree(package, "grader", only=learner_modules(package))
     for name in ROOT_FILES:
         if (bundle.root / name).is_file():
             data = (bundle.root / name).read_bytes()
@@ -307,6 +310,40 @@ def _copy_tooling(bundle: Bundle) -> None:
             bundle.write(name, data)
         else:
             _warn(f"the kit has no {name}; the bundle goes without it")
+
+
+def learner_modules(package: Path) -> set[Path]:
+    """The files of `package` (a grader/ folder) that LEARNER_ENTRY names, and every module of
+    the package they import, read from their import statements (with the packages' __init__)."""
+    def module(dotted: str) -> Path | None:
+        path = package.joinpath(*dotted.split(".")[1:])
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        return path if path.is_file() else None  # a name imported from a module, not a module
+
+    def entry(dotted: str) -> list[Path]:
+        folder = package.joinpath(*dotted.split(".")[1:])
+        return sorted(folder.rglob("*.py")) if folder.is_dir() else [m for m in [module(dotted)] if m]
+
+    pending = [path for name in LEARNER_ENTRY for path in entry(name)]
+    found: set[Path] = set()
+    while pending:
+        path = pending.pop()
+        if path in found:
+            continue
+        found.add(path)
+        folder = path.parent
+        while folder != package.parent:  # the packages it is in
+            pending.append(folder / "__init__.py")
+            folder = folder.parent
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            pending += [m for name in names if name.split(".")[0] == "grader" and (m := module(name))]
+    return {path for path in found if path.is_file()}
 
 
 def student_readme(lessons: list[str]) -> str:
