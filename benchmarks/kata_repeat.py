@@ -1,7 +1,7 @@
 """pytest plugin for the benchmarks: ``--repeat N`` runs every selected test N times.
 
 Each run is its own test id (``test_x[run0]``, ``test_x[run1]`` ...), so each has its own
-outcome and speed ratios in the harness's JSON report.
+outcome and speed ratios in the plugin's JSON report (``--kata-report``).
 """
 
 from __future__ import annotations

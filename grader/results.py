@@ -129,10 +129,6 @@ class TestResult:
     def where(self) -> str | None:
         return self.failure.where if self.failure else None
 
-    @property
-    def info(self) -> TestInfo:
-        return TestInfo(self.nodeid, self.max_points, self.public)
-
     def to_json(self) -> dict:
         return {"nodeid": self.nodeid, "outcome": self.outcome.value, "max_points": self.max_points,
                 "public": self.public, "message": self.message,
@@ -233,7 +229,8 @@ class LessonSummary:
         return cls(**{**data, "state": State(data["state"])})
 
 
-def first_line(message: str) -> str:
+def headline(message: str) -> str:
+    """A message's first non-blank line, stripped."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     return lines[0] if lines else "(no message)"
 
@@ -245,7 +242,7 @@ def summarize(lesson: str, run: RunResult) -> LessonSummary:
         return LessonSummary(lesson, State.ERROR, problem=f"pytest did not finish: {last[0]}")
     counted = [t for t in run.tests if t.counts]
     if run.collect_errors and not counted:
-        return LessonSummary(lesson, State.ERROR, problem=first_line(run.collect_errors[0].message))
+        return LessonSummary(lesson, State.ERROR, problem=headline(run.collect_errors[0].message))
     passed = [t for t in counted if t.outcome is Outcome.PASSED]
     todos = [t for t in counted if t.outcome is Outcome.TODO]
     broken = [t for t in counted if t.outcome is Outcome.BROKEN]
@@ -255,7 +252,7 @@ def summarize(lesson: str, run: RunResult) -> LessonSummary:
         first_todo=next((t.where for t in todos if t.where), None),
     )
     if broken:
-        summary.state, summary.problem = State.BROKEN, first_line(broken[0].message)
+        summary.state, summary.problem = State.BROKEN, headline(broken[0].message)
     elif counted and len(passed) == len(counted):
         summary.state = State.DONE
     elif not counted:

@@ -1,4 +1,4 @@
-"""What a stub is: the one place that reads ``raise NotImplementedError`` in a lesson's code.
+"""Reading a lesson's Python source: what a stub is, and where a statement starts.
 
 A stub function's body is ``raise NotImplementedError`` (its TODO comments beside it); the
 learner replaces that statement with their code. The plugin (which tests can only end in a
@@ -50,3 +50,9 @@ def _is_super_init(statement: ast.stmt) -> bool:
         and isinstance(call.func.value, ast.Call) and not call.func.value.args
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
     )
+
+
+def first_line(node: ast.stmt) -> int:
+    """A statement's first line: its first decorator's, for a decorated def or class (what a
+    cell, a test's source or a cut of a test file starts with)."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])

@@ -9,7 +9,7 @@ The bundle holds:
   public tests (see reduce_tests); no mutants/, and no solutions/ anywhere;
 - the tooling: the grader package without grader/tests/ and the instructor-only commands
   (verify, release, nbgrader: the CLI leaves out commands whose module is absent; the grade
-  cells' grader/notebook.py stays, so a notebook's "Check your work" runs), and conftest.py,
+  cells' grader/notebooks/grade_cell.py stays, so a notebook's "Check your work" runs), and conftest.py,
   pyproject.toml, constraints.txt and .gitignore from the kit root;
 - a short README.md for students.
 """
@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
+from grader import module_file
 from grader.lessons import LESSON_RE, KitError
-from grader.stubs import has_todo_raise
+from grader.stubs import first_line, has_todo_raise
 from grader.learner.reset import lesson_files, pristine_dir
 
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", ".gitignore")
@@ -144,7 +145,7 @@ def _pytestmark_is_public(body: list[ast.stmt]) -> bool:
 
 def _span(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> tuple[int, int]:
     """First and last line (1-based) of a definition, decorators included."""
-    return min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno
+    return first_line(node), node.end_lineno
 
 
 def _cut(source: str, cuts: list[tuple[int, int]]) -> str:
@@ -316,8 +317,7 @@ def learner_modules(package: Path) -> set[Path]:
     """The files of `package` (a grader/ folder) that LEARNER_ENTRY names, and every module of
     the package they import, read from their import statements (with the packages' __init__)."""
     def module(dotted: str) -> Path | None:
-        path = package.joinpath(*dotted.split(".")[1:])
-        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        path = module_file(dotted, package)
         return path if path.is_file() else None  # a name imported from a module, not a module
 
     def entry(dotted: str) -> list[Path]:

@@ -49,7 +49,6 @@ class Run:
     kind: str = "solutions"  # "solutions", "exercises" or "mutant"
     mutant: Path | None = None
     result: RunResult = field(default_factory=RunResult)
-    ended: str = ""  # why a forked run did not end as pytest ends, in words
 
     def args(self) -> list[str]:
         args = [f"tests/{self.lesson.name}"]
@@ -69,14 +68,15 @@ class Run:
         return Job(name=f"{self.lesson.name} {self.label}", workdir=self.lesson.root,
                    args=pytest_args(*self.args()), home=home, tag=self)
 
-    def take(self, run: RunResult) -> None:
-        """What the forked run reported."""
-        self.result = run
-        notes = [run.ended] if run.ended else []
-        notes += [f"tampering seen: {what}" for what in run.tampering]
-        if notes:
-            run.exitstatus = None  # a run that did not end as pytest ends says nothing
-            self.ended = "; ".join(notes)
+    @property
+    def failed_to_run(self) -> str | None:
+        """Why this run says nothing about the tests, in words, or None: it did not end as pytest
+        ends, or (forked) the guard saw tampering."""
+        notes = [self.result.ended] if self.result.ended else []
+        notes += [f"tampering seen: {what}" for what in self.result.tampering]
+        if not notes and self.result.exitstatus is None:
+            notes.append("wrote no report")
+        return "; ".join(notes) or None
 
     @property
     def tests(self) -> list[TestResult]:
@@ -88,7 +88,7 @@ class Run:
     @property
     def tested(self) -> bool:
         """Whether the run got as far as running tests (no collection error, some tests)."""
-        return self.result.exitstatus is not None and not self.result.collect_errors and bool(self.tests)
+        return self.failed_to_run is None and not self.result.collect_errors and bool(self.tests)
 
     @property
     def label(self) -> str:
@@ -121,10 +121,10 @@ def judge_runs(result: LessonResult) -> None:
         runs = ", ".join(labels) if len(labels) <= 3 else f"{', '.join(labels[:2])} and {len(labels) - 2} more runs"
         result.problem(f"{name} ({runs}): collection error in {where}:\n{_indent(message)}")
     for run in (ref, stub, *result.mutants):
-        if run.result.exitstatus is None:
-            result.problem(f"{name} ({run.label}): the pytest run {run.ended or 'wrote no report'}. Its output:\n"
+        if run.failed_to_run:
+            result.problem(f"{name} ({run.label}): the pytest run {run.failed_to_run}. Its output:\n"
                            f"{_indent(run.result.output[-3000:])}")
-    if ref.result.exitstatus is not None:
+    if ref.failed_to_run is None:
         if not ref.tests:
             result.problem(f"{name}: no tests were collected from tests/{name}/ (pytest exit 5 is not a pass).")
         for test in ref.tests:
@@ -135,7 +135,7 @@ def judge_runs(result: LessonResult) -> None:
         if public < MIN_PUBLIC_TESTS:
             result.problem(f"{name}: {public} test(s) marked @pytest.mark.public; a student release needs at "
                            f"least {MIN_PUBLIC_TESTS} for quick feedback.")
-    if stub.result.exitstatus is not None:
+    if stub.failed_to_run is None:
         for test in stub.tests:
             if test.outcome is Outcome.PASSED:
                 result.problem(f"{name}: {test.nodeid} passes against the untouched stubs; a test that passes "
@@ -261,7 +261,7 @@ def execute(runs: list[Run], *, jobs: int, on_done) -> None:
     sandbox.preload()
 
     def taken(job, run: RunResult) -> None:
-        job.tag.take(run)
+        job.tag.result = run
         on_done(job.tag)
 
     with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import PACKAGE, source_files
+from grader import source_digest
 from grader.lessons import Lesson
 
 
@@ -39,9 +39,8 @@ class KitFiles:
                 rel = path.relative_to(root)
                 if path.is_file() and "mutants" not in rel.parts and "__pycache__" not in rel.parts:
                     files[rel.as_posix()] = path.read_bytes()
-        digest = hashlib.sha256()
-        code = [(p.relative_to(PACKAGE).as_posix(), p.read_bytes()) for p in source_files()]
-        for name, data in [*sorted(files.items()), *code]:
+        digest = hashlib.sha256(source_digest().encode())
+        for name, data in sorted(files.items()):
             digest.update(name.encode() + b"\0" + data + b"\0")
         return cls(root, files, stubs, digest.hexdigest())
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from grader.learner.status import Cache, add_no_cache, statuses
 from grader.lessons import Lesson, all_lessons
+from grader.results import LessonSummary
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -23,20 +24,24 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
 def first_unfinished(root: Path, cache: Cache | None = None) -> Lesson | None:
     """The first lesson, in order, that is not done; None when every lesson passes."""
-    cache = cache or Cache(root)
+    found = _first_unfinished(root, cache or Cache(root))
+    return found[0] if found else None
+
+
+def _first_unfinished(root: Path, cache: Cache) -> tuple[Lesson, LessonSummary] | None:
     for lesson in all_lessons(root):
         (status,) = statuses([lesson], cache=cache, jobs=1)
         if not status.done:
-            return lesson
+            return lesson, status
     return None
 
 
 def show_next(root: Path, cache: Cache) -> int:
-    lesson = first_unfinished(root, cache)
-    if lesson is None:
+    found = _first_unfinished(root, cache)
+    if found is None:
         print("Every lesson passes. Well done! `kata status` shows your points.")
         return 0
-    (status,) = statuses([lesson], cache=cache, jobs=1)
+    lesson, status = found
     print(f"Next: {lesson.name} ({status.passed}/{status.total} tests pass, {status.state})")
     if status.problem:
         print(f"  fix first: {status.problem}")

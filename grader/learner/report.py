@@ -27,6 +27,7 @@ from grader.files import write_json
 from grader.lessons import KitError, Lesson, chosen_lessons
 from grader.results import LessonSummary, Outcome, RunResult, State, TestResult, summarize
 from grader.runs import run_pytest
+from grader.stubs import first_line
 
 MESSAGE_LIMIT = 65535  # exercism's limit on a message
 EXERCISM_STATUS = {Outcome.PASSED: "pass", Outcome.FAILED: "fail", Outcome.TODO: "fail", Outcome.TIMEOUT: "fail",
@@ -140,7 +141,7 @@ def _functions(path: Path) -> dict[str, str]:
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            start = first_line(node)
             out.setdefault(node.name, "\n".join(lines[start - 1:node.end_lineno]))
     return out
 

@@ -17,7 +17,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grader import source_files
+from grader import source_digest
 from grader.files import write_json
 from grader.lessons import Lesson, chosen_lessons
 from grader.results import LessonSummary, summarize
@@ -33,9 +33,9 @@ CACHE_VERSION = 2  # bump when LessonSummary changes shape
 
 def fingerprint(lesson: Lesson) -> str:
     """A hash of every file whose change can change the lesson's results."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(source_digest().encode())
     files = [
-        *_files_under(lesson.dir("exercises")), *_files_under(lesson.tests_dir), *source_files(),
+        *_files_under(lesson.dir("exercises")), *_files_under(lesson.tests_dir),
         lesson.root / "conftest.py", lesson.root / "pyproject.toml",
     ]
     for path in files:

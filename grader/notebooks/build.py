@@ -22,8 +22,7 @@ import re
 from dataclasses import dataclass
 
 from grader.lessons import KitError, Lesson
-from grader.stubs import is_todo_raise
-from grader.notebooks.grade_cell import first_line
+from grader.stubs import first_line, is_todo_raise
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

@@ -182,7 +182,7 @@ def submission_from_module(release_nb, module_text: str, where: str = "<module>"
     cell. A def the module lacks keeps its cell from the release (a TODO)."""
     import copy
 
-    from grader.notebooks.grade_cell import first_line
+    from grader.stubs import first_line
 
     try:
         tree = ast.parse(module_text)

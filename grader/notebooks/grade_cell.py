@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.results import Outcome, RunResult, TestResult
+from grader.stubs import first_line
 
 SELECTIONS = ("all", "public", "hidden")
 RUN_TIMEOUT = 300.0
-_CACHE: dict[str, tuple[object, str]] = {}  # sha256 of (lesson, module text) -> (RunResult, its module's path)
+_CACHE: dict[str, tuple[RunResult, str]] = {}  # sha256 of (lesson, module text) -> (RunResult, its module's path)
 
 
 class GradeError(Exception):
@@ -63,11 +64,6 @@ class Module:
     def where(self, line: int) -> str:
         cell, cell_line = self.origin.get(line, (None, None))
         return f"cell [{cell}], line {cell_line}" if cell else f"line {line} of the graded code"
-
-
-def first_line(node: ast.stmt) -> int:
-    """A statement's first line: its first decorator's, for a decorated def or class."""
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
 
 
 def _keeps(node: ast.stmt) -> bool:

@@ -14,7 +14,7 @@ conftest.py), one module per concern:
   the kit's hooks (hooks); jsonreport is one writer (``--kata-report PATH``);
 - summary: the TODO section and where to start.
 
-The same plugin runs for a learner's ``pytest``, for ``grader verify`` and for every student
+The same plugin runs for a learner's ``pytest``, for ``kata verify`` and for every student
 ``kata grade`` grades. INSTALLED names the two installed plugins the kit needs; the plugin loads
 them (pyproject.toml turns off every other installed plugin), and forked runs import them ahead.
 """

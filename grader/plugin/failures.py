@@ -20,13 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.plugin import measurements
-from grader.plugin.target import NotImportable, code_of, is_learners, target
+from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
 from grader.plugin.todo import Todo
 from grader.results import Failure, Kind
 
 TIMEOUT_S = pytest.StashKey[float]()  # per item: the time limit pytest-timeout set for it
-SPEED = pytest.StashKey[list]()  # per item: the speed ratios its call measured
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -37,8 +35,6 @@ def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    if call.when == "call":
-        item.stash[SPEED] = measurements.drain()
     report.kata_failure = None
     if call.excinfo is not None and report.failed:
         failure, message = diagnose(item, call.excinfo)
@@ -57,52 +53,32 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     if isinstance(exc, NotImportable):
         return Failure(Kind.BROKEN, exception, exc.msg, exc.where), None
     frame = _last_frame_in(exc, code)
-    where = _where(frame, config) if frame else None
+    at = where(frame, config) if frame else None
     if _timed_out(exc):
-        running = f"; it was running {_shown(frame, config)}" if frame else ""
+        running = f"; it was running {shown(frame, config)}" if frame else ""
         message = (f"TIMEOUT: {item.name} did not finish in {item.stash.get(TIMEOUT_S, 0.0)} s{running}.\n"
                    "  Look there for a loop that never ends (a condition that never changes, "
                    "an index that never moves).")
-        return Failure(Kind.TIMEOUT, exception, message, where), message
+        return Failure(Kind.TIMEOUT, exception, message, at), message
     if _asked_for_cuda(exc):
-        shown = f"{_shown(frame, config)} " if frame else ""
-        message = (f"{shown}asked for a CUDA device, but this machine has none ({exception}: {exc}).\n"
+        caller = f"{shown(frame, config)} " if frame else ""
+        message = (f"{caller}asked for a CUDA device, but this machine has none ({exception}: {exc}).\n"
                    "  Write device-agnostic code: make new tensors on the input's device "
                    "(device=x.device, x.new_zeros(...), torch.zeros_like(x), .to(x.device)) "
                    "instead of .cuda() or device=\"cuda\".")
-        return Failure(Kind.CUDA, exception, message, where), message
+        return Failure(Kind.CUDA, exception, message, at), message
     if isinstance(exc, AttributeError) and _is_module_in(getattr(exc, "obj", None), code):
         message = (f"{target(config).rel(exc.obj.__file__)} has no {exc.name!r}, which the tests use.\n"
                    "  Keep every name and signature the stub came with (a renamed or deleted function "
                    "cannot be tested).")
-        return Failure(None, exception, message, where), message
+        return Failure(None, exception, message, at), message
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
-    return Failure(kind, exception, excinfo.exconly(tryshort=True), where), None
-
-
-def _innermost(exc: BaseException):
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb
+    return Failure(kind, exception, excinfo.exconly(tryshort=True), at), None
 
 
 def _last_frame_in(exc: BaseException, code: tuple[Path, ...]):
     """The innermost traceback entry in the code under test, or None."""
-    frames, tb = [], exc.__traceback__
-    while tb is not None:
-        frames.append(tb)
-        tb = tb.tb_next
-    return next((tb for tb in reversed(frames) if is_learners(tb.tb_frame.f_code.co_filename, code)), None)
-
-
-def _where(tb, config: pytest.Config) -> str:
-    return f"{target(config).rel(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
-
-
-def _shown(tb, config: pytest.Config) -> str:
-    code = tb.tb_frame.f_code
-    return f"{getattr(code, 'co_qualname', code.co_name)} ({_where(tb, config)})"
+    return next((tb for tb in reversed(frames(exc)) if is_learners(tb.tb_frame.f_code.co_filename, code)), None)
 
 
 def _timed_out(exc: BaseException) -> bool:
@@ -110,19 +86,14 @@ def _timed_out(exc: BaseException) -> bool:
     handler = getattr(sys.modules.get("pytest_timeout"), "timeout_sigalrm", None)
     if handler is None or not isinstance(exc, pytest.fail.Exception):
         return False
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code is handler.__code__:
-            return True
-        tb = tb.tb_next
-    return False
+    return any(tb.tb_frame.f_code is handler.__code__ for tb in frames(exc))
 
 
 def _asked_for_cuda(exc: BaseException) -> bool:
     """torch's CUDA initialisation refused (the innermost frame is torch.cuda's lazy init) on a
     machine without a usable CUDA device."""
     cuda = sys.modules.get("torch.cuda")
-    tb = _innermost(exc)
+    tb = innermost(exc)
     return (cuda is not None and tb is not None and tb.tb_frame.f_code is cuda._lazy_init.__code__
             and not cuda.is_available())
 

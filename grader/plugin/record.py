@@ -7,12 +7,13 @@ kit's hooks (grader.plugin.hooks) and receive the results from here.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from grader.plugin.failures import SPEED
+from grader.plugin import measurements
 from grader.results import CollectError, Kind, Outcome, TestInfo, TestResult
 
-RESULTS = pytest.StashKey[dict[str, TestResult]]()  # nodeid -> the final result, in the order run
 _OUTCOME_OF = {Kind.TODO: Outcome.TODO, Kind.BROKEN: Outcome.BROKEN, Kind.TIMEOUT: Outcome.TIMEOUT}
 
 
@@ -28,7 +29,6 @@ class Recorder:
         self.errors: list[CollectError] = []
         self.items: dict[str, pytest.Item] = {}
         self.running: dict[str, TestResult] = {}  # nodeid -> the result so far, phase by phase
-        config.stash[RESULTS] = self.results = {}
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -45,15 +45,13 @@ class Recorder:
         if so_far is None:
             test = info(item) if item is not None else TestInfo(report.nodeid)
             so_far = TestResult(test.nodeid, Outcome.PASSED, test.max_points, test.public)
-        seconds = round(so_far.seconds + report.duration, 4)
-        speed = (*so_far.speed, *(item.stash.get(SPEED, []) if item is not None and report.when == "call" else ()))
-        result = TestResult(so_far.nodeid, so_far.outcome, so_far.max_points, so_far.public, so_far.message,
-                            so_far.failure, speed, seconds)
+        measured = measurements.drain() if report.when == "call" else []  # the speed ratios its call measured
+        result = dataclasses.replace(so_far, speed=(*so_far.speed, *measured),
+                                     seconds=round(so_far.seconds + report.duration, 4))
         if so_far.outcome is Outcome.PASSED and not report.passed:  # the first phase that did not pass decides
             result = _with_failure(result, report)
         self.running[report.nodeid] = result
         if report.when == "teardown":  # the test is over: its result is final
-            self.results[report.nodeid] = result
             del self.running[report.nodeid]
             self.config.hook.pytest_kata_result(config=self.config, result=result)
 
@@ -70,8 +68,7 @@ def _with_failure(result: TestResult, report: pytest.TestReport) -> TestResult:
         outcome = _OUTCOME_OF.get(failure.kind if failure else None,
                                   Outcome.FAILED if report.when == "call" else Outcome.ERROR)
         message = str(report.longrepr)
-    return TestResult(result.nodeid, outcome, result.max_points, result.public, message, failure,
-                      result.speed, result.seconds)
+    return dataclasses.replace(result, outcome=outcome, message=message, failure=failure)
 
 
 def pytest_configure(config: pytest.Config) -> None:

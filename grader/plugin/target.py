@@ -163,6 +163,31 @@ def is_learners(path: Path | str, code: tuple[Path, ...]) -> bool:
     return any(resolved == root or resolved.is_relative_to(root) for root in code)
 
 
+def frames(exc: BaseException) -> list:
+    """`exc`'s traceback entries, outermost first."""
+    found, tb = [], exc.__traceback__
+    while tb is not None:
+        found.append(tb)
+        tb = tb.tb_next
+    return found
+
+
+def innermost(exc: BaseException):
+    """The traceback entry where `exc` was raised, or None."""
+    return next(iter(reversed(frames(exc))), None)
+
+
+def where(tb, config: pytest.Config) -> str:
+    """A traceback entry as "path/relative/to/the/kit.py:LINE"."""
+    return f"{target(config).rel(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+
+
+def shown(tb, config: pytest.Config) -> str:
+    """A traceback entry as "function (path.py:LINE)"."""
+    code = tb.tb_frame.f_code
+    return f"{getattr(code, 'co_qualname', code.co_name)} ({where(tb, config)})"
+
+
 @functools.lru_cache(maxsize=4096)
 def _resolved(path: str) -> Path:
     """A code object's file, resolved once: every frame of every failure asks."""

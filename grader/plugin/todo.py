@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from grader.plugin import untouched
-from grader.plugin.target import code_of, is_learners, target
+from grader.plugin.target import code_of, innermost, is_learners, shown, target, where
 
 
 class Todo(pytest.fail.Exception):
@@ -43,9 +44,12 @@ def _todo_of(item: pytest.Item, exc: BaseException) -> Todo | None:
     return Todo(site[1], site[0]) if site else None  # None: torch's own (an nn.Module without forward)
 
 
-def _phase(item: pytest.Item):
-    """The body of each phase's wrapper: a stub's NotImplementedError leaves it as a Todo."""
+def _phase(item: pytest.Item, instead=None):
+    """The body of each phase's wrapper: a stub's NotImplementedError leaves it as a Todo.
+    `instead`: a call made in place of the phase (the phase itself then never runs)."""
     try:
+        if instead is not None:
+            instead()
         return (yield)
     except (NotImplementedError, StubReached) as exc:
         todo = _todo_of(item, exc)
@@ -71,7 +75,7 @@ def pytest_runtest_call(item: pytest.Item):
     if module is not None:
         stub = untouched.first_stub(module, Path(item.path), getattr(item, "originalname", item.name), code)
         if stub is not None:  # the test can only end in this stub's TODO: skip its setup work
-            return (yield from _phase_of_call(item, lambda: untouched.raise_from(stub)))
+            return (yield from _phase(item, instead=lambda: untouched.raise_from(stub)))
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)  # a @given test
     if handle is None:
         return (yield from _phase(item))
@@ -93,34 +97,17 @@ def pytest_runtest_call(item: pytest.Item):
         handle.inner_test = test
 
 
-def _phase_of_call(item: pytest.Item, instead):
-    """The call phase with `instead` run in place of the test (the test itself never runs)."""
-    try:
-        instead()
-    except NotImplementedError as exc:
-        todo = _todo_of(item, exc)
-        if todo is None:
-            raise
-        raise todo from None
-    return (yield)  # cannot happen: an untouched stub always raises
-
-
 def stub_site(exc: NotImplementedError, item: pytest.Item) -> tuple[str, str] | None:
     """(file:line, TODO message) when a stub of the code under test raised `exc` (the innermost
     frame is the learner's, or, from a DataLoader worker, the last frame of its traceback)."""
-    code, rel = code_of(item), target(item.config).rel
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
+    code, tb = code_of(item), innermost(exc)
     if tb is not None and is_learners(tb.tb_frame.f_code.co_filename, code):
-        frame = tb.tb_frame.f_code
-        where = f"{rel(frame.co_filename)}:{tb.tb_lineno}"
-        return where, f"TODO: {getattr(frame, 'co_qualname', frame.co_name)} ({where}) is not implemented yet"
+        return where(tb, item.config), f"TODO: {shown(tb, item.config)} is not implemented yet"
     frame = _worker_frame(exc, code)
     if frame is not None:
         path, line, name = frame
-        where = f"{rel(path)}:{line}"
-        return where, f"TODO: {name} ({where}) is not implemented yet (it ran in a DataLoader worker process)"
+        at = f"{target(item.config).rel(path)}:{line}"
+        return at, f"TODO: {name} ({at}) is not implemented yet (it ran in a DataLoader worker process)"
     return None
 
 
@@ -143,10 +130,6 @@ def _worker_frame(exc: NotImplementedError, code: tuple[Path, ...]) -> tuple[str
 
 def _reraised_by_dataloader(exc: BaseException) -> bool:
     """Whether torch's ExceptionWrapper.reraise raised `exc` (its innermost frame)."""
-    import sys
-
     wrapper = getattr(sys.modules.get("torch._utils"), "ExceptionWrapper", None)
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
+    tb = innermost(exc)
     return wrapper is not None and tb is not None and tb.tb_frame.f_code is wrapper.reraise.__code__

@@ -14,7 +14,7 @@ from typing import Callable
 
 import torch
 
-from grader.plugin import measurements as records
+from grader.plugin import measurements
 
 
 def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:
@@ -63,7 +63,7 @@ def assert_speed(
     """
     __tracebackhide__ = True
     ratio = speed_ratio(baseline, candidate, repeats=repeats)
-    records.record(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name)
+    measurements.record(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name)
     if ratio < at_least:
         needed = f"at least {at_least:g}x as fast" if at_least >= 1 else f"at most {1 / at_least:g}x slower"
         measured = f"{ratio:.2f}x as fast as" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"

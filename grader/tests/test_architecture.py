@@ -24,3 +24,19 @@ def test_lesson_code_imports_only_the_test_helpers_of_the_grader():
         for path in sorted((ROOT / tree).rglob("*.py")):
             for module in imports.findall(path.read_text(encoding="utf-8")):
                 assert module == "grader.testing" or module.startswith("grader.testing."), f"{path}: imports {module}"
+
+
+def test_the_plugin_registers_every_module_of_it_that_has_hooks_or_fixtures():
+    import ast
+
+    import grader.plugin
+
+    def is_plugin_code(node: ast.stmt) -> bool:
+        if not isinstance(node, ast.FunctionDef):
+            return False
+        marks = [ast.unparse(d) for d in node.decorator_list]
+        return (node.name.startswith("pytest_") and not any("hookspec" in m for m in marks)) or any("fixture" in m for m in marks)
+
+    hooked = {path.stem for path in (PACKAGE / "plugin").glob("*.py")
+              if any(is_plugin_code(node) for node in ast.parse(path.read_text(encoding="utf-8")).body)}
+    assert hooked - {"__init__"} == set(grader.plugin.MODULES)
