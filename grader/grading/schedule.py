@@ -49,17 +49,25 @@ class Grading:
         self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected
         self.skipped: dict[str, set[str]] = {}  # lesson -> the tests skipped on this machine (CUDA ones)
         self.scratch: Path | None = None  # where the grading copies are made
+        self.submissions: dict[tuple[str, str], tuple[dict[str, bytes], str]] = {}  # see submission()
 
     @property
     def stamp(self) -> dict:
         """What every student's file records of how they were graded."""
         return {"kit": self.kit.digest, "options": self.options}
 
+    def submission(self, student: Student, lesson: str) -> tuple[dict[str, bytes], str]:
+        """The student's files of `lesson` that differ from its stub, and the key of their run;
+        worked out once, for the fingerprint and the schedule alike."""
+        if (student.name, lesson) not in self.submissions:
+            overlay = self.kit.overlay(lesson, student.files.get(lesson, {}))
+            self.submissions[student.name, lesson] = overlay, run_key(lesson, overlay)
+        return self.submissions[student.name, lesson]
+
     def fingerprint(self, student: Student) -> str:
         digest = hashlib.sha256(json.dumps([SCHEMA, self.kit.digest, self.options]).encode())
         for lesson in self.lessons:
-            overlay = self.kit.overlay(lesson.name, student.files.get(lesson.name, {}))
-            digest.update(run_key(lesson.name, overlay).encode())
+            digest.update(self.submission(student, lesson.name)[1].encode())
         digest.update(json.dumps(student.ignored).encode())
         return digest.hexdigest()
 
@@ -162,8 +170,7 @@ class Schedule:
                 self.progress.failed(student.name, student.problem)
                 continue
             for lesson in grading.lessons:
-                overlay = grading.kit.overlay(lesson.name, student.files.get(lesson.name, {}))
-                key = run_key(lesson.name, overlay)
+                overlay, key = grading.submission(student, lesson.name)
                 if key in grading.verdicts:
                     self._assign(student, lesson.name, grading.verdicts[key])
                 elif key in self.waiting:
