@@ -52,6 +52,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "verify": ("grader.authoring.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
   kata verify                 check every lesson (CI runs this)
   kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),
+    "mutate": ("grader.authoring.mutate", "mutation testing with cosmic-ray: which mutants of the answers the tests miss", """\
+  kata mutate 07_stable       every mutant of solutions/07_stable, and the ones no test kills
+  kata mutate --list 07       the mutants, without running them"""),
 }
 
 

@@ -48,10 +48,12 @@ class Run:
     lesson: Lesson
     kind: str = "solutions"  # "solutions", "exercises" or "mutant"
     mutant: Path | None = None
+    extra: tuple[str, ...] = ()  # more pytest options
+    tag: object = None  # the caller's, handed back with the run
     result: RunResult = field(default_factory=RunResult)
 
     def args(self) -> list[str]:
-        args = [f"tests/{self.lesson.name}"]
+        args = [f"tests/{self.lesson.name}", *self.extra]
         if self.kind == "mutant":
             return [*args, f"--mutant={self.mutant}", "-x"]  # one failing test is enough
         return [*args, f"--impl={self.kind}"]

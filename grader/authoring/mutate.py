@@ -1,0 +1,285 @@
+"""``python -m grader mutate``: mutation testing of each lesson's tests with cosmic-ray.
+
+cosmic-ray's operators (every one that takes no arguments: arithmetic, comparison, boolean,
+unary and number replacement, break/continue, exceptions, decorators, zero-iteration loops)
+make every single-point mutant of solutions/NN/*.py. Each mutant runs against its lesson's tests
+as a hand-written mutant does (``pytest tests/NN --mutant=FILE -x``), forked from this process
+by `grader.authoring.verify.execute`: a fresh ``cosmic-ray exec`` worker would pay
+`import torch` again for each of ~1,500 runs.
+
+A mutant no test can tell from the reference (``x - c`` where c is always 0, say) is recorded
+in tests/NN/equivalent_mutants.toml with the reason; the score counts it as accounted for:
+
+    [[mutant]]
+    line = "shift = shift.masked_fill(shift.isinf(), 0)"     # the reference's line
+    mutant = "shift = shift.masked_fill(shift.isinf(), 1)"   # the same line, mutated
+    why = "the fill only lands where exp(x - shift) is 0 or nan either way"
+
+Results and the command that reproduces them: docs/MUTATION.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.lessons import KitError, Lesson, chosen_lessons
+from grader.results import Outcome
+
+EQUIVALENTS = "equivalent_mutants.toml"
+PER_TEST_TIMEOUT = 30  # s; a mutant that loops forever is killed by pytest-timeout, as a learner's is
+
+
+@dataclass
+class Mutant:
+    """One single-point mutation of a reference module."""
+
+    lesson: Lesson
+    stem: str  # the module mutated: solutions/NN/<stem>.py
+    operator: str  # cosmic-ray's name, e.g. "core/ReplaceBinaryOperator_Add_Sub"
+    occurrence: int
+    code: str  # the whole mutated module
+    lineno: int  # first line that differs (1-based)
+    function: str  # the def or class holding it, "<module>" outside any
+    line: str  # the reference's line, stripped
+    mutated: str  # the mutant's line, stripped
+    fate: str = "pending"  # killed, equivalent, survived, untested
+    killer: str = ""  # the first test that failed, or why the run told nothing
+    why: str = ""  # for an equivalent mutant, the recorded reason
+
+    @property
+    def label(self) -> str:
+        return f"{self.lesson.name}/{self.stem}.py:{self.lineno} ({self.function}) {self.operator.removeprefix('core/')}#{self.occurrence}"
+
+
+@dataclass
+class LessonScore:
+    lesson: Lesson
+    mutants: list[Mutant] = field(default_factory=list)
+    stale: list[dict] = field(default_factory=list)  # equivalence records that match no mutant
+
+    def count(self, fate: str) -> int:
+        return sum(m.fate == fate for m in self.mutants)
+
+    @property
+    def score(self) -> float:
+        """Killed or recorded equivalent, as a share of every mutant (1.0 for none)."""
+        if not self.mutants:
+            return 1.0
+        return (self.count("killed") + self.count("equivalent")) / len(self.mutants)
+
+
+# --- making the mutants --------------------------------------------------------------------------
+
+
+def operators():
+    """(name, operator) for each of cosmic-ray's operators that needs no arguments."""
+    import cosmic_ray.plugins
+
+    for name in cosmic_ray.plugins.operator_names():
+        cls = cosmic_ray.plugins.get_operator(name)
+        if not cls.arguments():
+            yield name, cls()
+
+
+def mutants_of(lesson: Lesson) -> list[Mutant]:
+    """Every single-point mutant of the lesson's reference modules."""
+    from cosmic_ray.ast import ast_nodes, get_ast
+    from cosmic_ray.mutating import mutate_code
+
+    found = []
+    for stem in lesson.modules("solutions"):
+        path = lesson.dir("solutions") / f"{stem}.py"
+        code = path.read_text(encoding="utf-8")
+        lines = code.splitlines()
+        holders = _holders(code)
+        tree = get_ast(code)
+        for name, operator in operators():
+            positions = [pos for node in ast_nodes(tree) for pos in operator.mutation_positions(node)]
+            for occurrence in range(len(positions)):
+                mutated = mutate_code(code, operator, occurrence)
+                if mutated is None or mutated == code:
+                    continue
+                new_lines = mutated.splitlines()
+                lineno = next((i for i, (a, b) in enumerate(zip(lines, new_lines)) if a != b), min(len(lines), len(new_lines)))
+                found.append(Mutant(
+                    lesson=lesson, stem=stem, operator=name, occurrence=occurrence, code=mutated,
+                    lineno=lineno + 1, function=holders.get(lineno + 1, "<module>"),
+                    line=_code_of(lines[lineno] if lineno < len(lines) else ""),
+                    mutated=_code_of(new_lines[lineno] if lineno < len(new_lines) else ""),
+                ))
+    return found
+
+
+def _code_of(line: str) -> str:
+    """A line without its indent and trailing comment: what an equivalence record quotes."""
+    return line.split("  # ", 1)[0].strip()
+
+
+def _holders(code: str) -> dict[int, str]:
+    """Line number -> the innermost def or class around it, as "Class.method"."""
+    holders: dict[int, str] = {}
+
+    def visit(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                    holders[line] = name
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(code), "")
+    return holders
+
+
+# --- equivalent mutants ----------------------------------------------------------------------------
+
+
+def equivalents(lesson: Lesson) -> list[dict]:
+    """The lesson's recorded equivalent mutants; each has `line`, `mutant` and `why`."""
+    path = lesson.tests_dir / EQUIVALENTS
+    if not path.is_file():
+        return []
+    records = tomllib.loads(path.read_text(encoding="utf-8")).get("mutant", [])
+    for record in records:
+        missing = {"line", "mutant", "why"} - set(record)
+        if missing or not str(record.get("why", "")).strip():
+            raise KitError(f"{path}: every [[mutant]] needs line, mutant and a non-empty why; {record} lacks "
+                           f"{', '.join(sorted(missing)) or 'a reason'}")
+    return records
+
+
+def mark_equivalents(score: LessonScore) -> None:
+    records = equivalents(score.lesson)
+    used = set()
+    for mutant in score.mutants:
+        for number, record in enumerate(records):
+            if (_code_of(record["line"]), _code_of(record["mutant"])) == (mutant.line, mutant.mutated):
+                mutant.fate, mutant.why = "equivalent", record["why"]
+                used.add(number)
+                break
+    score.stale = [record for number, record in enumerate(records) if number not in used]
+
+
+# --- running them -----------------------------------------------------------------------------------
+
+
+def run_mutants(mutants: list[Mutant], *, jobs: int, out) -> None:
+    """Each pending mutant against its lesson's tests; sets its fate."""
+    from grader.authoring.verify import Run, execute, killers
+
+    with tempfile.TemporaryDirectory(prefix="kata-mutate-") as tmp:
+        runs = []
+        for number, mutant in enumerate(mutants):
+            file = Path(tmp) / f"{mutant.lesson.name}_{number:04d}.py"
+            file.write_text(f'{mutant.code}\nTARGET = "{mutant.stem}"\n', encoding="utf-8")
+            run = Run(lesson=mutant.lesson, kind="mutant", mutant=file, extra=(f"--timeout={PER_TEST_TIMEOUT}",))
+            run.tag = mutant
+            runs.append(run)
+        done = 0
+        start = time.perf_counter()
+
+        def finished(run) -> None:
+            nonlocal done
+            done += 1
+            mutant: Mutant = run.tag
+            failing = killers(run)
+            if run.failed_to_run:
+                mutant.fate, mutant.killer = "untested", run.failed_to_run
+            elif failing or any(t.outcome in (Outcome.BROKEN, Outcome.TODO) for t in run.tests):
+                mutant.fate = "killed"  # a mutant the module cannot even load with is rejected too
+                mutant.killer = failing[0].split("::", 1)[-1] if failing else "does not load"
+            elif run.result.collect_errors:
+                mutant.fate, mutant.killer = "untested", run.result.collect_errors[0].message.splitlines()[0]
+            else:
+                mutant.fate = "survived"
+            if done % 50 == 0 or done == len(runs):
+                print(f"  {done}/{len(runs)} mutants run, {time.perf_counter() - start:.0f} s", file=out, flush=True)
+
+        execute(runs, jobs=jobs, on_done=finished)
+
+
+# --- the command -----------------------------------------------------------------------------------------
+
+
+def configure(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.description = (
+        "Mutation testing with cosmic-ray: every single-point mutant of solutions/NN/*.py runs against "
+        "the lesson's tests. A mutant is killed when a test fails, equivalent when "
+        f"tests/NN/{EQUIVALENTS} records why no test can tell it apart, and survives otherwise. "
+        "Exits 1 when a lesson scores under --fail-under.")
+    parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="pytest runs at once (default: the number of cores)")
+    parser.add_argument("--fail-under", type=float, default=95.0, metavar="PERCENT",
+                        help="the least share of mutants killed or recorded equivalent, per lesson (default 95)")
+    parser.add_argument("--list", action="store_true", help="list the mutants without running them")
+    parser.add_argument("-v", "--verbose", action="store_true", help="each mutant's fate, and the equivalent ones")
+
+
+def run(args: argparse.Namespace, root: Path) -> int:
+    try:
+        import cosmic_ray  # noqa: F401
+    except ImportError:
+        print("mutate: cosmic-ray is not installed here; install the kit's authoring tools:\n"
+              '    pip install -c constraints.txt -e ".[dev]"', file=sys.stderr)
+        return 2
+    lessons = chosen_lessons(root, args.lessons)
+    return mutate(lessons, jobs=max(1, args.jobs), fail_under=args.fail_under, list_only=args.list,
+                  verbose=args.verbose)
+
+
+def mutate(lessons: list[Lesson], *, jobs: int, fail_under: float = 95.0, list_only: bool = False,
+           verbose: bool = False, out=None) -> int:
+    out = out or sys.stdout
+    scores = [LessonScore(lesson, mutants_of(lesson)) for lesson in lessons]
+    for score in scores:
+        mark_equivalents(score)
+    pending = [m for s in scores for m in s.mutants if m.fate == "pending"]
+    if list_only:
+        for score in scores:
+            for m in score.mutants:
+                print(f"{m.label}: {m.line}  ->  {m.mutated}" + ("  [equivalent]" if m.fate == "equivalent" else ""), file=out)
+        return 0
+    print(f"mutate: {sum(len(s.mutants) for s in scores)} mutants of {len(scores)} lesson(s), "
+          f"{len(pending)} to run on {jobs} worker(s)", file=out, flush=True)
+    start = time.perf_counter()
+    run_mutants(pending, jobs=jobs, out=out)
+    failed = _report(scores, fail_under, verbose, out)
+    print(f"\nmutate took {time.perf_counter() - start:.0f} s", file=out)
+    return 1 if failed else 0
+
+
+def _report(scores: list[LessonScore], fail_under: float, verbose: bool, out) -> bool:
+    rows = [("lesson", "mutants", "killed", "equivalent", "survived", "untested", "score")]
+    for s in scores:
+        rows.append((s.lesson.name, str(len(s.mutants)), str(s.count("killed")), str(s.count("equivalent")),
+                     str(s.count("survived")), str(s.count("untested")), f"{100 * s.score:.1f}%"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print("", file=out)
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip(), file=out)
+    failed = False
+    for s in scores:
+        shown = [m for m in s.mutants if m.fate in ("survived", "untested") or (verbose and m.fate != "pending")]
+        if shown or s.stale:
+            print(f"\n{s.lesson.name}:", file=out)
+        for m in shown:
+            note = {"killed": f"killed by {m.killer}", "equivalent": f"equivalent: {m.why}",
+                    "untested": f"UNTESTED: {m.killer}", "survived": "SURVIVED"}[m.fate]
+            print(f"  {m.label}: {note}\n      - {m.line}\n      + {m.mutated}", file=out)
+        for record in s.stale:
+            print(f"  stale record in tests/{s.lesson.name}/{EQUIVALENTS}: no mutant turns {record['line']!r} "
+                  f"into {record['mutant']!r}; remove it", file=out)
+        if 100 * s.score < fail_under or s.stale:
+            failed = True
+    return failed
