@@ -1,0 +1,96 @@
+"""Differential checks: the learner's function against its PyTorch counterpart, call for call.
+
+    assert_same_as(lesson.logsumexp, torch.logsumexp, x, dim, what="logsumexp(x, dim=1)")
+
+Compares what a caller can see: the result's values, dtype, shape and device (all of them,
+with torch.testing.assert_close), the gradients it gives its floating inputs, and, where the
+counterpart refuses the input, that the learner's code refuses it too, with the same exception type.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+import torch
+
+from grader.testing.compare import assert_close, describe
+
+# Gradients in half precision: each path rounds its intermediates (exp, the sum, the division)
+# to 11 (float16) or 8 (bfloat16) bits, and two correct orders differ by a few of those steps.
+_HALF_GRAD_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}}
+
+
+def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads: bool = False,
+                   tolerance: dict | None = None, **kwargs) -> object:
+    """`actual(*args, **kwargs)` must behave as `expected(*args, **kwargs)`.
+
+    Each call gets its own copies of the tensor arguments (detached leaves; `grads=True` makes
+    the floating ones require grad and compares the gradients of ``result.sum()``; a complex
+    result's real part). Where `expected` raises, `actual` must raise the same exception type.
+    Returns `actual`'s result.
+    """
+    __tracebackhide__ = True
+    mine, theirs = _copies(args, grads), _copies(args, grads)
+    try:
+        want = expected(*theirs, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (the counterpart's refusal is what to match)
+        try:
+            got = actual(*mine, **kwargs)
+        except NotImplementedError:
+            raise
+        except type(exc):
+            return None
+        except Exception as wrong:  # noqa: BLE001
+            pytest.fail(f"{what} raised {type(wrong).__name__}({str(wrong)!r}); PyTorch raises "
+                        f"{type(exc).__name__}({str(exc)!r}) for this input{_inputs(args)}", pytrace=False)
+        pytest.fail(f"{what} returned {_short(got)}; PyTorch raises {type(exc).__name__}({str(exc)!r}) "
+                    f"for this input{_inputs(args)}", pytrace=False)
+    got = actual(*mine, **kwargs)
+    assert_close(got, want, what=f"{what}{_inputs(args)}", **(tolerance or {}))
+    if grads:
+        _compare_grads(got, want, mine, theirs, what, tolerance)
+    return got
+
+
+def _copies(args, grads: bool):
+    def copy(a):
+        if not isinstance(a, torch.Tensor):
+            return a
+        c = a.detach().clone() if a.device.type != "meta" else a.detach()
+        c = c.as_strided(a.shape, a.stride()) if a.device.type != "meta" and a.stride() != c.stride() else c
+        if grads and (a.is_floating_point() or a.is_complex()):
+            c.requires_grad_()
+        return c
+    return tuple(copy(a) for a in args)
+
+
+def _compare_grads(got, want, mine, theirs, what, tolerance) -> None:
+    __tracebackhide__ = True
+    if not (isinstance(want, torch.Tensor) and want.requires_grad):
+        return
+    if not (isinstance(got, torch.Tensor) and got.requires_grad):
+        pytest.fail(f"{what}: the result does not require grad, so no gradient reaches the input; "
+                    "PyTorch's does. Build it from the input with differentiable operations (no .detach(), "
+                    ".item() or torch.no_grad()).", pytrace=False)
+    if want.device.type == "meta":
+        return
+    (want.real if want.is_complex() else want).sum().backward()
+    (got.real if got.is_complex() else got).sum().backward()
+    for number, (a, b) in enumerate(zip(mine, theirs)):
+        if isinstance(b, torch.Tensor) and b.grad is not None:
+            assert_close(a.grad, b.grad, what=f"the gradient {what} gives its argument {number + 1}",
+                         **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})))
+
+
+def _inputs(args) -> str:
+    shown = [describe(a) + (", meta" if a.device.type == "meta" else "") for a in args if isinstance(a, torch.Tensor)]
+    return f" for input(s) of {'; '.join(shown)}" if shown else ""
+
+
+def _short(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of {describe(value)}"
+    return repr(value)[:80]
