@@ -59,8 +59,12 @@ def _copies(args, grads: bool):
     def copy(a):
         if not isinstance(a, torch.Tensor):
             return a
-        c = a.detach().clone() if a.device.type != "meta" else a.detach()
-        c = c.as_strided(a.shape, a.stride()) if a.device.type != "meta" and a.stride() != c.stride() else c
+        c = a.detach()
+        if c.device.type != "meta":
+            # A copy of the whole storage, viewed as `a` is: the same strides, offset and overlap
+            # (a step-2 slice stays one, an expanded view keeps its stride of 0).
+            c = torch.empty(0, dtype=a.dtype, device=a.device).set_(
+                c.untyped_storage().clone(), c.storage_offset(), c.shape, c.stride())
         if grads and (a.is_floating_point() or a.is_complex()):
             c.requires_grad_()
         return c
