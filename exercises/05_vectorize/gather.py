@@ -70,13 +70,15 @@ Out-of-range indices
 PyTorch's own error says "index 12 is out of bounds for dimension 1 with size 10", but not
 which of 512 rows holds it. batch_gather checks every index first, with one vectorised
 comparison (no loop), and names the first bad row. (On a GPU, `if bad.any():` waits for the
-device to answer: a small price for an error that says where to look.)
+device to answer: a small price for an error that says where to look. A tensor on the `meta`
+device has a shape but no values, so there is nothing to check: skip the check there.)
 
 What the tests expect
 ---------------------
 - out[i, ...] == tensor[i, indices[i, ...]] for tensor [B, N, *D] (D empty or several dims)
   and indices [B] or [B, K...]: the result has shape [B, *indices.shape[1:], *D];
-- the dtype and device of `tensor`, for float32/float64/float16/bfloat16, integers and bool;
+- the dtype and device of `tensor`, for float32/float64/float16/bfloat16, integers, bool and
+  complex, on any device, `meta` included (shapes without values: no range check there);
   int64 and int32 indices;
 - a negative index counts from the end of its own row, as in Python (-1 is entry N-1);
 - an index >= N or < -N raises IndexError naming the row, the value and N, e.g.
@@ -101,7 +103,8 @@ import torch
 def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     """Row i picks its own entries along dim 1: out[i, ...] = tensor[i, indices[i, ...]].
 
-    tensor: shape [B, N, *D] (D may be empty), any dtype, any strides, on any device.
+    tensor: shape [B, N, *D] (D may be empty), any dtype, any strides, on any device (on
+        `meta`, which holds no values, there is no range to check).
     indices: int64 or int32, shape [B] or [B, K...], on tensor's device, values in [-N, N);
         a negative value counts from the end of its own row.
     Returns a new tensor of shape [B, *indices.shape[1:], *D], with tensor's dtype and
@@ -117,7 +120,7 @@ def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     # TODO: refuse bad input first: a ValueError when the shapes do not fit (naming both), a
     #       TypeError for indices that are not int64/int32, and an IndexError for any index
     #       >= N or < -N, found by comparing the whole indices tensor at once (no loop) and
-    #       naming the first bad row.
+    #       naming the first bad row (skip that check on the meta device: it holds no values).
     #       Then gather in one advanced-indexing expression: row numbers of shape
     #       [B, 1, ..., 1], made on tensor.device, next to `indices`.
     raise NotImplementedError

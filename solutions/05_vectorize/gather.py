@@ -70,13 +70,15 @@ Out-of-range indices
 PyTorch's own error says "index 12 is out of bounds for dimension 1 with size 10", but not
 which of 512 rows holds it. batch_gather checks every index first, with one vectorised
 comparison (no loop), and names the first bad row. (On a GPU, `if bad.any():` waits for the
-device to answer: a small price for an error that says where to look.)
+device to answer: a small price for an error that says where to look. A tensor on the `meta`
+device has a shape but no values, so there is nothing to check: skip the check there.)
 
 What the tests expect
 ---------------------
 - out[i, ...] == tensor[i, indices[i, ...]] for tensor [B, N, *D] (D empty or several dims)
   and indices [B] or [B, K...]: the result has shape [B, *indices.shape[1:], *D];
-- the dtype and device of `tensor`, for float32/float64/float16/bfloat16, integers and bool;
+- the dtype and device of `tensor`, for float32/float64/float16/bfloat16, integers, bool and
+  complex, on any device, `meta` included (shapes without values: no range check there);
   int64 and int32 indices;
 - a negative index counts from the end of its own row, as in Python (-1 is entry N-1);
 - an index >= N or < -N raises IndexError naming the row, the value and N, e.g.
@@ -101,7 +103,8 @@ import torch
 def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     """Row i picks its own entries along dim 1: out[i, ...] = tensor[i, indices[i, ...]].
 
-    tensor: shape [B, N, *D] (D may be empty), any dtype, any strides, on any device.
+    tensor: shape [B, N, *D] (D may be empty), any dtype, any strides, on any device (on
+        `meta`, which holds no values, there is no range to check).
     indices: int64 or int32, shape [B] or [B, K...], on tensor's device, values in [-N, N);
         a negative value counts from the end of its own row.
     Returns a new tensor of shape [B, *indices.shape[1:], *D], with tensor's dtype and
@@ -123,13 +126,14 @@ def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
         # PyTorch reads bool (and uint8) index tensors as masks, not as positions.
         raise TypeError(f"batch_gather: indices must be int64 or int32, got {indices.dtype}")
     n = tensor.shape[1]
-    bad = (indices < -n) | (indices >= n)  # (B, K...): one comparison for every index at once
-    if bad.any():
-        where = bad.nonzero()[0].tolist()  # row-major order: the first bad row comes first
-        raise IndexError(
-            f"batch_gather: indices[{', '.join(map(str, where))}] holds {indices[tuple(where)].item()}, "
-            f"out of range for dimension 1 of size {n} (row {where[0]})"
-        )
+    if not indices.is_meta:  # a meta tensor has a shape but no values to check
+        bad = (indices < -n) | (indices >= n)  # (B, K...): one comparison for every index at once
+        if bad.any():
+            where = bad.nonzero()[0].tolist()  # row-major order: the first bad row comes first
+            raise IndexError(
+                f"batch_gather: indices[{', '.join(map(str, where))}] holds {indices[tuple(where)].item()}, "
+                f"out of range for dimension 1 of size {n} (row {where[0]})"
+            )
     # Row numbers shaped (B, 1, ..., 1) broadcast against indices (B, K...): every index is
     # paired with its own row, and a negative index counts from the end of that row.
     rows = torch.arange(tensor.shape[0], device=tensor.device).view(-1, *[1] * (indices.dim() - 1))
