@@ -14,6 +14,10 @@ in tests/NN/equivalent_mutants.toml with the reason; the score counts it as acco
     line = "shift = shift.masked_fill(shift.isinf(), 0)"     # the reference's line
     mutant = "shift = shift.masked_fill(shift.isinf(), 1)"   # the same line, mutated
     why = "the fill only lands where exp(x - shift) is 0 or nan either way"
+    function = "logsumexp"   # optional: only in this def (where the same line is elsewhere too)
+
+Annotations in a module with ``from __future__ import annotations`` are never evaluated, so
+they are not mutated at all.
 
 Results and the command that reproduces them: docs/MUTATION.md.
 """
@@ -100,10 +104,13 @@ def mutants_of(lesson: Lesson) -> list[Mutant]:
         code = path.read_text(encoding="utf-8")
         lines = code.splitlines()
         holders = _holders(code)
+        unevaluated = _annotations(code)
         tree = get_ast(code)
         for name, operator in operators():
             positions = [pos for node in ast_nodes(tree) for pos in operator.mutation_positions(node)]
-            for occurrence in range(len(positions)):
+            for occurrence, (start, end) in enumerate(positions):
+                if any(a <= start and end <= b for a, b in unevaluated):
+                    continue  # an annotation Python never evaluates: no run can tell the mutant apart
                 mutated = mutate_code(code, operator, occurrence)
                 if mutated is None or mutated == code:
                     continue
@@ -116,6 +123,25 @@ def mutants_of(lesson: Lesson) -> list[Mutant]:
                     mutated=_code_of(new_lines[lineno] if lineno < len(new_lines) else ""),
                 ))
     return found
+
+
+def _annotations(code: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (start, end) positions, as (line, column), of the annotations in a module that has
+    ``from __future__ import annotations``: kept as strings, never evaluated. None otherwise."""
+    tree = ast.parse(code)
+    if not any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+               and any(alias.name == "annotations" for alias in node.names) for node in tree.body):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            found += [a.annotation for a in every if a is not None and a.annotation is not None]
+            found += [node.returns] if node.returns else []
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+    return [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in found]
 
 
 def _code_of(line: str) -> str:
@@ -163,7 +189,8 @@ def mark_equivalents(score: LessonScore) -> None:
     used = set()
     for mutant in score.mutants:
         for number, record in enumerate(records):
-            if (_code_of(record["line"]), _code_of(record["mutant"])) == (mutant.line, mutant.mutated):
+            if ((_code_of(record["line"]), _code_of(record["mutant"])) == (mutant.line, mutant.mutated)
+                    and record.get("function", mutant.function) == mutant.function):
                 mutant.fate, mutant.why = "equivalent", record["why"]
                 used.add(number)
                 break
