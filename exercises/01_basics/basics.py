@@ -74,7 +74,8 @@ What the tests expect
 - derivative: any shape and floating dtype (the result has x's shape and dtype and does not
   require grad); the caller's x keeps its values, its requires_grad flag and its .grad, even
   when fn writes into its argument; repeated calls give the same answer; works inside
-  torch.no_grad(); a non-scalar fn -> ValueError naming the shape; an integer x -> TypeError.
+  torch.no_grad(); no .grad filled anywhere (not even of tensors fn closes over); a non-scalar
+  fn -> ValueError naming the shape; an integer, bool or complex x -> TypeError.
 - fit_polynomial: highest power first, detached, x's dtype and device; recovers 5x^2 + 3 from
   noisy samples; follows Adam on the full batch step by step (steps and lr are honoured);
   x and y are not modified; no warnings; the same result after the same torch.manual_seed.
@@ -98,7 +99,8 @@ def derivative(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> t
     torch operations on its argument. It may modify its argument in place.
     x: floating-point tensor of any shape, on any device; it may require grad or not.
     Returns d fn / d x: a new tensor of x's shape, dtype and device that does not require
-    grad. x itself is left exactly as it was: values, requires_grad flag and .grad.
+    grad. x itself is left exactly as it was: values, requires_grad flag and .grad. Stores
+    nothing: no .grad anywhere, not even of the tensors fn uses besides its argument.
     Raises TypeError when x is not floating point (gradients need floating point), and
     ValueError naming the shape fn returned when that is not a single element.
     """
@@ -149,7 +151,8 @@ def from_numpy(a: np.ndarray) -> torch.Tensor:
 
     The tensor shares a's memory (a write through one is seen through the other, the same
     data address), has a's dtype, shape and strides (non-contiguous views stay views).
-    Arrays with negative strides (a[::-1]) cannot be shared: ValueError.
+    Read-only arrays are shared too (PyTorch warns that the tensor is writable). Arrays with
+    negative strides (a[::-1]) cannot be shared: ValueError.
     """
     # TODO: wrap the array's memory in a tensor without copying it.
     raise NotImplementedError

@@ -3,8 +3,55 @@ torch.optim.Adam run step by step, the true coefficients of a curve, and NumPy's
 same memory.
 
 `lesson` is the module under test (the learner's, the reference, or a mutant).
+
+Contract (each promise of the lesson text, the docstrings and the hints -> its tests):
+derivative
+- "computed with torch.autograd.grad", d fn/d x for x of any shape (0-d, empty, one element,
+  non-contiguous, expanded) -> test_derivative_of_the_seeds_example, test_derivative_matches_calculus,
+  test_derivative_matches_finite_differences_in_float64
+- "returns a scalar tensor (one element)": shapes (), (1,), (1, 1) all accepted -> test_derivative_of_a_one_element_fn
+- "any floating dtype": result in x's dtype and shape, not requiring grad (float64/16, bfloat16)
+  -> test_derivative_keeps_dtype_and_shape_and_does_not_require_grad
+- "on any device", result on x's device -> test_derivative_on_the_meta_device, test_on_cuda
+- "x left exactly as it was: values, requires_grad flag and .grad" (a .grad already there too)
+  -> test_derivative_leaves_the_callers_tensor_alone
+- "stores nothing: no .grad anywhere" (tensors fn closes over) -> test_derivative_fills_no_grad_anywhere,
+  test_derivative_does_not_reach_into_the_callers_graph
+- "fn may modify its argument in place" -> test_derivative_of_an_in_place_fn
+- "repeated calls give the same answer" -> test_derivative_gives_the_same_answer_every_time
+- "works inside torch.no_grad()" -> test_derivative_inside_no_grad
+- "ValueError naming the shape fn returned when not a single element" (empty too)
+  -> test_derivative_of_a_non_scalar_fn_is_a_value_error
+- "TypeError when x is not floating point" (integer, bool, complex) -> test_derivative_of_a_non_floating_x_is_a_type_error
+fit_polynomial
+- "highest power first"; recovers 5x^2 + 3 within the measured tolerance -> test_fit_recovers_the_seeds_curve
+- "noise-free, |x| <= 2, degrees 1 to 3: within 1e-3" -> test_fit_other_degrees
+- "Adam at lr for steps steps on the full-batch mean squared error" (the mean, not the sum: tiny
+  gradients show Adam's eps), "steps=0 returns the start", degree 0, one sample, non-contiguous
+  x and y, no warnings -> test_fit_follows_adam_step_by_step
+- defaults steps=1000, lr=0.1 -> test_fit_defaults
+- "returns shape (degree + 1,), in x's dtype (half precision too), detached"
+  -> test_fit_follows_adam_step_by_step, test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor,
+  test_fit_keeps_half_precision
+- "on x's device" -> test_fit_on_the_meta_device, test_on_cuda
+- "x and y not modified" (x and y requiring grad: no .grad) -> test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor
+- "no warnings" -> test_fit_emits_no_warnings, test_fit_follows_adam_step_by_step
+- "the same torch.manual_seed, the same result" -> test_fit_is_reproducible
+to_numpy / from_numpy
+- "shares memory: same data address, writes seen both ways" -> test_to_numpy_shares_memory,
+  test_from_numpy_shares_memory, test_to_numpy_and_back_share_one_buffer
+- "dtype, shape and strides kept" (0-d, empty, every dtype) -> test_dtypes_are_kept_both_ways,
+  test_to_numpy_and_back_share_one_buffer
+- "non-contiguous views stay views" (expanded too) -> test_non_contiguous_views_stay_views,
+  test_to_numpy_and_back_share_one_buffer
+- "works on a tensor that requires grad, which keeps its flag and .grad" -> test_to_numpy_of_a_tensor_that_requires_grad
+- "bfloat16: TypeError" -> test_to_numpy_of_bfloat16_is_a_type_error
+- "read-only arrays are shared too" -> test_from_numpy_of_a_read_only_array
+- "negative strides: ValueError" -> test_from_numpy_of_negative_strides_is_a_value_error
+- "a CUDA tensor is copied to the host" -> test_on_cuda
 """
 
+import inspect
 import warnings
 
 import numpy as np
@@ -14,7 +61,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.testing import assert_close, describe, expect_raises, tolerance
-from grader.testing.strategies import LAYOUTS, shapes, tensors, with_layout
+from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
 
 # d/dx of each function, summed so that fn is scalar-valued.
 CALCULUS = {
@@ -51,11 +98,13 @@ def test_derivative_of_the_seeds_example(lesson):
 
 @given(
     tensors(shape=shapes(min_dims=1, max_dims=3, min_side=0), dtypes=(torch.float32, torch.float64),
-            extremes=False, scales=(1.0, 3.0)),
+            extremes=False, scales=(1.0, 3.0), layouts=ALL_LAYOUTS),
     st.sampled_from(sorted(CALCULUS)),
 )
 @example(torch.tensor([0.0, 1.0, -2.5]), "x.sin().sum()")
 @example(torch.tensor(1.0), "(x ** 3).sum()")
+@example(torch.tensor([-0.5]), "(x ** 3).sum()")
+@example(torch.tensor([[0.5, 2.0, -1.0]]).expand(2, 3), "(x ** 3).sum()")
 @pytest.mark.points(2)
 def test_derivative_matches_calculus(lesson, x, name):
     fn, dfn = CALCULUS[name]
@@ -93,21 +142,48 @@ def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtyp
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("requires_grad", [False, True])
-def test_derivative_leaves_the_callers_tensor_alone(lesson, requires_grad):
+@pytest.mark.parametrize("kind", ["plain", "requires grad", "requires grad, .grad already set"])
+def test_derivative_leaves_the_callers_tensor_alone(lesson, kind):
+    requires_grad = kind != "plain"
     x = UNCHANGED.clone().requires_grad_(requires_grad)
-    what = f"derivative(lambda x: (x ** 3).sum(), x) for x = tensor([0.5, -1., 2.], requires_grad={requires_grad})"
+    old_grad = torch.tensor([7.0, 8.0, 9.0]) if kind.endswith("set") else None
+    x.grad = old_grad
+    what = f"derivative(lambda x: (x ** 3).sum(), x) for x = tensor([0.5, -1., 2.]) ({kind})"
     d = call(what, lesson.derivative, CUBE, x)
     assert x.requires_grad == requires_grad, (
         f"{what} changed x.requires_grad to {x.requires_grad}: that is the caller's flag. Work on a "
         "private tensor (x.detach()) and switch gradients on there."
     )
-    assert x.grad is None, (
-        f"{what} left x.grad set to {x.grad}: .backward() accumulates into .grad; "
-        "torch.autograd.grad returns the gradient without storing it."
-    )
+    if old_grad is None:
+        assert x.grad is None, (
+            f"{what} left x.grad set to {x.grad}: .backward() accumulates into .grad; "
+            "torch.autograd.grad returns the gradient without storing it."
+        )
+    else:
+        assert x.grad is old_grad and torch.equal(x.grad, torch.tensor([7.0, 8.0, 9.0])), (
+            f"{what} changed the caller's x.grad from [7., 8., 9.] to {x.grad}: leave it as it was (no "
+            "x.grad = None, no backward() into it); torch.autograd.grad on a private leaf touches no .grad."
+        )
     assert_close(x.detach(), UNCHANGED, what=f"x after {what} (the caller's values must not change)")
     assert_close(d, CUBE_GRAD(x.detach()), what=what)
+
+
+@pytest.mark.parametrize("closed_over", ["a leaf that requires grad", "a non-leaf computed from one"])
+def test_derivative_fills_no_grad_anywhere(lesson, closed_over):
+    w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    used = w * 1 if closed_over.startswith("a non-leaf") else w
+    if used is not w:
+        used.retain_grad()  # a non-leaf that keeps its gradient: backward() would fill it
+    x = UNCHANGED.clone()
+    what = f"derivative(lambda x: (x * w).pow(2).sum(), x) with w {closed_over}, used by fn"
+    d = call(what, lesson.derivative, lambda t: (t * used).pow(2).sum(), x)
+    assert_close(d, 2 * x * used.detach() ** 2, what=f"{what} (d/dx of (x w)^2 is 2 x w^2)")
+    for name, t in (("w", w), ("the tensor fn uses", used)):
+        assert t.grad is None, (
+            f"{what} filled {name}.grad with {t.grad}: .backward() adds into the .grad of every tensor in the "
+            "graph that requires grad, the caller's included. torch.autograd.grad(out, leaf) returns the "
+            "gradient for the leaf only and stores nothing anywhere."
+        )
 
 
 def test_derivative_gives_the_same_answer_every_time(lesson):
@@ -158,20 +234,50 @@ def test_derivative_inside_no_grad(lesson):
     assert_close(d, CUBE_GRAD(x), what=what)
 
 
-@pytest.mark.parametrize(("a", "b"), [(2, 3), (4, 1)])
-def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, a, b):
-    x = torch.ones(a, b)
-    what = f"derivative(lambda x: x * 2, x) for x of shape ({a}, {b})"
-    message = str(expect_raises(lambda: lesson.derivative(lambda t: t * 2, x), ValueError, what=what,
-                                why="fn must return a scalar; say which shape it returned."))
-    assert f"{a}, {b}" in message, (
-        f"{what}: the ValueError should name the shape fn returned, ({a}, {b}); it says: {message}"
+@pytest.mark.parametrize(("fn_text", "fn", "x_shape", "shape"), [
+    ("x * 2", lambda t: t * 2, (2, 3), (2, 3)),
+    ("x * 2", lambda t: t * 2, (4, 1), (4, 1)),
+    ("x.sum(dim=0)", lambda t: t.sum(dim=0), (2, 3), (3,)),
+    ("x[:0].sum(dim=1)", lambda t: t[:0].sum(dim=1), (2, 3), (0,)),
+])
+def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, fn, x_shape, shape):
+    x = torch.ones(x_shape)
+    what = f"derivative(lambda x: {fn_text}, x) for x of shape {x_shape}, fn returning shape {shape}"
+    message = str(expect_raises(lambda: lesson.derivative(fn, x), ValueError, what=what,
+                                why="fn must return a scalar (one element); say which shape it returned."))
+    forms = {str(shape), str(list(shape)), ", ".join(map(str, shape)) if len(shape) > 1 else str(shape)}
+    assert any(form in message for form in forms), (
+        f"{what}: the ValueError should name the shape fn returned, {shape}; it says: {message}"
     )
 
 
-@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
-def test_derivative_of_an_integer_x_is_a_type_error(lesson, dtype):
-    x = torch.arange(3, dtype=dtype)
+@pytest.mark.parametrize(("shape", "fn_text", "fn", "expected"), [
+    ((), "x.reshape(1) * 3", lambda t: t.reshape(1) * 3, lambda x: torch.full_like(x, 3.0)),
+    ((1,), "x * 3", lambda t: t * 3, lambda x: torch.full_like(x, 3.0)),
+    ((2, 3), "(x ** 2).sum().reshape(1, 1)", lambda t: (t**2).sum().reshape(1, 1), lambda x: 2 * x),
+])
+def test_derivative_of_a_one_element_fn(lesson, shape, fn_text, fn, expected):
+    x = torch.linspace(-1, 2, max(1, int(np.prod(shape)))).reshape(shape)
+    what = f"derivative(lambda x: {fn_text}, x) for x of shape {shape}"
+    d = call(what, lesson.derivative, fn, x, hint="fn returns one element: a scalar in all but shape. Check "
+             "out.numel() == 1, not out.dim() == 0.")
+    assert_close(d, expected(x), what=what)
+
+
+def test_derivative_on_the_meta_device(lesson):
+    x = on_meta(torch.empty(2, 3, dtype=torch.float64))
+    what = "derivative(lambda x: x.sin().sum(), x) for x of shape (2, 3), float64, on the meta device"
+    d = call(what, lesson.derivative, lambda t: t.sin().sum(), x,
+             hint="Work on x's device: no .cpu(), .item() or tensors made on the default device.")
+    assert isinstance(d, torch.Tensor) and (d.device.type, d.shape, d.dtype) == ("meta", x.shape, x.dtype), (
+        f"{what} returned {d!r}; expected a tensor of shape (2, 3), float64, on the meta device (x's)"
+    )
+    assert not d.requires_grad, f"{what} returned a tensor that requires grad"
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.complex64])
+def test_derivative_of_a_non_floating_x_is_a_type_error(lesson, dtype):
+    x = torch.arange(3).to(dtype)
     what = f"derivative(lambda x: x.sum(), x) for x of {describe(x)}"
     message = str(expect_raises(lambda: lesson.derivative(lambda t: t.sum(), x), TypeError, what=what,
                                 why="gradients need floating point; check x's dtype before anything else."))
@@ -231,10 +337,14 @@ def test_from_numpy_shares_memory(lesson):
 @pytest.mark.points(2)
 def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
     t = torch.linspace(0, 1, 5, requires_grad=True)
-    what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True)"
+    grad = torch.full((5,), 3.0)
+    t.grad = grad
+    what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True) with t.grad = 3s"
     a = call(what, lesson.to_numpy, t, hint="t.numpy() refuses a tensor that requires grad: detach() it first.")
     check_shared(t, a, what)
-    assert t.requires_grad and t.grad is None, f"{what} changed t: requires_grad={t.requires_grad}, grad={t.grad}"
+    assert t.requires_grad and t.grad is grad and bool((grad == 3.0).all()), (
+        f"{what} changed t: requires_grad={t.requires_grad}, grad={t.grad}; t.detach() leaves both alone"
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool])
@@ -256,7 +366,7 @@ def test_non_contiguous_views_stay_views(lesson, view):
 
 
 @given(
-    shapes(min_dims=0, max_dims=3, min_side=0), st.sampled_from(SHARED_DTYPES), st.sampled_from(LAYOUTS),
+    shapes(min_dims=0, max_dims=3, min_side=0), st.sampled_from(SHARED_DTYPES), st.sampled_from(ALL_LAYOUTS),
     st.booleans(),
 )
 def test_to_numpy_and_back_share_one_buffer(lesson, shape, dtype, layout, requires_grad):
@@ -273,6 +383,25 @@ def test_to_numpy_of_bfloat16_is_a_type_error(lesson):
     t = torch.ones(3, dtype=torch.bfloat16)
     expect_raises(lambda: lesson.to_numpy(t), TypeError, what="to_numpy(t) for t of dtype bfloat16",
                   why="NumPy has no bfloat16; a silent conversion would be a copy in another dtype.")
+
+
+@pytest.mark.parametrize("view", ["contiguous", "every other column"])
+def test_from_numpy_of_a_read_only_array(lesson, view):
+    a = np.arange(12.0).reshape(3, 4)
+    a = a[:, ::2] if view == "every other column" else a
+    a.flags.writeable = False
+    what = f"from_numpy(a) for a read-only {view} array of shape {a.shape}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch warns that the tensor is writable: expected
+        t = call(what, lesson.from_numpy, a)
+    assert isinstance(t, torch.Tensor), f"{what} returned {type(t).__name__}; expected a torch.Tensor"
+    assert (t.dtype, tuple(t.shape)) == (torch.float64, a.shape), f"{what} returned {t.dtype} of shape {tuple(t.shape)}"
+    assert t.data_ptr() == address(a), (
+        f"{what} returned a copy: a read-only array is shared too (torch.from_numpy only warns). "
+        "Copying it (np.array, .copy(), torch.tensor) to silence the warning breaks 'no copy'."
+    )
+    strides = tuple(s * t.element_size() for s in t.stride())
+    assert a.strides == strides, f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch"
 
 
 def test_from_numpy_of_negative_strides_is_a_value_error(lesson):
@@ -344,36 +473,90 @@ def adam_by_hand(start, x, y, degree, steps, lr):
     return w.detach()
 
 
-@pytest.mark.points(2)
-@pytest.mark.parametrize(("steps", "lr"), [(1, 0.05), (30, 0.05), (30, 0.3)])
-def test_fit_follows_adam_step_by_step(lesson, steps, lr):
+def adam_case(case: str):
+    """(x, y, degree, steps, lr, atol) for one row of test_fit_follows_adam_step_by_step, all float64."""
     x = torch.linspace(-3, 3, 25, dtype=torch.float64)
     y = x**3 - 2 * x + 1 + 0.1 * torch.sin(7 * x)
-    what = f"fit_polynomial(x, y, 3, steps={steps}, lr={lr}) for float64 x and y"
-    torch.manual_seed(0)  # the same start, zeros or random
-    start = call("fit_polynomial(x, y, 3, steps=0)", lesson.fit_polynomial, x, y, 3, 0)
-    torch.manual_seed(0)
-    w = call(what, lesson.fit_polynomial, x, y, 3, steps, lr)
-    expected = adam_by_hand(start, x, y, 3, steps, lr)
-    assert_close(w, expected, rtol=1e-6, atol=1e-9, what=(
+    if case == "degree 0":
+        return x, y, 0, 10, 0.1, 1e-9
+    if case == "one sample":
+        return x[3:4], y[3:4], 2, 10, 0.1, 1e-9
+    if case == "non-contiguous x and y":
+        big = torch.stack([x, y], dim=1)  # (25, 2): each column a stride-2 view
+        return big[:, 0], big[:, 1], 3, 10, 0.1, 1e-9
+    if case == "tiny gradients":  # |grad| ~ 1e-7, near Adam's eps = 1e-8: the mean and the sum step apart
+        return x / 3, 1e-7 * torch.sin(2 * x), 2, 5, 1e-7, 1e-16
+    steps, lr = {"1 step": (1, 0.05), "30 steps": (30, 0.05), "30 steps at lr 0.3": (30, 0.3)}[case]
+    return x, y, 3, steps, lr, 1e-9
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("case", ["1 step", "30 steps", "30 steps at lr 0.3", "degree 0", "one sample",
+                                  "non-contiguous x and y", "tiny gradients"])
+def test_fit_follows_adam_step_by_step(lesson, case):
+    x, y, degree, steps, lr, atol = adam_case(case)
+    what = f"fit_polynomial(x, y, {degree}, steps={steps}, lr={lr}) for float64 x and y of {describe(y)} ({case})"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the text promises no warnings: one fails the call
+        torch.manual_seed(0)  # the same start, zeros or random
+        start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", lesson.fit_polynomial, x, y, degree, 0)
+        torch.manual_seed(0)
+        w = call(what, lesson.fit_polynomial, x, y, degree, steps, lr,
+                 hint="Predictions of shape (N,) against y of shape (N,): no squeeze of a column, which turns "
+                 "one sample into shape () (F.mse_loss warns about the mismatch).")
+    expected = adam_by_hand(start, x, y, degree, steps, lr)
+    assert_close(w, expected, rtol=1e-6, atol=atol, what=(
         f"{what}, against torch.optim.Adam(lr={lr}) for {steps} step(s) on the mean squared error over all "
-        "samples, from the start that steps=0 returns (after the same torch.manual_seed); every step uses "
-        "the current gradient only (zero_grad), and steps and lr are the caller's"
+        "samples (the mean, not the sum: Adam's eps makes them differ), from the start that steps=0 returns "
+        "(after the same torch.manual_seed), shape (degree + 1,); every step uses the current gradient only "
+        "(zero_grad), and steps and lr are the caller's"
     ))
+
+
+def test_fit_defaults(lesson):
+    parameters = inspect.signature(lesson.fit_polynomial).parameters
+    defaults = {name: parameters[name].default for name in ("steps", "lr") if name in parameters}
+    assert defaults == {"steps": 1000, "lr": 0.1}, (
+        f"fit_polynomial's defaults are {defaults}; the text promises steps=1000 and lr=0.1 (keep the signature)."
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_fit_keeps_half_precision(lesson, dtype):
+    x = torch.linspace(-1, 1, 9, dtype=dtype)
+    what = f"fit_polynomial(x, y, 2, steps=3) for x and y of {describe(x)}"
+    w = call(what, lesson.fit_polynomial, x, (x * x).to(dtype), 2, 3)
+    assert isinstance(w, torch.Tensor) and (w.shape, w.dtype) == ((3,), dtype), (
+        f"{what} returned {w!r}; expected shape (3,) in x's dtype, {dtype}"
+    )
+
+
+def test_fit_on_the_meta_device(lesson):
+    x, y = on_meta(torch.empty(10)), on_meta(torch.empty(10))
+    what = "fit_polynomial(x, y, 2, steps=3) for x and y of shape (10,), float32, on the meta device"
+    w = call(what, lesson.fit_polynomial, x, y, 2, 3,
+             hint="Create the coefficients on x's device (device=x.device), and read no values into Python.")
+    assert isinstance(w, torch.Tensor) and (w.device.type, w.shape, w.dtype) == ("meta", (3,), torch.float32), (
+        f"{what} returned {w!r}; expected shape (3,), float32, on the meta device (x's)"
+    )
+    assert not w.requires_grad, f"{what} returned a tensor that requires grad"
 
 
 def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):
     x, y = seed_samples(n=30, dtype=torch.float64)
     x.requires_grad_()
-    x_before, y_before = x.detach().clone(), y.clone()
-    what = "fit_polynomial(x, y, 2, steps=20) for float64 x (requiring grad) and y"
+    y.requires_grad_()
+    x_before, y_before = x.detach().clone(), y.detach().clone()
+    what = "fit_polynomial(x, y, 2, steps=20) for float64 x and y, both requiring grad"
     w = call(what, lesson.fit_polynomial, x, y, 2, 20)
     assert isinstance(w, torch.Tensor) and w.shape == (3,), f"{what} returned {w!r}; expected a tensor of shape (3,)"
     assert w.dtype == torch.float64, f"{what} returned {w.dtype}; expected x's dtype, float64"
     assert not w.requires_grad, f"{what} returned a tensor that requires grad: return the coefficients detached"
-    assert x.grad is None, f"{what} filled x.grad: the samples are data, not parameters (detach them)"
+    for name, t in (("x", x), ("y", y)):
+        assert t.grad is None, f"{what} filled {name}.grad: the samples are data, not parameters (detach them)"
+        assert t.requires_grad, f"{what} switched off {name}.requires_grad: that is the caller's flag"
     assert_close(x.detach(), x_before, what=f"x after {what}")
-    assert_close(y, y_before, what=f"y after {what}")
+    assert_close(y.detach(), y_before, what=f"y after {what}")
 
 
 def test_fit_emits_no_warnings(lesson):
