@@ -56,15 +56,17 @@ You write that loop in `fit`, for any module.
 
 What the tests expect
 ---------------------
-- `Linear1D`: exactly two parameters, named "a" and "b", each of shape (1,); y = a * x + b
-  keeps x's shape; `.to(torch.float64)` converts them; gradients reach both; `fit` recovers
-  a ~= 5 and b ~= 3 (plus the noise's mean) from the seed's data.
+- `Linear1D`: exactly two parameters, named "a" and "b", each of shape (1,), drawn in [0, 1)
+  (the same after the same torch.manual_seed); y = a * x + b keeps x's shape;
+  `.to(torch.float64)` converts them; gradients reach both; `fit` recovers a ~= 5 and b ~= 3
+  (plus the noise's mean) from the seed's data.
 - `MLP`: the layers, their order and their names (so the `state_dict` keys), no activation
   after the last Linear, a fresh activation per hidden layer, a ValueError for fewer than
   two sizes, and an output equal to applying the layers by hand.
 - `Ensemble`: every member registered (parameters, `state_dict`, `.to()`, `.eval()` and an
   optimizer all reach them), the output is the mean of the members' outputs, any iterable of
-  members works (a generator too), no members is a ValueError.
+  members works (a generator too), no members is a ValueError; each member is called as
+  member(x) (its hooks run), and x is left unchanged.
 - `fit`: the same parameters and loss as plain SGD on the mean squared error, step for step;
   the module is called (its hooks fire once per step); the result is a Python float.
 
@@ -151,7 +153,9 @@ class Ensemble(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The mean of member(x) over the members (all must return the same shape and dtype).
 
-        Returns a tensor of that shape: the elementwise average, not the sum.
+        Each member is called as member(x), once, so its hooks run. x is left unchanged, even
+        when a member returns x itself. Returns a tensor of that shape: the elementwise
+        average, not the sum.
         """
         outputs = torch.stack([member(x) for member in self.members])  # (members, *out)
         return outputs.mean(dim=0)

@@ -3,9 +3,51 @@
 `lesson` is the module under test (the learner's, the reference, or a mutant). The tests of
 `fit` train torch's built-in layers, so a slip in Linear1D, MLP or Ensemble does not show up
 there as well; only the seed's example trains the learner's Linear1D.
+
+Contract (each promise of the lesson text, the docstrings and the hints -> its tests):
+Linear1D
+- exactly two nn.Parameters "a", "b", in that order, shape (1,), float32 -> test_linear1d_registers_a_and_b
+- "initialised uniformly in [0, 1)", the same after the same torch.manual_seed -> test_linear1d_initialisation
+- state_dict keys "a", "b"; a checkpoint with them loads strictly -> test_linear1d_state_dict
+- y = a * x + b, x's shape, any float dtype after .to(dtype) -> test_linear1d_computes_a_x_plus_b
+- ".to(torch.float64) converts them" -> test_linear1d_to_float64_converts_the_parameters
+- "differentiable with respect to x, a and b" -> test_linear1d_gradients_reach_a_b_and_x, test_linear1d_gradcheck_float64
+- any device (registered parameters move with .to) -> test_modules_on_the_meta_device, test_everything_runs_on_the_inputs_device
+- fit recovers a ~= 5, b ~= 3 + noise mean -> test_fit_recovers_the_seeds_line
+MLP
+- an nn.Sequential; layers linear0, act0, ..., in order, Linear sizes -> test_mlp_layers_their_order_and_names
+- state_dict keys; a Sequential(OrderedDict) checkpoint loads strictly and computes the same
+  -> test_mlp_state_dict_keys, test_mlp_loads_a_checkpoint_of_the_same_layers
+- no activation after the last Linear (any depth) -> test_mlp_has_no_activation_after_the_last_linear
+- activation called once per hidden layer, a fresh instance each -> test_mlp_activation_is_a_fresh_instance_per_hidden_layer,
+  test_mlp_calls_activation_once_per_hidden_layer
+- ValueError naming sizes for fewer than two -> test_mlp_needs_two_sizes
+- output = layers applied by hand, (..., in) -> (..., out), sizes any sequence -> test_mlp_equals_its_layers_applied_by_hand
+- gradients reach every layer -> test_mlp_trains_every_layer
+Ensemble
+- members in order in self.members (nn.ModuleList): parameters, state_dict keys, strict load
+  -> test_ensemble_registers_its_members
+- .to(), .eval()/.train(), an optimizer reach every member -> test_ensemble_to_float64_converts_every_member,
+  test_ensemble_eval_reaches_every_member, test_an_optimizer_over_the_ensemble_trains_every_member
+- mean of the members' outputs, not the sum -> test_ensemble_returns_the_mean_of_its_members, test_ensemble_of_linear1d_members
+- any iterable (list, tuple, generator) -> test_ensemble_accepts_a_generator, test_ensemble_accepts_a_tuple
+- no members: ValueError -> test_ensemble_needs_a_member
+- members called as member(x), once (hooks run) -> test_ensemble_calls_its_members_so_their_hooks_run
+- x left unchanged, even when a member returns x -> test_ensemble_leaves_x_alone
+- any device -> test_modules_on_the_meta_device, test_everything_runs_on_the_inputs_device
+fit
+- SGD(model.parameters(), lr) on the mean squared error, step for step (1 step too), no momentum
+  or weight decay, clearing gradients -> test_fit_is_plain_gradient_descent_on_the_mse
+- "over all of model.parameters()" (unused and frozen ones left alone) -> test_fit_with_unused_and_frozen_parameters
+- model(x) once per step (hooks) -> test_fit_calls_the_module_so_its_hooks_run
+- last step's loss before its update, a Python float -> test_fit_is_plain_gradient_descent_on_the_mse,
+  test_fit_returns_a_python_float
+- steps < 1: ValueError naming steps -> test_fit_needs_a_step
+- any device -> test_everything_runs_on_the_inputs_device
 """
 
 import copy
+from collections import OrderedDict
 
 import pytest
 import torch
@@ -15,7 +57,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.testing import assert_close, describe, expect_raises, grad_of, tolerance
-from grader.testing.strategies import shapes, tensors
+from grader.testing.strategies import on_meta, shapes, tensors
 
 LINEAR1D_FIX = (
     "Assign nn.Parameter(...) to self.a and self.b in __init__: a plain tensor (even one with "
@@ -77,12 +119,44 @@ def test_linear1d_registers_a_and_b(lesson):
     )
 
 
+def test_linear1d_initialisation(lesson):
+    draws = []
+    for seed in (0, 1, 2, 3):
+        torch.manual_seed(seed)
+        model = lesson.Linear1D()
+        torch.manual_seed(seed)
+        again = lesson.Linear1D()
+        a, b = model.a.detach(), model.b.detach()
+        what = f"Linear1D() after torch.manual_seed({seed})"
+        assert bool(((a >= 0) & (a < 1) & (b >= 0) & (b < 1)).all()), (
+            f"{what} has a = {a.tolist()}, b = {b.tolist()}; expected both drawn uniformly in [0, 1) (torch.rand(1))."
+        )
+        assert torch.equal(a, again.a.detach()) and torch.equal(b, again.b.detach()), (
+            f"{what} twice gave different parameters: draw them from torch's global RNG (torch.rand), "
+            "so that torch.manual_seed makes them reproducible."
+        )
+        draws.append((a.item(), b.item()))
+    assert len({v for pair in draws for v in pair}) == 2 * len(draws), (
+        f"Linear1D() after torch.manual_seed(0), (1), (2), (3) has (a, b) = {draws}; expected fresh random draws: "
+        "a and b differ from each other and from seed to seed."
+    )
+
+
 def test_linear1d_state_dict(lesson):
     model = with_params(lesson.Linear1D(), 2.0, -1.0)
     state = model.state_dict()
     assert list(state) == ["a", "b"], f"Linear1D().state_dict() has the keys {list(state)}; expected ['a', 'b']. {LINEAR1D_FIX}"
     assert_close(state["a"], torch.tensor([2.0]), what="Linear1D().state_dict()['a'] after setting a = 2")
     assert_close(state["b"], torch.tensor([-1.0]), what="Linear1D().state_dict()['b'] after setting b = -1")
+    fresh = lesson.Linear1D()
+    checkpoint = {"a": torch.tensor([0.5]), "b": torch.tensor([4.0])}
+    call = "Linear1D().load_state_dict({'a': tensor([0.5]), 'b': tensor([4.])}) (strict)"
+    try:
+        fresh.load_state_dict(checkpoint)
+    except (RuntimeError, KeyError) as exc:
+        pytest.fail(f"{call} raised {type(exc).__name__}: {exc}. {LINEAR1D_FIX}", pytrace=False)
+    x = torch.tensor([1.0, -2.0])
+    assert_close(fresh(x), torch.tensor([4.5, 3.0]), what=f"the module after {call}, on x = [1., -2.]")
 
 
 @given(tensors(shape=shapes(max_dims=3), dtypes=(torch.float32, torch.float64, torch.float16, torch.bfloat16),
@@ -169,10 +243,10 @@ def test_mlp_state_dict_keys(lesson):
     )
 
 
-@pytest.mark.parametrize("sizes", [[3, 2], [4, 8, 8, 2], [2, 5, 5, 5, 1]])
+@pytest.mark.parametrize("sizes", [[3, 2], [4, 8, 8, 2], [2, 5, 5, 5, 1], [1] * 300], ids=["2", "4", "5", "300"])
 def test_mlp_has_no_activation_after_the_last_linear(lesson, sizes):
     model = lesson.MLP(sizes)
-    what = f"MLP({sizes})"
+    what = f"MLP({sizes})" if len(sizes) < 10 else f"MLP([1] * {len(sizes)})"
     layers = children(model)
     assert layers and isinstance(layers[-1][1], nn.Linear), (
         f"{what} ends with {layers[-1][1] if layers else 'nothing'}; expected a Linear: no activation after the "
@@ -204,6 +278,47 @@ def test_mlp_activation_is_a_fresh_instance_per_hidden_layer(lesson):
     linear = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes, sizes[1:]))
     count = sum(p.numel() for p in model.parameters())
     assert count == linear + 3, f"{what} has {count} parameters; expected {linear} in the Linear layers plus 1 per PReLU."
+
+
+def test_mlp_calls_activation_once_per_hidden_layer(lesson):
+    for sizes in ([3, 2], [3, 4, 2], [3, 4, 4, 4, 2]):
+        made = []
+
+        def activation():  # a factory, not a class: counts its calls
+            made.append(nn.Tanh())
+            return made[-1]
+
+        model = lesson.MLP(sizes, activation=activation)
+        what = f"MLP({sizes}, activation=a factory function)"
+        assert len(made) == len(sizes) - 2, (
+            f"{what} called activation() {len(made)} times; expected once per hidden layer, {len(sizes) - 2}."
+        )
+        acts = [m for _, m in children(model) if not isinstance(m, nn.Linear)]
+        assert len(acts) == len(made) and all(a is b for a, b in zip(acts, made)), (
+            f"{what}: the activations in the model are not the {len(made)} modules activation() returned, in order."
+        )
+
+
+def test_mlp_loads_a_checkpoint_of_the_same_layers(lesson):
+    torch.manual_seed(10)
+    sizes = (3, 5, 4, 2)  # a tuple: any sequence of sizes
+    layers = OrderedDict()
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers[f"linear{i}"] = nn.Linear(n_in, n_out)
+        if i < len(sizes) - 2:
+            layers[f"act{i}"] = nn.PReLU()
+    expected_model = nn.Sequential(layers)
+    with torch.no_grad():
+        expected_model.act0.weight.fill_(0.1)
+        expected_model.act1.weight.fill_(-0.3)
+    model = lesson.MLP(sizes, activation=nn.PReLU)
+    what = f"MLP({sizes}, activation=nn.PReLU).load_state_dict(checkpoint of nn.Sequential(OrderedDict(linear0=..., act0=..., ...)))"
+    try:
+        model.load_state_dict(expected_model.state_dict())  # strict: the same keys, the same shapes
+    except RuntimeError as exc:
+        pytest.fail(f"{what} raised: {exc}", pytrace=False)
+    x = torch.randn(6, 3)
+    assert_close(model(x), expected_model(x), what=f"the model after {what}, on x of shape (6, 3)")
 
 
 @given(
@@ -278,6 +393,13 @@ def test_ensemble_registers_its_members(lesson):
     keys = list(ensemble.state_dict())
     want = ["members.0.weight", "members.0.bias", "members.1.0.weight", "members.1.0.bias", "members.1.2.weight", "members.1.2.bias"]
     assert keys == want, f"{what}.state_dict() has the keys {keys}; expected {want} (self.members, an nn.ModuleList)."
+    checkpoint = {key: torch.full_like(value, 0.25) for key, value in ensemble.state_dict().items()}
+    other = lesson.Ensemble([nn.Linear(3, 2), nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))])
+    try:
+        other.load_state_dict(checkpoint)  # strict: exactly these keys
+    except RuntimeError as exc:
+        pytest.fail(f"{what}.load_state_dict(a checkpoint with the keys {want}) raised: {exc}", pytrace=False)
+    assert all(bool((p == 0.25).all()) for p in other.parameters()), f"{what}.load_state_dict(...) did not reach every member."
     assert isinstance(ensemble.members, nn.ModuleList), f"{what}.members is a {type(ensemble.members).__name__}; expected an nn.ModuleList."
 
 
@@ -329,6 +451,51 @@ def test_an_optimizer_over_the_ensemble_trains_every_member(lesson):
             )
 
 
+def test_ensemble_accepts_a_tuple(lesson):
+    torch.manual_seed(11)
+    members = (nn.Linear(2, 3), nn.Linear(2, 3))
+    ensemble = lesson.Ensemble(members)
+    x = torch.randn(4, 2)
+    assert_close(ensemble(x), (members[0](x) + members[1](x)) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3))) on x of shape (4, 2)")
+    assert len(list(ensemble.parameters())) == 4, "Ensemble(a tuple of 2 Linear) does not register both members."
+
+
+def test_ensemble_calls_its_members_so_their_hooks_run(lesson):
+    torch.manual_seed(12)
+    members = [nn.Linear(3, 2) for _ in range(3)]
+    x = torch.randn(5, 3)
+    plain = [m(x).detach() for m in members]
+    calls = [0, 0, 0]
+    for i, m in enumerate(members):
+        m.register_forward_pre_hook(lambda module, args, i=i: calls.__setitem__(i, calls[i] + 1))
+        m.register_forward_hook(lambda module, args, out, i=i: out + 10.0 * (i + 1))  # replaces the output
+    out = lesson.Ensemble(members)(x)
+    what = "Ensemble of 3 Linear(3, 2) members, member i with a forward hook adding 10 * (i + 1)"
+    assert calls == [1, 1, 1], (
+        f"{what}: one call ran the members' forward pre-hooks {calls} times; expected once each. Call the member, "
+        "member(x): member.forward(x) skips its hooks (pruning, profilers, feature extractors live there)."
+    )
+    expected = (plain[0] + plain[1] + plain[2]) / 3 + 20.0
+    assert_close(out, expected, what=f"{what} (the mean of member(x), hooks included: member.forward(x) skips them)")
+
+
+@pytest.mark.parametrize("order", ["identity first", "identity last"])
+def test_ensemble_leaves_x_alone(lesson, order):
+    torch.manual_seed(13)
+    linear = nn.Linear(3, 3)
+    members = [nn.Identity(), linear, nn.Identity()] if order == "identity first" else [linear, nn.Identity()]
+    x = torch.randn(4, 3)
+    before = x.clone()
+    expected = (2 * x + linear(x)) / 3 if order == "identity first" else (linear(x) + x) / 2
+    what = f"Ensemble([{', '.join(type(m).__name__ for m in members)}]) on x of shape (4, 3) ({order})"
+    out = lesson.Ensemble(members)(x)
+    assert_close(x, before, what=(
+        f"x after {what}: nn.Identity returns x itself, so adding into a member's output in place (+=, add_, "
+        "div_) writes into the caller's x; stack the outputs, or add out of place"
+    ))
+    assert_close(out, expected.detach(), what=what)
+
+
 def test_ensemble_accepts_a_generator(lesson):
     ensemble = lesson.Ensemble(nn.Linear(2, 2) for _ in range(3))
     count = len(list(ensemble.parameters()))
@@ -351,15 +518,15 @@ def test_ensemble_needs_a_member(lesson, empty):
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype):
+@pytest.mark.parametrize(("dtype", "steps"), [(torch.float32, 7), (torch.float64, 7), (torch.float32, 1)])
+def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype, steps):
     torch.manual_seed(7)
     model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).to(dtype)
     reference = copy.deepcopy(model)
     x, y = torch.randn(20, 3, dtype=dtype), torch.randn(20, 2, dtype=dtype)
-    loss = lesson.fit(model, x, y, steps=7, lr=0.3)
-    losses = gradient_descent(reference, x, y, steps=7, lr=0.3)
-    what = f"after fit(model, x, y, steps=7, lr=0.3) with a {dtype} model"
+    loss = lesson.fit(model, x, y, steps=steps, lr=0.3)
+    losses = gradient_descent(reference, x, y, steps=steps, lr=0.3)
+    what = f"after fit(model, x, y, steps={steps}, lr=0.3) with a {dtype} model"
     fix = ("fit must take `steps` steps of torch.optim.SGD(model.parameters(), lr=lr) on the mean squared error, "
            "clearing the gradients at the start of each step.")
     for (name, got), want in zip(model.state_dict().items(), reference.state_dict().values()):
@@ -368,6 +535,50 @@ def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype):
     assert loss == pytest.approx(losses[-1], rel=1e-5), (
         f"fit returned {loss!r} {what}; expected the last step's loss {losses[-1]!r} (computed before its update)."
     )
+
+
+class PartlyTrainable(nn.Module):
+    """Two Linear layers, the first one's weight frozen, and a parameter forward never uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = nn.Linear(2, 3), nn.Linear(3, 1)
+        self.first.weight.requires_grad_(False)  # frozen: no gradient
+        self.unused = nn.Parameter(torch.ones(2))  # registered, never used: its .grad stays None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.second(torch.tanh(self.first(x)))
+
+
+def test_fit_with_unused_and_frozen_parameters(lesson):
+    torch.manual_seed(14)
+    model = PartlyTrainable()
+    reference = copy.deepcopy(model)
+    frozen = model.first.weight.detach().clone()
+    x, y = torch.randn(12, 2), torch.randn(12, 1)
+    what = "fit(model, x, y, steps=4, lr=0.2) for a model with a frozen weight and an unused parameter"
+    try:
+        loss = lesson.fit(model, x, y, steps=4, lr=0.2)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"{what} raised {type(exc).__name__}: {exc}. torch.optim.SGD over model.parameters() skips "
+                    "parameters whose .grad is None.", pytrace=False)
+    params = [p for p in reference.parameters() if p.requires_grad]
+    losses = []
+    for _ in range(4):  # gradient descent by hand on what can learn
+        step_loss = ((reference(x) - y) ** 2).mean()
+        grads = torch.autograd.grad(step_loss, params, allow_unused=True)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                if g is not None:
+                    p -= 0.2 * g
+        losses.append(step_loss.item())
+    assert torch.equal(model.first.weight, frozen), f"{what} changed the frozen weight (requires_grad=False)."
+    assert torch.equal(model.unused.detach(), torch.ones(2)), f"{what} changed the unused parameter, which gets no gradient."
+    for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+        assert_close(got.detach(), want.detach(), what=f"{name} {what}")
+    assert loss == pytest.approx(losses[-1], rel=1e-5), f"{what} returned {loss!r}; expected {losses[-1]!r}."
 
 
 def test_fit_calls_the_module_so_its_hooks_run(lesson):
@@ -395,10 +606,11 @@ def test_fit_returns_a_python_float(lesson):
     )
 
 
-def test_fit_needs_a_step(lesson):
+@pytest.mark.parametrize("steps", [0, -1])
+def test_fit_needs_a_step(lesson, steps):
     model = nn.Linear(1, 1)
     x = torch.zeros(4, 1)
-    expect_raises(lambda: lesson.fit(model, x, x, steps=0, lr=0.1), ValueError, what="fit(model, x, y, steps=0, lr=0.1)",
+    expect_raises(lambda: lesson.fit(model, x, x, steps=steps, lr=0.1), ValueError, what=f"fit(model, x, y, steps={steps}, lr=0.1)",
                   why="with no step there is no loss to return.", mention=("steps",))
 
 
@@ -425,6 +637,23 @@ def test_fit_recovers_the_seeds_line(lesson):
 
 
 # --- devices -------------------------------------------------------------------------------
+
+
+def test_modules_on_the_meta_device(lesson):
+    x = on_meta(torch.empty(4, 3))
+    linear1d = lesson.Linear1D().to("meta")
+    out = linear1d(x)
+    assert (out.device.type, out.shape) == ("meta", (4, 3)), (
+        f"Linear1D().to('meta') on x of shape (4, 3) on the meta device returned shape {tuple(out.shape)} on "
+        f"{out.device}; expected (4, 3) on meta: .to() moves registered parameters only. {LINEAR1D_FIX}"
+    )
+    members = [nn.Linear(3, 2, device="meta"), lesson.MLP([3, 4, 2]).to("meta")]
+    out = lesson.Ensemble(members)(x)
+    assert (out.device.type, out.shape, out.dtype) == ("meta", (4, 2), torch.float32), (
+        f"Ensemble([Linear(3, 2), MLP([3, 4, 2])]) on the meta device returned shape {tuple(out.shape)}, "
+        f"{out.dtype} on {out.device}; expected (4, 2), float32, on meta (x's device): make nothing on the "
+        "default device and read no values into Python."
+    )
 
 
 @pytest.mark.cuda
