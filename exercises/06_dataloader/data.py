@@ -67,8 +67,10 @@ OpenCV's traps
   `torch.from_numpy` refuses: copy it first.)
 - `cv2.imread` and `cv2.imdecode` return None, silently, for a missing, unreadable or corrupt
   file; the error then surfaces later, far away, naming nothing. Check and raise, naming the
-  file. `cv2.IMREAD_COLOR` always gives 3 channels: a grayscale file is repeated into three,
-  an alpha channel is dropped (`IMREAD_UNCHANGED` would give 2-D or 4-channel arrays).
+  file. (Zero bytes are the exception: `cv2.imdecode` raises a cv2.error for an empty buffer,
+  so check for that before decoding.) `cv2.IMREAD_COLOR` always gives 3 channels of 8 bits:
+  a grayscale file is repeated into three, an alpha channel is dropped, 16-bit values are cut
+  to 8 (`IMREAD_UNCHANGED` would give 2-D, 4-channel or uint16 arrays).
 - Shards must be lossless: PNG keeps every pixel, JPEG changes them.
 
     >>> ds = ImageDirectoryDataset("photos")            # photos/*.png, 6x10 pixels each
@@ -85,13 +87,14 @@ What the tests expect
 - `ImageDirectoryDataset`: index i is the i-th matching path in sorted order; only files
   matching `pattern`; nothing is read in `__init__` (a file is read when it is asked for);
   an unreadable file raises OSError naming it (through a DataLoader with workers, too); an
-  index past the end raises IndexError; grayscale and RGBA files give 3 channels.
+  index past the end raises IndexError; grayscale, RGBA and 16-bit files give 3 channels
+  of uint8.
 - `write_tar_shards`: `num_shards` PNG-encoded shards, contiguous and balanced (sizes differ
   by at most one), directory created if missing; ValueError for `num_shards` < 1.
 - `TarImageDataset`: every image exactly once for 0 to 4 workers and 1, 3, 4 or 5 shards,
   with and without batching, epoch after epoch; in order with `num_workers=0`; each shard is
   opened by one worker only, the shards spread evenly; non-file members are skipped; a member
-  that does not decode raises OSError naming the shard and the member.
+  that does not decode (an empty one too) raises OSError naming the shard and the member.
 
 Check your work with:  pytest exercises/06_dataloader
 """
@@ -172,5 +175,6 @@ class TarImageDataset(IterableDataset):
         # TODO: ask get_worker_info() which worker this is (None: the main process reads all
         #       shards); pick this worker's shards; stream each with tarfile.open(path, "r|"),
         #       skip members that are not files, decode the others with cv2.imdecode and
-        #       yield them as RGB tensors (OSError naming shard and member if None).
+        #       yield them as RGB tensors (OSError naming shard and member if None, and for
+        #       an empty member, which cv2.imdecode refuses with a cv2.error instead).
         raise NotImplementedError

@@ -6,12 +6,59 @@ tiny (6x10) and written once per module; each one's pixels are known and say whi
 is (its three channels differ and H != W), so a test can count that every image came out
 exactly once, with exactly the pixels written, in RGB order. The shards the TarImageDataset
 tests read are written by this file's own code, not by the learner's write_tar_shards, and
-the learner's shards are read back by this file's own reader.
+the learner's shards are read back by this file's own reader. Which worker reads which shard
+is checked twice: through real worker processes (slow, a few cases) and by calling __iter__
+under a simulated torch.utils.data.get_worker_info() (fast, many cases).
+
+Contract (promise of the lesson text, docstrings and hints -> tests):
+- HxWx3 uint8, RGB, exactly the pixels written -> identify() in every test reading images
+- ImageDirectoryDataset: index i is the i-th path in (Python's) sorted order
+    -> test_directory_dataset_gives_every_image_in_sorted_order, test_sorted_means_pythons_sorted
+- `paths` is a list[Path], sorted, found once in __init__
+    -> test_directory_dataset_gives_every_image_in_sorted_order, test_files_are_read_when_asked_for_not_in_init
+- only the files in root (not its subfolders) matching `pattern` (default *.png); root str or Path
+    -> test_pattern_selects_the_files, test_directory_dataset_gives_every_image_in_sorted_order
+- nothing read in __init__, a file read when asked for -> test_files_are_read_when_asked_for_not_in_init
+- corrupt, empty or missing file -> OSError naming it -> test_unreadable_file_raises_an_error_naming_it
+- ... through a DataLoader with workers too -> test_unreadable_file_error_survives_dataloader_workers
+- index past the end -> IndexError -> test_index_past_the_end_raises_index_error
+- grayscale, RGBA, 16-bit files -> 3 channels of uint8 (IMREAD_COLOR)
+    -> test_grayscale_rgba_and_16_bit_files_give_three_uint8_channels
+- a map-style dataset keeps the sampler's order with workers -> test_directory_dataset_in_a_dataloader_with_two_workers
+- write_tar_shards: a list of num_shards Paths, in order; PNG members (lossless, RGB->BGR)
+    -> test_write_tar_shards_balanced_contiguous_and_lossless, test_write_tar_shards_round_trip
+- contiguous runs in order, sizes differ by <= 1, the first shards take the extra ones
+    -> test_write_tar_shards_balanced_contiguous_and_lossless, test_write_tar_shards_round_trip
+- more shards than images (or no images): the last shards are empty valid tars
+    -> test_write_tar_shards_balanced_contiguous_and_lossless
+- any image size, non-contiguous image tensors -> test_write_tar_shards_round_trip
+- directory created if missing, parents too -> test_write_tar_shards_creates_the_directory
+- ValueError for num_shards < 1, before anything else (no directory made)
+    -> test_write_tar_shards_refuses_fewer_than_one_shard
+- TarImageDataset: every image once for 0-4 workers and 1, 3, 4, 5 shards
+    -> test_every_image_once_for_any_workers_and_shards, test_tar_dataset_with_two_workers_gives_every_image_once
+- ... with and without batching -> test_every_image_once_in_batches; epoch after epoch -> test_every_epoch_gives_every_image
+- main process / num_workers=0: every shard in the order given, each from start to end
+    -> test_tar_dataset_without_workers_gives_every_image_in_order, test_tar_dataset_reads_the_shards_in_the_order_given
+- worker k of n reads exactly paths[k::n] (counts differ by <= 1; a worker without a shard
+  yields nothing), opening only those -> test_worker_k_of_n_reads_exactly_paths_k_step_n
+- each shard opened by one worker only, none in the main process, shards spread evenly;
+  shards opened in __iter__, not __init__ -> test_each_worker_opens_only_its_own_shards
+- members that are not regular files (directories, links) skipped -> test_non_file_members_in_a_tar_are_skipped
+- PNG or other members decoded with cv2.imdecode, whatever their name; gray/RGBA/16-bit -> RGB uint8
+    -> test_tar_members_of_any_name_and_kind_are_decoded
+- a member that does not decode (garbage, text, empty) -> OSError naming shard and member
+    -> test_undecodable_member_raises_an_error_naming_it
+- the lesson's example: written shards stream through TarImageDataset -> test_written_shards_stream_through_tar_image_dataset
+- pin_memory: pinned batches copy to the GPU -> test_pinned_batches_copy_to_the_gpu (CUDA only)
+- the rest of the text (num_workers tuning, prefetch, persistent workers, per-worker seeding)
+  is background for the learner's own loaders: no function of this lesson takes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import multiprocessing
 import os
 import shutil
@@ -29,6 +76,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch.utils.data import DataLoader, get_worker_info
+from torch.utils.data._utils import worker as _torch_worker
 
 from grader.testing import assert_close, describe, expect_raises
 from grader.testing.strategies import with_layout
@@ -164,6 +212,8 @@ def image_dir(tmp_path_factory) -> Path:
     for i in CREATION_ORDER:
         write_png(root / f"img_{i:02d}.png", IMAGES[i])
     (root / "notes.txt").write_text("not an image: the default pattern *.png leaves it out")
+    (root / "more").mkdir()  # a subfolder: its files are not "the image files in root"
+    write_png(root / "more" / "img_10.png", IMAGES[0])
     return root
 
 
@@ -189,7 +239,15 @@ def shards(image_dir, tmp_path_factory) -> dict[int, list[Path]]:
 @pytest.mark.points(2)
 def test_directory_dataset_gives_every_image_in_sorted_order(lesson, image_dir):
     ds = lesson.ImageDirectoryDataset(str(image_dir))
-    assert len(ds) == N, f"len(ImageDirectoryDataset(root)) is {len(ds)}; root holds {N} .png files (and a .txt)"
+    assert len(ds) == N, (
+        f"len(ImageDirectoryDataset(root)) is {len(ds)}; root holds {N} .png files (and a .txt, and a "
+        "subfolder more/ with one more .png, which is not in root: glob, not rglob)")
+    expected = [image_dir / f"img_{i:02d}.png" for i in range(N)]
+    assert isinstance(ds.paths, list) and all(isinstance(p, Path) for p in ds.paths), (
+        f"ds.paths is a {type(ds.paths).__name__} of {sorted({type(p).__name__ for p in ds.paths})}; "
+        "the docstring promises a list of pathlib.Path (sorted(Path(root).glob(pattern))).")
+    assert [p.resolve() for p in ds.paths] == [p.resolve() for p in expected], (
+        f"ds.paths is {[p.name for p in ds.paths]}; expected the matching files in sorted order")
     ids = [identify(ds[i], f"ds[{i}]") for i in range(N)]
     assert ids == list(range(N)), (
         f"ds[0], ds[1], ... gave the images {ids} (image k is the file img_k.png), expected {list(range(N))}: "
@@ -200,9 +258,22 @@ def test_directory_dataset_gives_every_image_in_sorted_order(lesson, image_dir):
 def test_pattern_selects_the_files(lesson, image_dir):
     ds = lesson.ImageDirectoryDataset(image_dir, pattern="img_1*.png")
     what = "ImageDirectoryDataset(root, pattern='img_1*.png')"
-    assert len(ds) == 3, f"{what} has {len(ds)} items; root holds 3 files matching the pattern"
+    assert len(ds) == 3, (
+        f"{what} has {len(ds)} items; root holds 3 files matching the pattern (its subfolder more/ "
+        "holds one more, img_10.png, which is not in root: Path(root).glob, not rglob)")
     ids = [identify(ds[i], f"{what}[{i}]") for i in range(3)]
     assert ids == [10, 11, 12], f"{what} gave the images {ids}; expected those of img_10, img_11, img_12"
+
+
+def test_sorted_means_pythons_sorted(lesson, tmp_path):
+    # Python's sorted() compares names character by character: "img_10" comes before "img_2".
+    for name, i in [("img_2.png", 2), ("img_10.png", 10), ("img_1.png", 1)]:
+        write_png(tmp_path / name, IMAGES[i])
+    ds = lesson.ImageDirectoryDataset(tmp_path)
+    ids = [identify(ds[k], f"ds[{k}]") for k in range(len(ds))]
+    assert ids == [1, 10, 2], (
+        f"ImageDirectoryDataset over img_1.png, img_2.png, img_10.png gave the images {ids}; expected "
+        "[1, 10, 2], the files in sorted() order (img_1, img_10, img_2), as on every other machine.")
 
 
 def test_index_past_the_end_raises_index_error(lesson, image_dir):
@@ -211,15 +282,45 @@ def test_index_past_the_end_raises_index_error(lesson, image_dir):
                   why="`for image in ds` stops only at an IndexError, and an index past the end is a bug.")
 
 
-def test_grayscale_and_rgba_files_give_three_channels(lesson, tmp_path):
+def odd_kinds_of_png() -> list[tuple[str, bytes, torch.Tensor, str]]:
+    """(name, PNG bytes, the RGB uint8 image cv2.IMREAD_COLOR gives, what it is) for PNGs that
+    are not 8-bit 3-channel: grayscale, RGBA, 16-bit RGB and 16-bit grayscale."""
     gray = IMAGES[4][..., 1]  # (H, W)
-    assert cv2.imwrite(str(tmp_path / "a_gray.png"), gray.numpy())
     bgra = np.concatenate([IMAGES[3].numpy()[..., ::-1], np.full((H, W, 1), 128, np.uint8)], axis=2)
-    assert cv2.imwrite(str(tmp_path / "b_rgba.png"), bgra)
+    # 16 bits: high byte the pixel, low byte noise; IMREAD_COLOR keeps the high byte.
+    low = (np.arange(H * W * 3).reshape(H, W, 3) * 7 % 256).astype(np.uint16)
+    rgb16 = IMAGES[6].numpy().astype(np.uint16) * 256 + low
+    gray16 = IMAGES[8][..., 2].numpy().astype(np.uint16) * 256 + low[..., 0]
+    kinds = [("a_gray.png", gray.numpy(), gray.unsqueeze(-1).expand(H, W, 3), "a grayscale PNG"),
+             ("b_rgba.png", bgra, IMAGES[3], "an RGBA PNG"),
+             ("c_rgb16.png", np.ascontiguousarray(rgb16[..., ::-1]), IMAGES[6], "a 16-bit RGB PNG"),
+             ("d_gray16.png", gray16, IMAGES[8][..., 2:].expand(H, W, 3), "a 16-bit grayscale PNG")]
+    out = []
+    for name, array, rgb, what in kinds:
+        ok, encoded = cv2.imencode(".png", array)
+        assert ok, f"test setup: cannot encode {what}"
+        out.append((name, encoded.tobytes(), rgb.contiguous(), what))
+    return out
+
+
+def check_three_uint8_channels(image, expected: torch.Tensor, what: str) -> None:
+    __tracebackhide__ = True
+    if not isinstance(image, torch.Tensor) or image.dtype != torch.uint8 or tuple(image.shape) != (H, W, 3):
+        got = describe(image) if isinstance(image, torch.Tensor) else f"a {type(image).__name__}"
+        pytest.fail(f"{what} gave {got}; expected a ({H}, {W}, 3) uint8 tensor whatever the file holds: "
+                    "decode with cv2.IMREAD_COLOR (3 channels of 8 bits), not IMREAD_UNCHANGED or "
+                    "IMREAD_ANYDEPTH.", pytrace=False)
+    assert_close(image, expected, rtol=0, atol=0,
+                 what=f"{what} (cv2.IMREAD_COLOR: gray repeated in 3 channels, alpha dropped, 16 bits cut to 8)")
+
+
+def test_grayscale_rgba_and_16_bit_files_give_three_uint8_channels(lesson, tmp_path):
+    kinds = odd_kinds_of_png()
+    for name, data, _, _ in kinds:
+        (tmp_path / name).write_bytes(data)
     ds = lesson.ImageDirectoryDataset(tmp_path)
-    assert_close(ds[0], gray.unsqueeze(-1).expand(H, W, 3),
-                 what="ds[0] for a grayscale PNG (read it with cv2.IMREAD_COLOR: the gray repeated in 3 channels)")
-    assert_close(ds[1], IMAGES[3], what="ds[1] for an RGBA PNG (read it with cv2.IMREAD_COLOR: RGB, alpha dropped)")
+    for i, (name, _, rgb, what) in enumerate(kinds):
+        check_three_uint8_channels(ds[i], rgb, f"ds[{i}] for {what} ({name})")
 
 
 @pytest.fixture
@@ -227,6 +328,7 @@ def corrupt_dir(tmp_path) -> Path:
     write_png(tmp_path / "a_good.png", IMAGES[1])
     (tmp_path / "b_corrupt.png").write_bytes(b"this is not a PNG file" * 4)
     write_png(tmp_path / "c_good.png", IMAGES[2])
+    (tmp_path / "d_empty.png").write_bytes(b"")
     return tmp_path
 
 
@@ -236,6 +338,8 @@ def test_unreadable_file_raises_an_error_naming_it(lesson, corrupt_dir):
     assert identify(ds[0], "ds[0]") == 1 and identify(ds[2], "ds[2]") == 2
     expect_raises(lambda: ds[1], OSError, what="ds[1] for a corrupt file b_corrupt.png", mention=("b_corrupt.png",),
                   why="cv2.imread returns None for a file it cannot read; check and raise, naming the file.")
+    expect_raises(lambda: ds[3], OSError, what="ds[3] for an empty file d_empty.png", mention=("d_empty.png",),
+                  why="an empty file holds no image; cv2.imread returns None for it.")
     (corrupt_dir / "c_good.png").unlink()  # gone after the dataset listed it
     expect_raises(lambda: ds[2], OSError, what="ds[2] for a file deleted after the dataset was made",
                   mention=("c_good.png",), why="a missing file is as unreadable as a corrupt one.")
@@ -253,9 +357,18 @@ def test_files_are_read_when_asked_for_not_in_init(lesson, tmp_path):
     write_png(tmp_path / "b.png", IMAGES[1])
     ds = lesson.ImageDirectoryDataset(tmp_path)
     write_png(tmp_path / "a.png", IMAGES[5])  # the file changes after the dataset was made
+    write_png(tmp_path / "c.png", IMAGES[2])  # and a file comes after it was made
+    assert len(ds) == 2, (
+        f"len(ds) is {len(ds)} after a third file was added to root; the paths are found once, in "
+        "__init__ (self.paths), so that index i keeps meaning the same file.")
     assert identify(ds[0], "ds[0]") == 5, (
         "ds[0] gave a.png as it was when the dataset was created: read each file in __getitem__, "
         "not in __init__ (a million images do not fit in memory, and every worker gets a copy).")
+    write_png(tmp_path / "a.png", IMAGES[7])  # and changes again
+    assert identify(ds[0], "ds[0], asked for again") == 7, (
+        "ds[0], asked for a second time after a.png changed, gave the image it read the first time: "
+        "ds[i] reads paths[i] each time; a cache of decoded images grows to the whole dataset in "
+        "every worker.")
 
 
 @pytest.mark.points(2)
@@ -270,8 +383,31 @@ def test_directory_dataset_in_a_dataloader_with_two_workers(lesson, image_dir):
 # --- write_tar_shards --------------------------------------------------------------------------
 
 
+def promised_sizes(count: int, num_shards: int) -> list[int]:
+    """The shard sizes write_tar_shards promises: balanced, the first shards take the extra ones."""
+    per_shard, extra = divmod(count, num_shards)
+    return [per_shard + (k < extra) for k in range(num_shards)]
+
+
+def check_sizes(sizes: list[int], count: int, num_shards: int, what: str) -> None:
+    __tracebackhide__ = True
+    expected = promised_sizes(count, num_shards)
+    if sizes == expected:
+        return
+    if sum(sizes) != count:
+        pytest.fail(f"{what} wrote {sum(sizes)} images in all (shard sizes {sizes}); expected {count}, "
+                    f"in shards of sizes {expected}", pytrace=False)
+    if max(sizes) - min(sizes) > 1:
+        pytest.fail(f"{what} wrote shards of sizes {sizes}: balance them (sizes differ by at most one, "
+                    f"here {expected}), or the worker with the biggest shard keeps the others waiting.",
+                    pytrace=False)
+    pytest.fail(f"{what} wrote shards of sizes {sizes}; expected {expected}: the first shards take the "
+                "extra ones (divmod(len(images), num_shards) gives the base size and how many get one "
+                "more), and with more shards than images the last shards are the empty ones.", pytrace=False)
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize(("count", "num_shards"), [(N, 1), (N, 3), (N, 4), (N, 5), (3, 5)])
+@pytest.mark.parametrize(("count", "num_shards"), [(N, 1), (N, 3), (N, 4), (N, 5), (10, 4), (N, 12), (3, 5), (0, 2)])
 def test_write_tar_shards_balanced_contiguous_and_lossless(lesson, tmp_path, count, num_shards):
     what = f"write_tar_shards({count} images, directory, num_shards={num_shards})"
     paths = lesson.write_tar_shards(IMAGES[:count], tmp_path, num_shards)
@@ -280,11 +416,7 @@ def test_write_tar_shards_balanced_contiguous_and_lossless(lesson, tmp_path, cou
     assert len(paths) == num_shards, f"{what} returned {len(paths)} paths"
     assert all(p.is_file() and tarfile.is_tarfile(p) for p in paths), f"{what} returned {paths}: not all are tar files"
     members = [read_shard(p) for p in paths]
-    sizes = [len(m) for m in members]
-    assert sum(sizes) == count, f"{what} wrote {sum(sizes)} images in all (shard sizes {sizes})"
-    assert max(sizes) - min(sizes) <= 1, (
-        f"{what} wrote shards of sizes {sizes}: balance them (sizes differ by at most one), or "
-        "the worker with the biggest shard keeps the others waiting.")
+    check_sizes([len(m) for m in members], count, num_shards, what)
     decoded = [decode_png(data, f"member {name} of {p.name}") for p, shard in zip(paths, members) for name, data in shard]
     for i, image in enumerate(decoded):
         assert_close(image, IMAGES[i], what=f"image {i} read back from the shards of {what} (in shard order)",
@@ -297,11 +429,14 @@ def test_write_tar_shards_creates_the_directory(lesson, tmp_path):
     assert [p.parent for p in paths] == [target, target], f"write_tar_shards(..., {target}, 2) returned {paths}"
 
 
-@pytest.mark.parametrize("num_shards", [0, -1])
-def test_write_tar_shards_refuses_fewer_than_one_shard(lesson, tmp_path, num_shards):
-    expect_raises(lambda: lesson.write_tar_shards(IMAGES[:3], tmp_path, num_shards), ValueError,
-                  what=f"write_tar_shards(images, directory, num_shards={num_shards})",
-                  why="the images cannot go into fewer than one shard.")
+@pytest.mark.parametrize(("count", "num_shards"), [(3, 0), (3, -1), (0, 0)])
+def test_write_tar_shards_refuses_fewer_than_one_shard(lesson, tmp_path, count, num_shards):
+    target = tmp_path / "shards"
+    what = f"write_tar_shards({count} images, a directory not yet made, num_shards={num_shards})"
+    expect_raises(lambda: lesson.write_tar_shards(IMAGES[:count], target, num_shards), ValueError,
+                  what=what, why="the images cannot go into fewer than one shard.")
+    assert not target.exists(), (
+        f"{what} raised, but created the directory first: refuse num_shards < 1 before anything else.")
 
 
 _rgb_images = hnp.arrays(np.uint8, st.tuples(st.integers(1, 5), st.integers(1, 5), st.just(3)))
@@ -314,12 +449,137 @@ def test_write_tar_shards_round_trip(lesson, arrays, num_shards, layout):
     what = f"write_tar_shards({len(images)} images of {layout} layout, directory, num_shards={num_shards})"
     with tempfile.TemporaryDirectory() as folder:
         paths = lesson.write_tar_shards(images, folder, num_shards)
-        sizes = [len(read_shard(p)) for p in paths]
-        assert len(paths) == num_shards and max(sizes) - min(sizes) <= 1, f"{what} wrote shards of sizes {sizes}"
+        assert len(paths) == num_shards, f"{what} returned {len(paths)} paths"
+        check_sizes([len(read_shard(p)) for p in paths], len(images), num_shards, what)
         back = [decode_png(data, f"a member of {what}") for p in paths for _, data in read_shard(p)]
     assert len(back) == len(images), f"{what} wrote {len(back)} images"
     for i, (got, image) in enumerate(zip(back, images)):
         assert_close(got, image.contiguous(), what=f"image {i} read back from {what}", rtol=0, atol=0)
+
+
+# --- TarImageDataset: members, order, and which worker reads what (no worker processes) ---------
+
+
+def png_bytes(rgb: torch.Tensor) -> bytes:
+    ok, encoded = cv2.imencode(".png", np.ascontiguousarray(rgb.numpy()[..., ::-1]))
+    assert ok, "test setup: cannot encode a PNG"
+    return encoded.tobytes()
+
+
+def write_tar(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    """A tar holding regular-file members (name, data), in order."""
+    with tarfile.open(path, "w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_non_file_members_in_a_tar_are_skipped(lesson, image_dir, tmp_path):
+    folder = tmp_path / "pngs"
+    folder.mkdir()
+    for i in (4, 5, 6):
+        shutil.copy(image_dir / f"img_{i:02d}.png", folder)
+    with tarfile.open(tmp_path / "with_dirs.tar", "w") as tar:
+        tar.add(folder, arcname="pngs")  # a directory entry "pngs", then its three files
+        for kind, name in [(tarfile.SYMTYPE, "pngs/link.png"), (tarfile.LNKTYPE, "pngs/hardlink.png")]:
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = kind, "pngs/img_04.png"
+            tar.addfile(link)  # links carry no data of their own
+    what = ("TarImageDataset([a tar made with `tar -cf x.tar pngs/`: a directory entry, three PNG files, "
+            "a symbolic and a hard link])")
+    ids = loader_ids(loader(lesson.TarImageDataset([tmp_path / "with_dirs.tar"]), 0), what)
+    assert ids == [4, 5, 6], f"{what} gave the images {ids}; skip members that are not regular files (member.isfile())"
+
+
+def test_tar_members_of_any_name_and_kind_are_decoded(lesson, tmp_path):
+    ok, bmp = cv2.imencode(".bmp", np.ascontiguousarray(IMAGES[3].numpy()[..., ::-1]))
+    assert ok, "test setup: cannot encode a BMP"
+    plain = [("00000001", png_bytes(IMAGES[1]), IMAGES[1], "a PNG member named 00000001 (no suffix)"),
+             ("img.data", png_bytes(IMAGES[2]), IMAGES[2], "a PNG member named img.data"),
+             ("x.bmp", bmp.tobytes(), IMAGES[3], "a BMP member")]
+    kinds = [(f"odd/{name}", data, rgb, what) for name, data, rgb, what in odd_kinds_of_png()]
+    shard = write_tar(tmp_path / "mixed.tar", [(name, data) for name, data, _, _ in plain + kinds])
+    what = "list(TarImageDataset([mixed.tar]))"
+    images = list(lesson.TarImageDataset([shard]))
+    members = [name for name, _, _, _ in plain + kinds]
+    assert len(images) == len(members), (
+        f"{what} gave {len(images)} images; mixed.tar holds {len(members)} regular files that cv2.imdecode "
+        f"decodes: {members}. Decode every regular file, whatever its name (not only *.png).")
+    for image, (name, _, rgb, kind) in zip(images, plain + kinds):
+        check_three_uint8_channels(image, rgb, f"{what}, member {name} ({kind})")
+
+
+@pytest.mark.parametrize(("member", "data"), [pytest.param("bad.png", b"not an image" * 8, id="garbage"),
+                                              pytest.param("notes.txt", b"a caption\n", id="text"),
+                                              pytest.param("blank.png", b"", id="empty")])
+def test_undecodable_member_raises_an_error_naming_it(lesson, tmp_path, member, data):
+    shard = write_tar(tmp_path / "broken.tar", [("00.png", png_bytes(IMAGES[0])), (member, data)])
+    kind = "empty" if not data else "not an image"
+    why = ("cv2.imdecode raises a cv2.error for zero bytes: check for an empty member and raise OSError, "
+           "naming shard and member." if not data else
+           "cv2.imdecode returns None for bytes it cannot decode; raise, naming shard and member "
+           "(and decode every regular file, whatever its name: skipping it hides the bad data).")
+    expect_raises(lambda: list(lesson.TarImageDataset([shard])), OSError, mention=("broken.tar", member),
+                  what=f"list(TarImageDataset([broken.tar])) where member {member} is {kind}", why=why)
+
+
+def shard_ids(num_shards: int) -> list[list[int]]:
+    """The images in each of shards[num_shards], in order."""
+    return [list(ids) for ids in split(N, num_shards)]
+
+
+def test_tar_dataset_reads_the_shards_in_the_order_given(lesson, shards):
+    order = [3, 0, 4, 1, 2]  # neither sorted nor reversed
+    paths = [str(shards[5][s]) for s in order]  # str paths, as the signature allows
+    what = f"list(TarImageDataset(part{{{','.join(map(str, order))}}}.tar, in that order))"
+    expected = [i for s in order for i in shard_ids(5)[s]]
+    ds = lesson.TarImageDataset(paths)
+    for epoch in (1, 2):
+        ids = [identify(image, what) for image in ds]
+        assert ids == expected, (
+            f"{what}, epoch {epoch}, gave the images {ids}; expected {expected}: outside a worker, read "
+            "every shard in the order given (do not sort the paths), each from start to end.")
+
+
+@contextlib.contextmanager
+def simulated_worker(worker_id: int, num_workers: int, dataset):
+    """Inside the block, torch.utils.data.get_worker_info() says: worker `worker_id` of `num_workers`."""
+    saved = _torch_worker._worker_info
+    _torch_worker._worker_info = _torch_worker.WorkerInfo(id=worker_id, num_workers=num_workers,
+                                                          seed=1000 + worker_id, dataset=dataset)
+    try:
+        yield
+    finally:
+        _torch_worker._worker_info = saved
+
+
+@pytest.mark.parametrize(("num_shards", "num_workers"), [(5, 2), (5, 3), (4, 4), (3, 4), (1, 2), (4, 3), (3, 1)])
+def test_worker_k_of_n_reads_exactly_paths_k_step_n(lesson, shards, tmp_path, num_shards, num_workers):
+    # The DataLoader's workers, simulated: get_worker_info() says which worker this is, as in a
+    # real worker process, and __iter__ runs here.
+    order = list(range(num_shards))[::-1]  # the paths given in reverse order of their names
+    paths = [shards[num_shards][s] for s in order]
+    names = [p.name for p in paths]
+    ds = lesson.TarImageDataset(paths)
+    owner = {i: s for s, ids in enumerate(shard_ids(num_shards)) for i in ids}  # image -> shard number
+    for k in range(num_workers):
+        what = f"worker {k} of {num_workers} iterating TarImageDataset({names})"
+        with recording_tar_opens(tmp_path / f"opens{k}.log") as opened, simulated_worker(k, num_workers, ds):
+            ids = [identify(image, what) for image in ds]
+        mine = paths[k::num_workers]
+        expected = [i for p in mine for i in shard_ids(num_shards)[int(p.stem.removeprefix("part"))]]
+        if sorted(ids) != sorted(expected):
+            read = sorted({f"part{owner[i]}.tar" for i in ids})
+            pytest.fail(f"{what} gave the images {ids} (from {read}); expected those of paths[{k}::{num_workers}] "
+                        f"= {[p.name for p in mine]}, each once: {expected}. Deal the shards out like cards, "
+                        "paths[worker_id::num_workers], in the order given; a worker left without a shard "
+                        "yields nothing.", pytrace=False)
+        others = sorted({Path(path).name for _, path in opened} - {p.name for p in mine})
+        assert not others, (
+            f"{what} opened {others}, shards of other workers: each worker opens only its own "
+            f"(paths[{k}::{num_workers}] = {[p.name for p in mine]}).")
 
 
 # --- TarImageDataset: every image exactly once -------------------------------------------------
@@ -361,29 +621,6 @@ def test_every_epoch_gives_every_image(lesson, shards, num_workers):
     for epoch in (1, 2):
         what = f"epoch {epoch} of one DataLoader(TarImageDataset(3 shards), num_workers={num_workers}, batch_size=2)"
         check_each_once(loader_ids(data, what), what)
-
-
-def test_directory_entries_in_a_tar_are_skipped(lesson, image_dir, tmp_path):
-    folder = tmp_path / "pngs"
-    folder.mkdir()
-    for i in (4, 5, 6):
-        shutil.copy(image_dir / f"img_{i:02d}.png", folder)
-    with tarfile.open(tmp_path / "with_dirs.tar", "w") as tar:
-        tar.add(folder, arcname="pngs")  # a directory entry "pngs", then its three files
-    what = "TarImageDataset([a tar made with `tar -cf x.tar pngs/`, holding a directory entry])"
-    ids = loader_ids(loader(lesson.TarImageDataset([tmp_path / "with_dirs.tar"]), 0), what)
-    assert ids == [4, 5, 6], f"{what} gave the images {ids}; skip members that are not files (member.isfile())"
-
-
-def test_undecodable_member_raises_an_error_naming_it(lesson, image_dir, tmp_path):
-    (tmp_path / "bad.png").write_bytes(b"not an image" * 8)
-    shard = tmp_path / "broken.tar"
-    with tarfile.open(shard, "w") as tar:
-        tar.add(image_dir / "img_00.png", arcname="00.png")
-        tar.add(tmp_path / "bad.png", arcname="bad.png")
-    expect_raises(lambda: list(lesson.TarImageDataset([shard])), OSError, mention=("broken.tar", "bad.png"),
-                  what="list(TarImageDataset([broken.tar])) where member bad.png is not an image",
-                  why="cv2.imdecode returns None for bytes it cannot decode; raise, naming shard and member.")
 
 
 # --- TarImageDataset: each worker opens only its own shards -------------------------------------
