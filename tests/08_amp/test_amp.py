@@ -2,14 +2,53 @@
 
 `lesson` is the module under test (the learner's, the reference, or a mutant). Every scaler
 test runs two identical models, one with torch.amp.GradScaler("cpu", ...) and one with the
-learner's DynamicLossScaler, and compares the scale, the parameters and the optimizer state
-after every step.
+learner's DynamicLossScaler, and compares the scale, state_dict() (values and types), the
+parameters, the optimizer state and the .grad left behind after every step.
+
+Contract (lesson text, docstrings, hints) -> tests
+- "scale(loss) is loss times the scale", stays in the graph -> test_scale_multiplies_the_loss, test_scale_matches_torch
+- "S as a float32 0-dim tensor on the loss's device; dtype follows type promotion" (float16/bfloat16/float64,
+  0-dim, one-element, unreduced losses, meta) -> test_scale_matches_torch
+- "get_scale() is a Python float: init_scale before training" -> test_scale_multiplies_the_loss, assert_same_state (all)
+- "step for step equal to torch with SGD and Adam: scale, params, optimizer state" -> test_matches_torch_step_for_step
+- "inf or nan injected ... those steps change nothing but the scale", "skipped: params and optimizer state stay"
+  -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
+- "several param groups and parameters whose .grad is None" -> test_param_groups_and_parameters_without_gradient
+- "after growth_interval clean steps in a row: S *= growth_factor, counter to 0" -> test_growth_waits_for_growth_interval_clean_steps,
+  test_default_settings_and_growth_after_2000_clean_steps_match_torch
+- "inf/nan: S *= backoff_factor and the counter goes back to 0" -> test_scale_after_a_clean_step_and_after_an_inf_step
+- "found inf/nan for ANY optimizer this iteration" / one count per update() / a record per optimizer
+  -> test_two_optimizers_match_torch
+- "only `optimizer`'s parameters" (a layer in no optimizer: neither checked nor unscaled) -> test_two_optimizers_match_torch
+- "unscale_ divides every .grad in place" -> test_unscale_then_clip_matches_torch, assert_same_state (grads after step)
+- "step unscales unless unscale_ was called" -> test_unscale_then_clip_matches_torch, test_matches_torch_step_for_step
+- "unscale_ twice raises RuntimeError" (gradients untouched) -> test_unscale_twice_raises
+- "unscale_ after step, step twice, raise RuntimeError; update() starts a new iteration" -> test_unscale_after_step_and_step_twice_raise
+- "step() returns what optimizer.step() returned, None on a skipped step" -> test_step_returns_what_optimizer_step_returns
+- "state_dict() has torch's keys and values, Python numbers" -> test_state_dict_matches_torch_and_round_trips, assert_same_state
+- the defaults (init_scale 2**16, factors 2.0/0.5, growth_interval 2000) -> test_default_settings_and_growth_after_2000_clean_steps_match_torch
+- "load_state_dict accepts yours and torch's" (and torch's takes yours; the counter survives) -> test_state_dict_matches_torch_and_round_trips
+- "RuntimeError for an empty dict" -> test_load_state_dict_refuses_an_empty_dict
+- "enabled=False: scale returns the loss itself, get_scale 1.0, unscale_/update no-ops, step just steps (twice too),
+  state_dict {}, load_state_dict no-op" -> test_disabled_is_a_pass_through
+- train_step "returns the loss as a Python float"; keyword-only device_type/dtype/max_grad_norm -> test_train_step_returns_a_float
+- "the forward's matmuls run in `dtype`", the model is not converted -> test_train_step_runs_the_forward_under_autocast
+- "forward and loss inside autocast and nothing else", device_type passed on -> test_train_step_autocasts_the_forward_and_the_loss_only
+- "calls the scaler it is given: scale, unscale_ only when clipping (max_grad_norm=0.0 too), step, update"
+  -> test_train_step_uses_the_scaler_it_is_given_in_order
+- "matches a reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm)", zero_grad(set_to_none=True)
+  first, clip the OPTIMIZER's parameters after unscale_ -> test_train_step_matches_the_reference_loop
+- "the checkerboard trains with bfloat16 autocast" -> test_checkerboard_trains_in_bfloat16
+- "a bfloat16 step is at least 1.2x as fast" -> test_bfloat16_step_is_faster_than_float32
+- float16 on CUDA with real overflows -> test_float16_on_cuda_matches_torch
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import os
+import warnings
 import traceback
 from pathlib import Path
 
@@ -19,6 +58,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from grader.testing import assert_close, assert_speed, expect_raises, trace_ops
+from grader.testing.differential import assert_same_as
 
 INF, NAN = float("inf"), float("nan")
 CLEAN = None  # a step whose gradients are left alone
@@ -51,6 +91,28 @@ def optimizer_state(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
 
 def params_of(model: nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def grads_of(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor | None]:
+    """The .grad of every parameter of the optimizer (None stays None), cloned, by position."""
+    params = [p for group in opt.param_groups for p in group["params"]]
+    return {f"param {i} .grad": None if p.grad is None else p.grad.clone() for i, p in enumerate(params)}
+
+
+def show_state_dict(state: dict) -> str:
+    return "{" + ", ".join(f"{k!r}: {v!r} ({type(v).__name__})" for k, v in state.items()) + "}"
+
+
+def assert_same_state_dict(got, expected: dict, what: str) -> None:
+    """The same keys, the same values AND the same types (torch hands out Python floats and ints)."""
+    __tracebackhide__ = True
+    same = isinstance(got, dict) and got.keys() == expected.keys() and all(
+        type(got[k]) is type(expected[k]) and got[k] == expected[k] for k in expected)
+    if not same:
+        shown = show_state_dict(got) if isinstance(got, dict) else repr(got)
+        pytest.fail(f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}. "
+                    "The same keys and values, as Python floats and ints (no tensors: `float(...)`, `int(...)`)",
+                    pytrace=False)
 
 
 class Side:
@@ -88,14 +150,18 @@ def poison_name(poison) -> str:
 
 def assert_same_state(ref: Side, mine: Side, what: str) -> None:
     __tracebackhide__ = True
-    assert isinstance(mine.scaler.get_scale(), float), (
+    assert type(mine.scaler.get_scale()) is float, (
         f"{what}: get_scale() returned {type(mine.scaler.get_scale()).__name__}; return a Python float")
     assert mine.scaler.get_scale() == ref.scaler.get_scale(), (
         f"{what}: the scale is {mine.scaler.get_scale()}, torch.amp.GradScaler's is {ref.scaler.get_scale()}. "
         "After a step with inf/nan gradients: scale *= backoff_factor and the counter restarts; after "
         "growth_interval clean steps in a row: scale *= growth_factor.")
+    assert_same_state_dict(mine.scaler.state_dict(), ref.scaler.state_dict(), what)
     assert_close(params_of(mine.model), params_of(ref.model), what=f"{what}: the parameters")
     assert_close(optimizer_state(mine.opt), optimizer_state(ref.opt), what=f"{what}: the optimizer state")
+    assert_close(grads_of(mine.opt), grads_of(ref.opt),
+                 what=f"{what}: the .grad left after the step (step() unscales EVERY gradient in place, as "
+                      "torch's does, even on a skipped step; it does not zero or replace them)")
 
 
 def run_schedule(lesson, opt_name: str, schedule, **kwargs) -> None:
@@ -139,6 +205,27 @@ def test_scale_after_a_clean_step_and_after_an_inf_step(lesson):
         mine.step(poison)
         assert ref.scaler.get_scale() == expected  # the reference itself
         assert_same_state(ref, mine, f"DynamicLossScaler(init_scale=1024., growth_interval=1) after a {poison_name(poison)} step")
+
+
+# (shape, dtype) of the losses scale() gets: 0-dim as usual, one-element and unreduced ones too.
+SCALE_CASES = [(shape, dtype) for shape in [(), (1,), (3,)]
+               for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)]
+
+
+def test_scale_matches_torch(lesson):
+    # A 0-dim float16 or bfloat16 loss times torch's float32 0-dim scale is float32 (two 0-dim
+    # tensors: the wider dtype wins); times a Python float it stays 16-bit and 3 * 65536 overflows.
+    for init_scale in (2.0**16, 3.0):
+        for shape, dtype in SCALE_CASES:
+            loss = torch.linspace(3.0, 0.5, max(1, len(shape) and shape[0])).reshape(shape).to(dtype)
+            assert_same_as(lesson.DynamicLossScaler(init_scale=init_scale).scale,
+                           torch.amp.GradScaler("cpu", init_scale=init_scale).scale, loss, grads=True,
+                           what=f"DynamicLossScaler(init_scale={init_scale}).scale(loss) (multiply by the scale held "
+                                "in a float32 0-dim tensor on the loss's device, as torch.amp.GradScaler does)")
+    for dtype in (torch.float32, torch.float16):  # the meta device: the scale goes to the loss's device
+        assert_same_as(lesson.DynamicLossScaler().scale, torch.amp.GradScaler("cpu").scale,
+                       torch.empty((), dtype=dtype, device="meta"), grads=True,
+                       what="DynamicLossScaler().scale(loss) for a loss on the meta device")
 
 
 # --- side by side with torch.amp.GradScaler --------------------------------------------------
@@ -186,8 +273,13 @@ def test_unscale_then_clip_matches_torch(lesson):
     for step in range(3):
         for side in (ref, mine):
             side.backward()
+            grads = [p.grad for p in side.model.parameters()]
             side.scaler.unscale_(side.opt)
         what = f"step {step}: the gradients after scaler.unscale_(optimizer)"
+        replaced = [n for (n, p), g in zip(mine.model.named_parameters(), grads) if p.grad is not g]
+        assert not replaced, (
+            f"{what}: the .grad of {replaced} is a new tensor; unscale_ divides the gradients IN PLACE "
+            "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled")
         assert_close({n: p.grad for n, p in mine.model.named_parameters()},
                      {n: p.grad for n, p in ref.model.named_parameters()},
                      what=f"{what} (divide each .grad by the scale, in place)")
@@ -234,6 +326,56 @@ def test_param_groups_and_parameters_without_gradient(lesson):
             "param group (optimizer.param_groups), skipping those that are None")
         assert_close(params_of(m), params_of(ref_m), what=f"{what}: the parameters")
         assert_close(optimizer_state(opt), optimizer_state(ref_opt), what=f"{what}: the optimizer state")
+
+
+# One iteration with two optimizers: (where the inf goes, the order of the steps, who is unscaled first).
+# "loose" is a layer in no optimizer: its gradient is no scaler's business, inf or not.
+TWO_OPTIMIZER_SCHEDULE = [
+    ((), "ab", ""), (("a",), "ab", ""), ((), "ba", "a"), (("b",), "ba", ""), (("a",), "ba", "b"),
+    (("loose",), "ab", ""), (("a", "b"), "ab", "ab"), ((), "ab", ""), ((), "ba", "b"), ((), "ab", ""),
+]
+
+
+def test_two_optimizers_match_torch(lesson):
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = nn.ModuleDict({"a": nn.Linear(3, 4), "b": nn.Linear(4, 2), "loose": nn.Linear(2, 2)})
+    x, y = batch()
+    sides = []
+    for scaler in (torch.amp.GradScaler("cpu", growth_interval=2), lesson.DynamicLossScaler(growth_interval=2)):
+        m = copy.deepcopy(model)
+        opts = {"a": make_optimizer("sgd", m["a"].parameters()), "b": make_optimizer("adam", m["b"].parameters())}
+        sides.append((m, opts, scaler))
+    history = []
+    for poisoned, order, unscale_first in TWO_OPTIMIZER_SCHEDULE:
+        history.append(f"inf in {'+'.join(poisoned) or 'none'}, unscale_ {'+'.join(unscale_first) or 'none'}, "
+                       f"step {'+'.join(order)}")
+        for m, opts, scaler in sides:
+            m.zero_grad(set_to_none=True)
+            scaler.scale(F.mse_loss(m["loose"](m["b"](torch.tanh(m["a"](x)))), y)).backward()
+            for name in poisoned:
+                m[name].weight.grad[0, 0] = INF
+            for name in unscale_first:
+                scaler.unscale_(opts[name])
+            for name in order:
+                scaler.step(opts[name])
+            scaler.update()
+        (ref_m, ref_opts, ref_s), (m, opts, s) = sides
+        what = f"two optimizers (SGD on layer a, Adam on layer b), iterations [{'; '.join(history)}]"
+        assert s.get_scale() == ref_s.get_scale(), (
+            f"{what}: the scale is {s.get_scale()}, torch.amp.GradScaler's is {ref_s.get_scale()}. Keep the inf/nan "
+            "record per optimizer: update() backs off when ANY optimizer found inf/nan this iteration (not only the "
+            "last one unscaled), and counts ONE clean iteration per update(), however many optimizers stepped.")
+        assert_same_state_dict(s.state_dict(), ref_s.state_dict(), what)
+        assert_close(params_of(m), params_of(ref_m),
+                     what=f"{what}: the parameters (only the optimizer whose gradients hold inf/nan skips its step; "
+                          "a layer in no optimizer is neither checked nor unscaled)")
+        for name in "ab":
+            assert_close(optimizer_state(opts[name]), optimizer_state(ref_opts[name]),
+                         what=f"{what}: the state of optimizer {name}")
+        assert_close({n: p.grad for n, p in m.named_parameters()}, {n: p.grad for n, p in ref_m.named_parameters()},
+                     what=f"{what}: the gradients after the steps (each optimizer's unscaled once; the loose layer's "
+                          "left as they are)")
 
 
 # --- the protocol: what may be called when ------------------------------------------------
@@ -290,19 +432,25 @@ def test_step_returns_what_optimizer_step_returns(lesson):
 
 def test_state_dict_matches_torch_and_round_trips(lesson):
     kwargs = dict(init_scale=256.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
+    fresh = lesson.DynamicLossScaler(**kwargs)
+    assert_same_state_dict(fresh.state_dict(), torch.amp.GradScaler("cpu", **kwargs).state_dict(),
+                           f"DynamicLossScaler({kwargs}) before any step")
     ref, mine = twins(lesson, **kwargs)
     for poison in (CLEAN, INF, CLEAN, CLEAN):
         ref.step(poison)
         mine.step(poison)
     expected = ref.scaler.state_dict()  # {'scale': 64.0, ..., '_growth_tracker': 2}
     got = mine.scaler.state_dict()
-    assert got == expected, f"DynamicLossScaler({kwargs}).state_dict() after 4 steps is {got}; torch's is {expected}"
+    assert_same_state_dict(got, expected, f"DynamicLossScaler({kwargs}) after 4 steps")
     for source, state in (("your", got), ("torch.amp.GradScaler's", expected)):
         restored = lesson.DynamicLossScaler()
         restored.load_state_dict(state)
         what = f"DynamicLossScaler().load_state_dict({source} state_dict)"
-        assert restored.state_dict() == expected, f"{what}: state_dict() is then {restored.state_dict()}, expected {expected}"
+        assert_same_state_dict(restored.state_dict(), expected, what)
         assert restored.get_scale() == expected["scale"], f"{what}: get_scale() is {restored.get_scale()}, expected {expected['scale']}"
+    theirs = torch.amp.GradScaler("cpu")
+    theirs.load_state_dict(got)  # and torch's scaler takes yours
+    assert_same_state_dict(theirs.state_dict(), expected, "torch.amp.GradScaler('cpu').load_state_dict(your state_dict)")
     # The restored scaler carries on exactly like the original: it grows after one more clean step.
     restored = Side(lesson.DynamicLossScaler(), model=mine.model)
     restored.scaler.load_state_dict(got)
@@ -313,24 +461,68 @@ def test_state_dict_matches_torch_and_round_trips(lesson):
         f"{ref.scaler.get_scale()}: the growth counter (_growth_tracker) must survive the round trip")
 
 
+def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
+    expected = torch.amp.GradScaler("cpu").state_dict()
+    assert_same_state_dict(lesson.DynamicLossScaler().state_dict(), expected,
+                           "DynamicLossScaler() (the defaults: init_scale=2**16, growth_factor=2.0, backoff_factor=0.5, "
+                           "growth_interval=2000)")
+    # 1999 clean steps already counted (as a checkpoint restores them): the 2000th grows the scale.
+    ref, mine = twins(lesson)
+    for side in (ref, mine):
+        side.scaler.load_state_dict(dict(expected, _growth_tracker=1999))
+    for step in range(2):
+        ref.step()
+        mine.step()
+        assert_same_state(ref, mine, f"DynamicLossScaler() restored with _growth_tracker=1999, after {step + 1} more "
+                                     "clean step(s) (the 2000th clean step in a row doubles the scale)")
+
+
+def test_load_state_dict_refuses_an_empty_dict(lesson):
+    scaler = lesson.DynamicLossScaler(init_scale=8.0)
+    expect_raises(lambda: scaler.load_state_dict({}), RuntimeError, what="DynamicLossScaler().load_state_dict({})",
+                  why="an empty state dict was saved from a disabled scaler: there is nothing to restore, and "
+                      "carrying on with the current scale would hide the mistake (torch.amp.GradScaler raises too).")
+    assert_same_state_dict(scaler.state_dict(), torch.amp.GradScaler("cpu", init_scale=8.0).state_dict(),
+                           "DynamicLossScaler(init_scale=8.) after a refused load_state_dict({})")
+
+
 # --- enabled=False --------------------------------------------------------------------------
 
 
 def test_disabled_is_a_pass_through(lesson):
-    scaler = lesson.DynamicLossScaler(enabled=False)
-    loss = torch.tensor(0.5)
+    scaler = lesson.DynamicLossScaler(init_scale=1024.0, enabled=False)
+    loss = torch.tensor(0.5, requires_grad=True)
     out = scaler.scale(loss)
-    assert_close(out, loss, what="DynamicLossScaler(enabled=False).scale(tensor(0.5)) (must return the loss unchanged)")
-    assert scaler.get_scale() == 1.0, f"DynamicLossScaler(enabled=False).get_scale() is {scaler.get_scale()!r}; expected 1.0"
-    ref = Side(torch.amp.GradScaler("cpu", enabled=False))
+    assert out is loss, (
+        f"DynamicLossScaler(enabled=False).scale(loss) returned {'a new tensor' if isinstance(out, torch.Tensor) else repr(out)}; "
+        "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does), not loss * 1")
+    assert type(scaler.get_scale()) is float and scaler.get_scale() == 1.0, (
+        f"DynamicLossScaler(init_scale=1024., enabled=False).get_scale() is {scaler.get_scale()!r}; expected the float 1.0")
+    ref = Side(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False))
     mine = Side(scaler)
+    for side in (ref, mine):
+        side.opt = CountingSGD(side.model.parameters(), lr=0.1)
     for poison in (CLEAN, CLEAN, INF):
-        ref.step(poison)
-        mine.step(poison)  # disabled: nothing is checked, the step always happens
-        what = f"DynamicLossScaler(enabled=False) after a {poison_name(poison)} step (step must just call optimizer.step())"
+        results = []
+        for side in (ref, mine):
+            side.backward(poison)
+            side.scaler.unscale_(side.opt)
+            side.scaler.unscale_(side.opt)  # disabled: no check, no error, the gradients stay as they are
+            results.append([side.scaler.step(side.opt), side.scaler.step(side.opt)])  # no check: steps twice
+            side.scaler.update()
+        what = (f"DynamicLossScaler(enabled=False) after unscale_, unscale_, step, step, update with a "
+                f"{poison_name(poison)} gradient (every method is a pass-through: step() just calls optimizer.step())")
+        assert results[1] == results[0], (
+            f"{what}: the two step() calls returned {results[1]}; torch.amp.GradScaler(enabled=False) returned {results[0]}")
         assert_close(params_of(mine.model), params_of(ref.model), what=f"{what}: the parameters")
+        assert_close(grads_of(mine.opt), grads_of(ref.opt), what=f"{what}: the gradients (unscale_ must not touch them)")
         assert scaler.get_scale() == 1.0, f"{what}: get_scale() is {scaler.get_scale()}; expected 1.0"
     assert scaler.state_dict() == {}, f"DynamicLossScaler(enabled=False).state_dict() is {scaler.state_dict()}; expected {{}}"
+    scaler.load_state_dict({})  # a disabled scaler loads nothing, and refuses nothing
+    scaler.load_state_dict(torch.amp.GradScaler("cpu", init_scale=8.0).state_dict())
+    assert scaler.state_dict() == {} and scaler.get_scale() == 1.0, (
+        f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {scaler.state_dict()}, "
+        f"get_scale() {scaler.get_scale()}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)")
 
 
 # --- train_step -----------------------------------------------------------------------------
@@ -346,6 +538,14 @@ def test_train_step_returns_a_float(lesson):
         "caller holds no graph and no tensor")
     assert_close(loss, F.mse_loss(tiny_model()(x), y).item(), rtol=2e-2, atol=1e-3,
                  what="train_step's loss (the loss of the forward pass, before the step)")
+    params = inspect.signature(lesson.train_step).parameters
+    for name, default in {"device_type": "cpu", "dtype": torch.bfloat16, "max_grad_norm": None}.items():
+        param = params.get(name)
+        if param is None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            continue  # taken through **kwargs: the calls in the other tests tell
+        assert param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY and param.default == default, (
+            f"train_step's parameter {name!r} is {param}; keep the signature of the exercise: keyword-only "
+            f"(after `*`), default {default!r}")
 
 
 @pytest.mark.points(2)
@@ -361,6 +561,63 @@ def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
         f"train_step(..., dtype={dtype}): the matmuls ran in {wrong or 'nothing'}, not {dtype}. Run the model "
         f"and the loss inside `with torch.autocast(device_type, dtype=dtype):`")
     assert model[0].weight.dtype == torch.float32, "train_step must not convert the model: autocast casts on the fly"
+
+
+def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
+    log: dict[str, tuple] = {}
+
+    def seen(where: str) -> None:  # CPU autocast's state where the learner's code calls ours
+        enabled = torch.is_autocast_enabled("cpu")
+        log.setdefault(where, (enabled, torch.get_autocast_dtype("cpu") if enabled else None))
+
+    class Probe(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = tiny_model()
+
+        def forward(self, inputs):
+            seen("the model's forward")
+            return self.inner(inputs)
+
+    class ProbeSGD(torch.optim.SGD):
+        def step(self, closure=None):
+            seen("optimizer.step()")
+            return super().step(closure)
+
+    def loss_fn(output, target):
+        seen("loss_fn")
+        return F.mse_loss(output, target)
+
+    x, y = batch()
+    for device_type, dtype in (("cpu", torch.float16), ("cpu", torch.bfloat16), ("cuda", torch.bfloat16)):
+        model = Probe()
+        model.inner[0].weight.register_hook(lambda grad: seen("the backward"))
+        cpu = device_type == "cpu"
+        expected = {"the model's forward": (cpu, dtype if cpu else None), "loss_fn": (cpu, dtype if cpu else None),
+                    "the backward": (False, None), "optimizer.step()": (False, None)}
+        log.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.autocast("cuda") without CUDA warns and disables itself
+            lesson.train_step(model, ProbeSGD(model.parameters(), lr=0.1), torch.amp.GradScaler("cpu", init_scale=256.0),
+                              x, y, loss_fn, device_type=device_type, dtype=dtype)
+        what = f"train_step(..., device_type={device_type!r}, dtype={dtype}) on CPU tensors"
+        for where, (enabled, want_dtype) in expected.items():
+            got = log.get(where)
+            assert got is not None, f"{what} never ran {where}"
+            if got == (enabled, want_dtype):
+                continue
+            if not cpu:
+                why = ("ran under CPU autocast: pass `device_type` on to torch.autocast (do not hard-code 'cpu'); "
+                       "autocast for 'cuda' leaves CPU tensors in float32")
+            elif enabled and not got[0]:
+                why = ("ran outside autocast: call the model AND the loss inside "
+                       "`with torch.autocast(device_type, dtype=dtype):`")
+            elif enabled:
+                why = f"ran under autocast with dtype {got[1]}: pass `dtype` on to torch.autocast"
+            else:
+                why = ("ran under autocast: only the forward and the loss go inside the `with` block; backward, "
+                       "clipping and the optimizer step run after it")
+            pytest.fail(f"{what}: {where} {why}", pytrace=False)
 
 
 class RecordingScaler:
@@ -379,7 +636,7 @@ class RecordingScaler:
         return recorded
 
 
-@pytest.mark.parametrize("max_grad_norm", [None, 0.05])
+@pytest.mark.parametrize("max_grad_norm", [None, 0.05, 0.0])
 def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
     model = tiny_model()
     x, y = batch()
@@ -405,10 +662,23 @@ def reference_step(model, opt, scaler, x, y, max_grad_norm) -> float:
     scaler.scale(loss).backward()
     if max_grad_norm is not None:
         scaler.unscale_(opt)
-        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        nn.utils.clip_grad_norm_([p for group in opt.param_groups for p in group["params"]], max_grad_norm)
     scaler.step(opt)
     scaler.update()
     return loss.item()
+
+
+class TrainSide(Side):
+    """A model whose first bias is in no optimizer (its .grad stays scaled: clip only the optimizer's
+    parameters), an optimizer holding a spare parameter the loss never uses (its .grad is None after
+    zero_grad(set_to_none=True)), and leftover gradients from an earlier backward in all of them."""
+
+    def __init__(self, scaler, opt_name: str):
+        self.model, self.scaler = tiny_model(), scaler
+        spare = nn.Parameter(torch.ones(2))
+        self.opt = make_optimizer(opt_name, [self.model[0].weight, *self.model[2].parameters(), spare])
+        for p in [*self.model.parameters(), spare]:
+            p.grad = torch.full_like(p, 7.0)
 
 
 @pytest.mark.points(2)
@@ -416,15 +686,18 @@ def reference_step(model, opt, scaler, x, y, max_grad_norm) -> float:
 @pytest.mark.parametrize("opt_name", ["sgd", "adam"])
 @pytest.mark.parametrize("scaler_kind", ["torch", "yours"])
 def test_train_step_matches_the_reference_loop(lesson, scaler_kind, opt_name, max_grad_norm):
-    ref = Side(torch.amp.GradScaler("cpu", growth_interval=2), opt_name)
+    ref = TrainSide(torch.amp.GradScaler("cpu", growth_interval=2), opt_name)
     scaler = torch.amp.GradScaler("cpu", growth_interval=2) if scaler_kind == "torch" else lesson.DynamicLossScaler(growth_interval=2)
-    mine = Side(scaler, opt_name)
+    mine = TrainSide(scaler, opt_name)
     x, y = batch()
     for step in range(4):
         expected = reference_step(ref.model, ref.opt, ref.scaler, x, y, max_grad_norm)
         got = lesson.train_step(mine.model, mine.opt, mine.scaler, x, y, F.mse_loss, max_grad_norm=max_grad_norm)
         what = (f"train_step with {opt_name}, max_grad_norm={max_grad_norm}, "
-                f"{'torch.amp.GradScaler' if scaler_kind == 'torch' else 'DynamicLossScaler'}, step {step}")
+                f"{'torch.amp.GradScaler' if scaler_kind == 'torch' else 'DynamicLossScaler'}, step {step} (an "
+                "optimizer without the first bias and with a parameter the loss never uses, leftover gradients "
+                "before step 0; the loop: zero_grad(set_to_none=True), forward and loss under autocast, "
+                "scale(loss).backward(), unscale_ + clip_grad_norm_ of the OPTIMIZER's parameters, step, update)")
         assert_close(torch.tensor(float(got)), torch.tensor(expected), what=f"{what}: the returned loss")
         assert_same_state(ref, mine, what)
 

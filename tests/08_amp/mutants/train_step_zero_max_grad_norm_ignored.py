@@ -1,0 +1,14 @@
+"""train_step tests `if max_grad_norm:`, so max_grad_norm=0.0 clips nothing; breaks "max_grad_norm: when given, ... clipped to this total norm"."""
+
+import torch
+def train_step(model, optimizer, scaler, inputs, targets, loss_fn, *, device_type="cpu", dtype=torch.bfloat16, max_grad_norm=None):
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device_type, dtype=dtype):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    if max_grad_norm:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], max_grad_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
