@@ -99,23 +99,26 @@ sees different batch statistics in a smaller chunk.)
 What the tests expect
 ---------------------
 - `pick_device()`: cuda, else mps, else cpu; `pick_device("cuda:1")` returns that device or
-  raises RuntimeError naming it and the devices there are; always a `torch.device`.
+  raises RuntimeError naming it and every device there is (`meta` never is); always a
+  `torch.device`.
 - `seed_everything(seed)`: draws from torch, `random`, NumPy, a shuffling DataLoader and a
   Dropout model repeat bit for bit after the same seed and differ after another one.
 - `train_epoch` returns a Python float, the mean loss over samples; model in train mode;
-  gradients cleared before every step (even stale ones it found); the result matches a plain
-  loop step for step.
+  every batch moved to `device`; gradients cleared (set to None) before every step (even
+  stale ones it found); the result matches a plain loop step for step.
 - `evaluate` returns (mean loss over samples, accuracy) as floats, with dropout off,
-  BatchNorm's running stats untouched, forward run under inference mode, and every
-  submodule's train/eval flag restored afterwards, even when the loader raises.
+  BatchNorm's running stats untouched, every batch moved to `device`, forward run under
+  inference mode, and every submodule's train/eval flag restored afterwards, even when the
+  loader raises.
 - checkpoints: 2 epochs + save + load into a fresh model and optimizer + 2 epochs ends
   bitwise equal to 4 straight epochs (Adam, Dropout, shuffling, NumPy and `random`
   augmentation); the file loads with `weights_only=True`; a failed save leaves the old file
-  intact and no temporary file; loading refuses a checkpoint that would run code;
-  `map_location` reaches `torch.load`; the returned epoch is the one saved.
+  intact and no temporary file; loading refuses a checkpoint that would run code, and a
+  model whose keys differ from the saved ones; `map_location` reaches `torch.load`; the
+  returned epoch is the one saved.
 - `accumulate_gradients`: the same `.grad` as one full batch (uneven chunks too), stale grads
-  replaced, one forward and backward per chunk in `torch.tensor_split` sizes, the loss
-  returned as a float, ValueError unless 1 <= micro_batches <= N.
+  discarded (set to None), one forward and backward per chunk in `torch.tensor_split` sizes,
+  the loss returned as a float, ValueError unless 1 <= micro_batches <= N.
 
 Check your work with:  pytest exercises/09_training
 """
@@ -150,8 +153,9 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
     prefer=None: "cuda" if torch.cuda.is_available(), else "mps" if
     torch.backends.mps.is_available(), else "cpu".
     prefer given ("cpu", "cuda", "cuda:1", "mps" or a torch.device): torch.device(prefer)
-    unchanged if that device exists here (for "cuda:i": i < torch.cuda.device_count()),
-    else a RuntimeError whose message names the device asked for and the available ones.
+    unchanged if that device exists here (for "cuda:i": i < torch.cuda.device_count(); a
+    device of another type, "meta" included, never does), else a RuntimeError whose message
+    names the device asked for and every available one ("cpu", "cuda:0", ...).
     Never falls back silently.
     """
     if prefer is None:
@@ -293,6 +297,7 @@ def load_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
     Loads with torch.load(path, map_location=map_location, weights_only=True), so a file
     that would run code when unpickled is refused. Restores the model's and the optimizer's
     state and the random states saved with them (CUDA's only where CUDA is available).
+    load_state_dict is strict: a model with missing or unexpected keys raises RuntimeError.
     Returns the number of epochs finished, as saved.
     """
     checkpoint = torch.load(path, map_location=map_location, weights_only=True)
@@ -310,8 +315,8 @@ def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, 
     inputs: (N, ...), targets: (N, ...); loss_fn returns the mean over its batch. The chunks
     are torch.tensor_split(inputs, micro_batches) (sizes may differ by one); each gets one
     forward and one backward, the graph freed before the next chunk. Gradients already in
-    .grad are discarded first. No optimizer step, inputs unchanged. Raises ValueError unless
-    1 <= micro_batches <= N.
+    .grad are discarded first (set to None). No optimizer step, inputs unchanged. Raises
+    ValueError unless 1 <= micro_batches <= N.
     """
     n = inputs.shape[0]
     if not 1 <= micro_batches <= n:

@@ -3,16 +3,76 @@
 `lesson` is the module under test (the learner's, the reference, or a mutant). The data are
 small and synthetic (a few dozen samples, 4 features, 3 classes), the models tiny MLPs, so
 every test runs in well under a second. A GPU machine is simulated by monkeypatching
-torch.cuda.is_available / device_count; the tests marked cuda use a real one.
+torch.cuda.is_available / device_count (and CUDA's random-state functions); the tests marked
+cuda use a real one. A batch "on another device" is an `Elsewhere` tensor: it says it lives on
+`meta`, and only `.to(device)` turns it into an ordinary tensor.
+
+Contract (lesson text, docstrings, hints -> tests):
+pick_device
+- "prefer=None: cuda, else mps, else cpu" -> test_pick_device_default
+- "always a torch.device" -> test_pick_device_default, test_pick_device_honours_what_is_asked
+- "torch.device(prefer) unchanged if it exists (cuda:i: i < count; a tensor's mps:0)" -> test_pick_device_honours_what_is_asked
+- "else RuntimeError, never a silent fallback (cuda on a Mac, cuda:count, meta)" -> test_pick_device_refuses_a_missing_device
+- "the message names the device asked for and every available one" -> test_pick_device_refuses_a_missing_device
+seed_everything
+- "torch, random, NumPy's global generator, a shuffling DataLoader, Dropout repeat; returns None;
+  np.random.default_rng does not count" (the doctest too) -> test_seed_everything_repeats_every_generator
+- "another seed gives other numbers" -> test_different_seeds_differ
+- "torch CPU and every CUDA device" -> test_seed_everything_seeds_every_cuda_device
+train_epoch
+- "returns a Python float" -> test_train_epoch_returns_a_float_that_decreases, test_train_epoch_matches_a_plain_loop
+- "mean over samples: a smaller last batch weighs less; batch size is targets' first dim" ->
+  test_train_epoch_matches_a_plain_loop, test_train_epoch_weighs_batches_by_their_samples
+- "one pass over any iterable loader, one optimizer step per batch" -> test_train_epoch_weighs_batches_by_their_samples,
+  test_train_epoch_matches_a_plain_loop
+- "model put in train mode first (every submodule)" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
+- "each batch (inputs and targets) moved to `device`" -> test_train_epoch_moves_every_batch_to_the_device
+- "gradients cleared before every step, stale ones too" -> test_train_epoch_clears_stale_gradients_first
+- "cleared = set to None (an unused parameter is skipped, not decayed)" -> test_train_epoch_sets_gradients_to_none
+- "loss.item(): no graph or tensor outlives its step" -> test_train_epoch_frees_each_steps_graph,
+  test_train_epoch_matches_a_plain_loop[train, float16]
+evaluate
+- "(mean loss over samples, accuracy) as Python floats; argmax over dim 1" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
+- "eval mode: no dropout, BatchNorm uses and keeps its running stats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
+- "low precision: per-batch .item(), summed as floats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode[bfloat16]
+- "each batch moved to `device`" -> test_evaluate_moves_every_batch_to_the_device
+- "under torch.inference_mode() (no graph), and only there" -> test_evaluate_runs_under_inference_mode
+- "every submodule's own flag restored (nested ones too)" -> test_evaluate_restores_every_submodules_mode
+- "even if the loader raises" -> test_evaluate_restores_modes_when_the_loader_fails
+checkpoints
+- "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
+  test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
+- "random states of torch, random, NumPy (their cached Gaussians too): resuming is bitwise exact" ->
+  test_resumed_training_is_bitwise_identical
+- "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
+- "types that weights_only=True accepts (NumPy state as a list)" -> test_checkpoint_loads_with_weights_only
+- "a temporary file in the same folder, os.replace'd onto the path; str or PathLike" ->
+  test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
+- "a failed save (an error, Ctrl-C) keeps the old file and leaves no temporary file" -> test_failed_save_keeps_the_old_checkpoint
+- "torch.load(path, map_location=map_location, weights_only=True)" -> test_load_passes_map_location_and_weights_only
+- "a file that would run code is refused" -> test_load_refuses_a_checkpoint_that_runs_code
+- "strict: missing or unexpected keys raise RuntimeError" -> test_load_refuses_a_model_that_does_not_match
+- "a GPU checkpoint loads on the CPU and back (map_location)" -> test_training_on_the_gpu_with_cpu_batches (cuda)
+accumulate_gradients
+- "the full batch's .grad, uneven chunks too; its loss as a Python float" -> test_accumulated_gradients_equal_one_big_batch
+- "old gradients discarded (set to None)" -> test_accumulate_discards_old_gradients
+- "tensor_split chunks, one forward and backward each, graph freed before the next" ->
+  test_accumulate_runs_one_forward_and_backward_per_chunk
+- "no optimizer step, inputs unchanged" -> test_accumulate_runs_one_forward_and_backward_per_chunk
+- "ValueError unless 1 <= micro_batches <= N" -> test_accumulate_refuses_impossible_splits
+(The text's notes on deterministic kernels, cuDNN and DataLoader workers explain; no function
+here promises them.)
 """
 
 from __future__ import annotations
 
 import builtins
 import copy
+import gc
 import inspect
 import os
 import random
+import weakref
 
 import numpy as np
 import pytest
@@ -107,23 +167,36 @@ def test_pick_device_default(lesson, machine, gpus, mps, expected):
     assert got == torch.device(expected), f"{what} returned {got!r}, expected device(type={expected!r})"
 
 
-@pytest.mark.parametrize("prefer", ["cpu", "cuda", "cuda:1", torch.device("cuda", 0)])
-def test_pick_device_honours_what_is_asked(lesson, machine, prefer):
-    machine(2)
+def on_machine(gpus: int, mps: bool) -> str:
+    return f"a machine with {gpus} GPU(s){' and MPS' if mps else ''}"
+
+
+@pytest.mark.parametrize(("gpus", "mps", "prefer"), [
+    (2, False, "cpu"), (0, False, "cpu"), (0, False, torch.device("cpu")), (2, False, "cuda"), (2, False, "cuda:1"),
+    (1, False, "cuda:0"), (2, False, torch.device("cuda", 0)), (0, True, "mps"),
+    (0, True, torch.device("mps", 0)),  # what an MPS tensor's .device says
+])
+def test_pick_device_honours_what_is_asked(lesson, machine, gpus, mps, prefer):
+    machine(gpus, mps)
     got = lesson.pick_device(prefer)
-    what = f"pick_device({prefer!r}) on a machine with 2 GPUs"
+    what = f"pick_device({prefer!r}) on {on_machine(gpus, mps)}"
     assert isinstance(got, torch.device), f"{what} returned {got!r}: return a torch.device, not a string"
-    assert got == torch.device(prefer), f"{what} returned {got!r}: return the device asked for when it is there"
+    assert got == torch.device(prefer), f"{what} returned {got!r}: return torch.device(prefer) unchanged when it is there"
 
 
-@pytest.mark.parametrize(("gpus", "mps", "prefer"), [(0, False, "cuda"), (1, False, "cuda:1"), (0, False, "mps"), (2, True, "cuda:5")])
+@pytest.mark.parametrize(("gpus", "mps", "prefer"), [
+    (0, False, "cuda"), (1, False, "cuda:1"), (0, False, "mps"), (2, True, "cuda:5"), (0, True, "cuda"),
+    (0, False, torch.device("cuda", 0)), (0, False, "meta"), (1, True, "meta"),
+])
 def test_pick_device_refuses_a_missing_device(lesson, machine, gpus, mps, prefer):
     machine(gpus, mps)
+    available = ["cpu", *(f"cuda:{i}" for i in range(gpus)), *(["mps"] if mps else [])]
     expect_raises(
         lambda: lesson.pick_device(prefer), RuntimeError,
-        what=f"pick_device({prefer!r}) on a machine with {gpus} GPU(s){' and MPS' if mps else ''}",
-        why="the device asked for is not there; falling back silently hides the mistake.",
-        mention=(str(torch.device(prefer)), "cpu"),
+        what=f"pick_device({prefer!r}) on {on_machine(gpus, mps)}",
+        why="the device asked for is not there (only cpu, cuda:i for i < device_count() and mps can be); "
+            "falling back silently hides the mistake.",
+        mention=(str(torch.device(prefer)), *available),
     )
 
 
@@ -169,6 +242,17 @@ def test_different_seeds_differ(lesson):
         )
 
 
+def test_seed_everything_seeds_every_cuda_device(lesson, machine, monkeypatch):
+    machine(2)
+    seeded = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda seed: seeded.append(int(seed)))
+    lesson.seed_everything(7)
+    assert 7 in seeded, (
+        f"seed_everything(7) on a machine with 2 GPUs seeded the CUDA generators with {seeded or 'nothing'}: "
+        "seed every CUDA device too (torch.manual_seed(7) calls torch.cuda.manual_seed_all(7) for you)"
+    )
+
+
 # --- train_epoch ------------------------------------------------------------------------------
 
 
@@ -186,26 +270,196 @@ def test_train_epoch_returns_a_float_that_decreases(lesson):
     assert losses[-1] < losses[0], f"train_epoch's loss did not go down over 6 epochs of Adam: {losses}"
 
 
+def dropout_in_eval(model: nn.Module) -> nn.Module:
+    model.train()
+    model[2].eval()
+    return model
+
+
+START_CASES = {  # the model's modes before train_epoch, and its dtype
+    "train mode": (nn.Module.train, torch.float32),
+    "eval mode": (nn.Module.eval, torch.float32),
+    "train mode with its Dropout in eval": (dropout_in_eval, torch.float32),
+    "train mode, float16": (nn.Module.train, torch.float16),  # a float16 loss: sum loss.item(), not tensors
+}
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("start", ["train", "eval"])
+@pytest.mark.parametrize("start", list(START_CASES))
 def test_train_epoch_matches_a_plain_loop(lesson, start):
-    ours, reference = make_model(dropout=0.3), make_model(dropout=0.3)
-    getattr(ours, start)()
+    set_modes, dtype = START_CASES[start]
+    ours, reference = make_model(dropout=0.3, dtype=dtype), make_model(dropout=0.3, dtype=dtype)
+    set_modes(ours)
     opt_ours = torch.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
     opt_ref = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    x, y = make_data(dtype=dtype)
+    loader = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, N_SAMPLES, BATCH)]
     torch.manual_seed(3)  # the same dropout masks for both
-    got = lesson.train_epoch(ours, make_loader(), opt_ours, LOSS, "cpu")
+    got = lesson.train_epoch(ours, loader, opt_ours, LOSS, "cpu")
     torch.manual_seed(3)
-    expected = reference_epoch(reference, make_loader(), opt_ref)
-    what = f"train_epoch on a model in {start} mode, batches of 16, 16 and 8"
+    expected = reference_epoch(reference, loader, opt_ref)
+    what = f"train_epoch on a model in {start}, batches of 16, 16 and 8"
     assert all(m.training for m in ours.modules()), (
-        f"{what}: the model is not in train mode afterwards: call model.train() first (dropout must be on)"
+        f"{what}: the (submodule, training) flags afterwards are {modes(ours)}: call model.train() "
+        "first, which sets every submodule (dropout must be on)"
     )
     assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
-    assert got == pytest.approx(expected, rel=1e-6), (
-        f"{what} returned {got}, expected the mean over samples {expected}: weigh each batch's "
-        "mean loss by its size (the last batch is smaller), then divide by the number of samples"
+    assert type(got) is float and got == pytest.approx(expected, rel=1e-6), (
+        f"{what} returned {got!r}, expected the mean over samples {expected}: add loss.item() times "
+        "the batch's size as Python floats (the last batch is smaller), then divide by the number of samples"
     )
+
+
+def test_train_epoch_weighs_batches_by_their_samples(lesson):
+    """Regression targets of shape (batch, 3), batches of 8, 8 and 5, from a one-pass generator."""
+    g = torch.Generator().manual_seed(5)
+    x, y = torch.randn(21, FEATURES, generator=g), torch.randn(21, CLASSES, generator=g)
+    batches = [(x[:8], y[:8]), (x[8:16], y[8:16]), (x[16:], y[16:])]
+    loss_fn = nn.functional.mse_loss
+    ours, reference = make_model(), make_model()
+    got = lesson.train_epoch(ours, (batch for batch in batches), torch.optim.SGD(ours.parameters(), lr=0.1), loss_fn, "cpu")
+    expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1), loss_fn)
+    what = ("train_epoch with mse_loss on targets of shape (batch, 3), batches of 8, 8 and 5 from a "
+            "generator (one pass)")
+    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step per batch)")
+    assert got == pytest.approx(expected, rel=1e-6), (
+        f"{what} returned {got!r}, expected {expected}: a batch's size is targets.shape[0] (not its last "
+        "dim); count the samples as they come, the loader may be iterable only once"
+    )
+
+
+class Elsewhere(torch.Tensor):
+    """A batch a loader yields on another device: it says it lives on `meta`; `.to(device)` returns
+    an ordinary tensor and records where it was asked to go. Every other operation treats it
+    as an ordinary CPU tensor."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+    moved_to: list = []
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("meta")
+
+    def to(self, *args, **kwargs):
+        Elsewhere.moved_to.append(torch._C._nn._parse_to(*args, **kwargs)[0])
+        return torch.Tensor.to(self.as_subclass(torch.Tensor), *args, **kwargs)
+
+
+def elsewhere(batches: list) -> list:
+    return [(x.as_subclass(Elsewhere), y.as_subclass(Elsewhere)) for x, y in batches]
+
+
+def watch_batches(model: nn.Module, loss_fn=LOSS):
+    """(seen, loss_fn): seen['inputs'] and seen['targets'] collect whether each reached the model
+    and loss_fn still on the other device."""
+    seen = {"inputs": [], "targets": []}
+    model.register_forward_pre_hook(lambda m, args: seen["inputs"].append(isinstance(args[0], Elsewhere)))
+
+    def watching_loss(outputs, targets):
+        seen["targets"].append(isinstance(targets, Elsewhere))
+        return loss_fn(outputs, targets)
+
+    return seen, watching_loss
+
+
+def assert_moved(what: str, seen: dict, moved_to: list, device) -> None:
+    __tracebackhide__ = True
+    for name, where in (("inputs", "the model"), ("targets", "loss_fn")):
+        if any(seen[name]):
+            pytest.fail(
+                f"{what}: {sum(seen[name])} of {len(seen[name])} batches' {name} reached {where} without "
+                f"{name}.to(device) (a loader on another device: the CPU, or pinned memory, while the model "
+                "is on the GPU). Move both tensors of every batch.", pytrace=False,
+            )
+    wrong = [d for d in moved_to if d != torch.device(device)]
+    if wrong:
+        pytest.fail(f"{what}: batches were moved to {wrong}, not to device={device!r}", pytrace=False)
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
+def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
+    ours, reference = make_model(), make_model()
+    x, y = make_data()
+    batches = [(x[:16], y[:16]), (x[16:], y[16:])]
+    seen, loss_fn = watch_batches(ours)
+    Elsewhere.moved_to = moved_to = []
+    got = lesson.train_epoch(ours, elsewhere(batches), torch.optim.SGD(ours.parameters(), lr=0.1), loss_fn, device)
+    what = f"train_epoch(model, loader, optimizer, loss_fn, device={device!r}) with batches on another device"
+    assert_moved(what, seen, moved_to, device)
+    expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1))
+    assert got == pytest.approx(expected, rel=1e-6), f"{what} returned {got!r}, expected {expected}"
+
+
+class SpareHead(nn.Module):
+    """The lesson's MLP and a parameter its forward does not use (a head for another task)."""
+
+    def __init__(self, spare: bool = True, dtype: torch.dtype = torch.float32):
+        super().__init__()
+        self.body = make_model(dtype=dtype)
+        if spare:
+            self.spare = nn.Parameter(torch.ones(CLASSES, dtype=dtype))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_train_epoch_sets_gradients_to_none(lesson):
+    model = SpareHead()
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 100.0)  # left behind by someone else's backward
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1)
+    lesson.train_epoch(model, make_loader(), optimizer, LOSS, "cpu")
+    what = ("train_epoch with SGD(weight_decay=0.1) on a model with a parameter its forward never uses "
+            "(and a stale .grad on every parameter)")
+    if model.spare.grad is not None:
+        pytest.fail(
+            f"{what}: that parameter's .grad is {model.spare.grad.tolist()} afterwards, not None. Clear the "
+            "gradients with optimizer.zero_grad(set_to_none=True) (the default): a grad of zeros is "
+            "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
+        )
+    assert torch.equal(model.spare.detach(), torch.ones(CLASSES)), (
+        f"{what}: it moved to {model.spare.tolist()}; a parameter whose grad is None must not be stepped"
+    )
+
+
+class Probe(torch.autograd.Function):
+    """The identity, as a node of the graph whose life a weak reference can follow."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_train_epoch_frees_each_steps_graph(lesson):
+    model = make_model()
+    x, y = make_data()
+    batches = [(x[i:i + 8], y[i:i + 8]) for i in range(0, N_SAMPLES, 8)]  # 5 steps
+    graphs, kept = [], []  # weak references to each step's graph; (step, older steps still alive)
+
+    def probed_loss(outputs, targets):
+        alive = [i for i, ref in enumerate(graphs[:-1]) if ref() is not None]  # the last one may still be bound
+        if alive:
+            gc.collect()
+            alive = [i for i in alive if graphs[i]() is not None]
+        if alive:
+            kept.append((len(graphs), alive))
+        loss = Probe.apply(LOSS(outputs, targets))
+        graphs.append(weakref.ref(loss.grad_fn))
+        return loss
+
+    got = lesson.train_epoch(model, batches, torch.optim.SGD(model.parameters(), lr=0.1), probed_loss, "cpu")
+    assert type(got) is float, f"train_epoch returned {type(got).__name__}, expected a Python float"
+    if kept:
+        step, alive = kept[-1]
+        pytest.fail(
+            f"train_epoch over 5 batches: at step {step} the graphs of steps {alive} were still alive. "
+            "Record each step's loss as a number with loss.item(); keeping loss tensors (in a list, or "
+            "summed into a tensor) keeps every step's graph.", pytrace=False,
+        )
 
 
 def test_train_epoch_clears_stale_gradients_first(lesson):
@@ -225,31 +479,39 @@ def test_train_epoch_clears_stale_gradients_first(lesson):
 # --- evaluate ---------------------------------------------------------------------------------
 
 
-def reference_evaluation(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+def reference_evaluation(model: nn.Module, loader) -> tuple[float, float]:
+    """Batch by batch in eval mode; each batch's mean loss .item() times its size, summed as floats."""
     model = copy.deepcopy(model).eval()
+    total, correct, count = 0.0, 0, 0
     with torch.no_grad():
-        logits = model(x)
-    return LOSS(logits, y).item(), (logits.argmax(1) == y).double().mean().item()
+        for x, y in loader:
+            logits = model(x)
+            total += LOSS(logits, y).item() * len(y)
+            correct += (logits.argmax(1) == y).sum().item()
+            count += len(y)
+    return total / count, correct / count
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("dropout", [0.0, 0.5])
-def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout):
-    model = make_model(dropout=dropout, batchnorm=True)
+@pytest.mark.parametrize(("dropout", "dtype"), [(0.0, torch.float32), (0.5, torch.float32), (0.5, torch.bfloat16)])
+def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype):
+    model = make_model(dropout=dropout, batchnorm=True, dtype=dtype)
     model.train()
     with torch.no_grad():  # running stats far from their defaults, so train-mode BatchNorm differs
         model[1].running_mean.fill_(0.3)
         model[1].running_var.fill_(2.0)
-    expected = reference_evaluation(model, *make_data())
+    loader = DataLoader(TensorDataset(*make_data(dtype=dtype)), batch_size=12)  # 12, 12, 12 and 4
+    expected = reference_evaluation(model, loader)
     stats = (model[1].running_mean.clone(), model[1].running_var.clone())
-    got = lesson.evaluate(model, make_loader(), LOSS, "cpu")
-    what = f"evaluate on a model with Dropout({dropout}) and BatchNorm, batches of 16, 16 and 8"
+    got = lesson.evaluate(model, loader, LOSS, "cpu")
+    what = f"evaluate on a {dtype} model with Dropout({dropout}) and BatchNorm, batches of 12, 12, 12 and 4"
     assert isinstance(got, tuple) and len(got) == 2, f"{what} returned {got!r}: return (loss, accuracy)"
     assert all(type(v) is float for v in got), f"{what} returned {got!r}: return two Python floats"
     assert_close(model[1].running_mean, stats[0], what=f"BatchNorm's running_mean after {what} (eval mode must not update it)")
-    assert got[0] == pytest.approx(expected[0], rel=1e-5), (
+    assert got[0] == pytest.approx(expected[0], rel=1e-6), (
         f"{what}: loss {got[0]}, expected {expected[0]}. Switch the model to eval mode (no dropout, "
-        "BatchNorm's running stats) and weigh each batch's loss by its size."
+        "BatchNorm's running stats) and weigh each batch's loss by its size, adding loss.item() * size "
+        "as Python floats (a tensor sum rounds in the model's dtype)."
     )
     assert got[1] == pytest.approx(expected[1], abs=1e-9), (
         f"{what}: accuracy {got[1]}, expected {expected[1]} (correct argmax(dim=1) / number of samples)"
@@ -268,6 +530,24 @@ def test_evaluate_runs_under_inference_mode(lesson):
     )
     assert not any(grad for _, grad in seen), "evaluate's model outputs require grad: a graph was recorded"
     assert all(p.grad is None for p in model.parameters()), "evaluate left gradients in .grad"
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled(), (
+        "after evaluate returned, autograd is still off: use `with torch.inference_mode():`, which ends "
+        "with the block, not a global switch"
+    )
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
+def test_evaluate_moves_every_batch_to_the_device(lesson, device):
+    model = make_model(dropout=0.5)
+    x, y = make_data()
+    batches = [(x[:16], y[:16]), (x[16:], y[16:])]
+    expected = reference_evaluation(model, batches)
+    seen, loss_fn = watch_batches(model)
+    Elsewhere.moved_to = moved_to = []
+    got = lesson.evaluate(model, elsewhere(batches), loss_fn, device)
+    what = f"evaluate(model, loader, loss_fn, device={device!r}) with batches on another device"
+    assert_moved(what, seen, moved_to, device)
+    assert got == pytest.approx(expected, rel=1e-6), f"{what} returned {got!r}, expected {expected}"
 
 
 def frozen_batchnorm(model: nn.Module) -> nn.Module:
@@ -282,24 +562,34 @@ def half_eval(model: nn.Module) -> nn.Module:
     return model
 
 
+def nested_frozen_batchnorm() -> nn.Module:
+    """Modules inside modules: a frozen BatchNorm and a training Dropout two levels down."""
+    model = nn.Sequential(make_model(dropout=0.2, batchnorm=True), nn.Sequential(nn.Dropout(0.2), nn.Linear(CLASSES, CLASSES)))
+    model.train()
+    model[0][1].eval()
+    return model
+
+
 MODE_CASES = {
-    "train mode": lambda m: m.train(),
-    "eval mode": lambda m: m.eval(),
-    "train mode with a frozen BatchNorm in eval": frozen_batchnorm,
-    "eval mode with its Dropout in train": half_eval,
+    "train mode": lambda: make_model(dropout=0.2, batchnorm=True).train(),
+    "eval mode": lambda: make_model(dropout=0.2, batchnorm=True).eval(),
+    "train mode with a frozen BatchNorm in eval": lambda: frozen_batchnorm(make_model(dropout=0.2, batchnorm=True)),
+    "eval mode with its Dropout in train": lambda: half_eval(make_model(dropout=0.2, batchnorm=True)),
+    "train mode, nested, with a frozen BatchNorm two levels down": nested_frozen_batchnorm,
 }
 
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("case", list(MODE_CASES))
 def test_evaluate_restores_every_submodules_mode(lesson, case):
-    model = MODE_CASES[case](make_model(dropout=0.2, batchnorm=True))
+    model = MODE_CASES[case]()
     before = modes(model)
     lesson.evaluate(model, make_loader(), LOSS, "cpu")
     assert modes(model) == before, (
         f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
-        f"{modes(model)} after. Record every submodule's own flag before model.eval() and put each "
-        "one back afterwards (model.train(was_training) overwrites the submodules' flags)."
+        f"{modes(model)} after. Record every submodule's own flag (model.modules(), which goes all the "
+        "way down) before model.eval() and put each one back afterwards (model.train(was_training) "
+        "overwrites the submodules' flags)."
     )
 
 
@@ -341,9 +631,15 @@ class NoisyData(Dataset):
         return self.x[i] + noise, self.y[i]
 
 
-def new_run(seed: int):
-    model = make_model(seed=seed, dropout=0.3)
+def new_run(seed: int, batchnorm: bool = False):
+    model = make_model(seed=seed, dropout=0.3, batchnorm=batchnorm)
     return model, torch.optim.Adam(model.parameters(), lr=0.01)
+
+
+def one_gaussian_each() -> None:
+    """Leave a cached Gaussian in Python's random and in NumPy: both draw them in pairs."""
+    random.gauss(0.0, 1.0)
+    np.random.randn()
 
 
 def noisy_loader() -> DataLoader:
@@ -373,11 +669,14 @@ def test_checkpoint_loads_with_weights_only(lesson, tmp_path):
 def test_resumed_training_is_bitwise_identical(lesson, tmp_path):
     seed_all(0)
     straight, optimizer = new_run(seed=0)
-    expected = [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(4)]
+    expected = [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
+    one_gaussian_each()
+    expected += [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
 
     seed_all(0)
     model, optimizer = new_run(seed=0)
     losses = [reference_epoch(model, noisy_loader(), optimizer) for _ in range(2)]
+    one_gaussian_each()
     lesson.save_checkpoint(tmp_path / "run.pt", model, optimizer, epoch=2)
     # A new process: other random states, a freshly initialised model and optimizer.
     seed_all(12345)
@@ -390,19 +689,24 @@ def test_resumed_training_is_bitwise_identical(lesson, tmp_path):
             "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
     assert losses == expected, (
         f"{what}: per-epoch losses {losses}, expected {expected}. Save and restore the optimizer's state "
-        "and every random state (torch, CUDA, Python's random, NumPy)."
+        "and every random state (torch, CUDA, Python's random, NumPy), each whole: random.getstate() and "
+        "np.random.get_state() end with a cached Gaussian, which the next draw uses."
     )
     assert_same_parameters(model, straight, what, exact=True)
 
 
 def test_load_restores_model_optimizer_and_epoch(lesson, tmp_path):
-    model, optimizer = new_run(seed=0)
+    model, optimizer = new_run(seed=0, batchnorm=True)
     reference_epoch(model, make_loader(), optimizer)
     lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=3)
-    fresh, fresh_optimizer = new_run(seed=1)
+    fresh, fresh_optimizer = new_run(seed=1, batchnorm=True)
     epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
     assert type(epoch) is int and epoch == 3, f"load_checkpoint returned {epoch!r} for a checkpoint saved with epoch=3"
-    assert_same_parameters(fresh, model, "the model after load_checkpoint", exact=True)
+    for name, value in model.state_dict().items():
+        assert torch.equal(fresh.state_dict()[name], value), (
+            f"the model's {name} after load_checkpoint is not the saved one: save model.state_dict(), which "
+            "holds the buffers (BatchNorm's running statistics) as well as the parameters"
+        )
     saved, loaded = optimizer.state_dict(), fresh_optimizer.state_dict()
     assert loaded["state"].keys() == saved["state"].keys(), (
         "the optimizer after load_checkpoint has no Adam state (moments, step counts): save "
@@ -424,7 +728,38 @@ def test_save_leaves_only_the_checkpoint(lesson, tmp_path):
     assert lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1)) == 2, "the second save did not replace the first"
 
 
-def test_failed_save_keeps_the_old_checkpoint(lesson, tmp_path, monkeypatch):
+def test_save_writes_a_temporary_file_then_renames(lesson, tmp_path, monkeypatch):
+    model, optimizer = new_run(seed=0)
+    path = tmp_path / "ckpt.pt"
+    lesson.save_checkpoint(path, model, optimizer, epoch=1)
+    old_inode = path.stat().st_ino
+    renamed = []  # the sources of os.replace / os.rename (Path.replace and shutil.move use them)
+
+    def recording(real):
+        def rename(src, dst, *args, **kwargs):
+            renamed.append(os.fspath(src))
+            return real(src, dst, *args, **kwargs)
+        return rename
+
+    for name in ("replace", "rename"):
+        monkeypatch.setattr(os, name, recording(getattr(os, name)))
+    lesson.save_checkpoint(path, model, optimizer, epoch=2)
+    monkeypatch.undo()
+    what = "save_checkpoint onto an existing checkpoint"
+    assert path.stat().st_ino != old_inode, (
+        f"{what} rewrote the old file in place (the same inode): a crash midway would leave it truncated. "
+        "Write a temporary file in the same folder and os.replace it onto the path (an atomic rename)."
+    )
+    foreign = [src for src in renamed if os.path.dirname(os.path.abspath(src)) != str(tmp_path)]
+    assert not foreign, (
+        f"{what} renamed {foreign} onto {path}: make the temporary file in the checkpoint's own folder "
+        "(tempfile.mkstemp(dir=...)); os.replace is atomic only within one file system, and fails across two"
+    )
+
+
+@pytest.mark.parametrize("failure", [OSError("disk full (simulated)"), KeyboardInterrupt("Ctrl-C (simulated)")],
+                         ids=["OSError", "KeyboardInterrupt"])
+def test_failed_save_keeps_the_old_checkpoint(lesson, tmp_path, monkeypatch, failure):
     model, optimizer = new_run(seed=0)
     lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
 
@@ -433,15 +768,15 @@ def test_failed_save_keeps_the_old_checkpoint(lesson, tmp_path, monkeypatch):
         handle.write(b"half a checkpoint")
         if handle is not f:
             handle.close()
-        raise OSError("disk full (simulated)")
+        raise failure
 
     monkeypatch.setattr(torch, "save", interrupted_save)
-    with pytest.raises(OSError, match="simulated"):
+    with pytest.raises(type(failure), match="simulated"):
         lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=2)
     monkeypatch.undo()
     assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"], (
-        f"after a save that failed midway the folder holds {sorted(os.listdir(tmp_path))}: "
-        "remove the temporary file when saving fails"
+        f"after a save that failed midway ({type(failure).__name__}) the folder holds {sorted(os.listdir(tmp_path))}: "
+        "remove the temporary file whatever stops the save (`except BaseException:` and re-raise, or `finally`)"
     )
     broken = None
     try:
@@ -487,7 +822,15 @@ def test_load_refuses_a_checkpoint_that_runs_code(lesson, tmp_path):
     assert refused, "load_checkpoint accepted a checkpoint that is not a model at all"
 
 
-def test_load_passes_map_location_and_weights_only(lesson, tmp_path, monkeypatch):
+def keep_storage(storage, location):
+    return storage
+
+
+@pytest.mark.parametrize("location", [
+    {"cuda:0": "cpu"},  # what a checkpoint written on a GPU needs on a CPU machine
+    None, "cpu", torch.device("cpu"), keep_storage,
+], ids=["dict", "None", "str", "device", "callable"])
+def test_load_passes_map_location_and_weights_only(lesson, tmp_path, monkeypatch, location):
     model, optimizer = new_run(seed=0)
     lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
     real_load, calls = torch.load, []
@@ -497,17 +840,96 @@ def test_load_passes_map_location_and_weights_only(lesson, tmp_path, monkeypatch
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(torch, "load", recording_load)
-    location = {"cuda:0": "cpu"}  # what a checkpoint written on a GPU needs on a CPU machine
     lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1), map_location=location)
     assert len(calls) == 1, f"load_checkpoint called torch.load {len(calls)} times, expected once"
     assert calls[0].get("map_location") is location, (
-        f"load_checkpoint(..., map_location={location}) called torch.load with map_location="
-        f"{calls[0].get('map_location')!r}: pass it through"
+        f"load_checkpoint(..., map_location={location!r}) called torch.load with map_location="
+        f"{calls[0].get('map_location')!r}: pass it through unchanged (None too)"
     )
     assert calls[0].get("weights_only") is True, (
         "load_checkpoint called torch.load without weights_only=True: say it explicitly, so that "
         "loading never unpickles arbitrary objects"
     )
+
+
+@pytest.mark.parametrize(("saved_spare", "loaded_spare"), [(True, False), (False, True)], ids=["unexpected key", "missing key"])
+def test_load_refuses_a_model_that_does_not_match(lesson, tmp_path, saved_spare, loaded_spare):
+    saved = SpareHead(spare=saved_spare)
+    lesson.save_checkpoint(tmp_path / "ckpt.pt", saved, torch.optim.Adam(saved.body.parameters()), epoch=1)
+    model = SpareHead(spare=loaded_spare)
+    optimizer = torch.optim.Adam(model.body.parameters())  # the optimizers match: only the models differ
+    expect_raises(
+        lambda: lesson.load_checkpoint(tmp_path / "ckpt.pt", model, optimizer), RuntimeError,
+        what=(f"load_checkpoint of a model {'with' if saved_spare else 'without'} a parameter 'spare' into one "
+              f"{'with' if loaded_spare else 'without'} it"),
+        why="load_state_dict is strict (the default, strict=True): a checkpoint that does not fit the model "
+            "must not half-load and leave the rest at its random initialisation.",
+        mention=("spare",),
+    )
+
+
+class FakeCudaRandom:
+    """CUDA's random-state functions on a machine with `count` GPUs, for a CPU-only test."""
+
+    NAMES = ("get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all")
+
+    def __init__(self, count: int, fill: int):
+        self.states = [torch.full((8,), fill + i, dtype=torch.uint8) for i in range(count)]
+        self.sets = 0
+
+    @staticmethod
+    def _index(device) -> int:
+        return device if isinstance(device, int) else (torch.device(device).index or 0)
+
+    def get_rng_state(self, device="cuda"):
+        return self.states[self._index(device)].clone()
+
+    def get_rng_state_all(self):
+        return [state.clone() for state in self.states]
+
+    def set_rng_state(self, new_state, device="cuda"):
+        self.sets += 1
+        self.states[self._index(device)] = new_state.clone()
+
+    def set_rng_state_all(self, new_states):
+        for i, state in enumerate(new_states):
+            self.set_rng_state(state, i)
+
+    def install(self, patch) -> None:
+        gpus = len(self.states)
+        patch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
+        patch.setattr(torch.cuda, "device_count", lambda: gpus)
+        for module in (torch.cuda, torch.cuda.random):
+            for name in self.NAMES:
+                patch.setattr(module, name, getattr(self, name))
+
+
+def test_checkpoint_keeps_every_cuda_random_state(lesson, tmp_path, monkeypatch):
+    model, optimizer = new_run(seed=0)
+    fresh, fresh_optimizer = new_run(seed=1)
+    with monkeypatch.context() as patch:
+        saved = FakeCudaRandom(2, fill=10)
+        saved.install(patch)
+        lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
+        expected = saved.get_rng_state_all()
+    with monkeypatch.context() as patch:
+        later = FakeCudaRandom(2, fill=50)  # a new process on the same machine
+        later.install(patch)
+        lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
+        for i, (got, want) in enumerate(zip(later.states, expected)):
+            assert torch.equal(got, want), (
+                f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
+                f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
+                "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
+            )
+    with monkeypatch.context() as patch:
+        cpu_only = FakeCudaRandom(0, fill=0)
+        cpu_only.install(patch)
+        lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
+        assert cpu_only.sets == 0, (
+            "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
+            "random states: restore them only where torch.cuda.is_available()"
+        )
 
 
 # --- accumulate_gradients ---------------------------------------------------------------------
@@ -551,14 +973,21 @@ def test_accumulated_gradients_equal_one_big_batch(lesson, case):
 
 
 def test_accumulate_discards_old_gradients(lesson):
-    model = make_model(dtype=torch.float64)
+    model = SpareHead(dtype=torch.float64)  # its `spare` parameter takes no part in the loss
     x, y = make_data(12, dtype=torch.float64)
-    _, expected = full_batch_gradients(model, x, y)
+    _, expected = full_batch_gradients(model.body, x, y)
     for p in model.parameters():
         p.grad = torch.ones_like(p)
     lesson.accumulate_gradients(model, LOSS, x, y, 3)
-    for (name, p), grad in zip(model.named_parameters(), expected):
+    for (name, p), grad in zip(model.body.named_parameters(), expected):
         assert_close(p.grad, grad, what=f"{name}.grad after accumulate_gradients on a model whose .grad held ones (clear them first)")
+    if model.spare.grad is not None:
+        pytest.fail(
+            "accumulate_gradients on a model whose .grad held ones: a parameter the loss does not use has "
+            f".grad {model.spare.grad.tolist()} afterwards, not None. Discard the old gradients with "
+            "model.zero_grad(set_to_none=True): a grad of zeros would be stepped by weight decay or Adam.",
+            pytrace=False,
+        )
 
 
 @pytest.mark.parametrize("micro_batches", [2, 3, 7])
@@ -611,3 +1040,9 @@ def test_training_on_the_gpu_with_cpu_batches(lesson, tmp_path):
     assert lesson.load_checkpoint(tmp_path / "gpu.pt", cpu_model, cpu_optimizer, map_location="cpu") == 1
     assert all(p.device.type == "cpu" for p in cpu_model.parameters())
     assert_same_parameters(cpu_model, model.cpu(), "a GPU checkpoint loaded onto a CPU model", exact=True)
+    # And back: a CPU checkpoint mapped onto the GPU (the random states land there too).
+    lesson.save_checkpoint(tmp_path / "cpu.pt", cpu_model, cpu_optimizer, epoch=2)
+    gpu_model = make_model(seed=2, dropout=0.3).to(device)
+    gpu_optimizer = torch.optim.Adam(gpu_model.parameters(), lr=0.01)
+    assert lesson.load_checkpoint(tmp_path / "cpu.pt", gpu_model, gpu_optimizer, map_location=device) == 2
+    assert_same_parameters(gpu_model.cpu(), cpu_model, "a CPU checkpoint loaded with map_location=cuda", exact=True)
