@@ -2,7 +2,45 @@
 conversion, against torch.finfo and brute force, and against Tensor.unfold.
 
 `lesson` is the module under test (the learner's, the reference, or a mutant).
+
+Contract (lesson text, docstrings, hints -> the tests that check it; check_round, check_limits and
+assert_windows run in every test of their function):
+round_to_bfloat16
+- "bit for bit x.to(torch.bfloat16).float() on every non-NaN float32" -> test_round_matches_torch_on_a_million_random_bit_patterns, test_round_matches_torch_on_tricky_classes
+- "round to nearest, ties to even" (the hex examples) -> test_worked_examples_round_to_nearest_even, test_round_matches_torch_on_tricky_classes[exact ties]
+- "+-0.0 and +-inf keep their sign" -> test_round_matches_torch_on_tricky_classes[signed zeros, infinities]
+- "subnormals round like any other number" -> test_round_matches_torch_on_tricky_classes[subnormals]
+- "a finite value too large for bfloat16 becomes inf" (the carry runs into the exponent) -> test_round_matches_torch_on_tricky_classes[the largest floats...]
+- "a NaN stays a NaN with its low 16 bits clear" (handle NaNs apart) -> test_nans_stay_nans, test_round_keeps_shape_and_layout (0-d NaNs)
+- "elements are bfloat16 values (their low 16 bits are 0)" -> check_round, in every round test
+- "any shape (0-d and empty too)" -> test_round_keeps_shape_and_layout (edge shapes, one element)
+- "any strides and layout" (transposed, stepped, offset, expanded, requiring grad) -> test_round_of_a_view, test_round_keeps_shape_and_layout
+- "x is not modified" (out-of-place ops only: the int32 view shares x's memory) -> test_round_does_not_modify_x, check_round
+- "a new float32 tensor of x's shape on x's device" -> check_round, test_round_does_not_modify_x (writes to the result), test_runs_on_the_inputs_device (CUDA)
+- "integer ops on x.view(torch.int32), no bfloat16 tensor created" -> test_round_works_on_the_bits_not_by_conversion
+- "TypeError if x is not float32" -> test_round_refuses_other_dtypes
+float_limits
+- "(largest finite, eps, smallest normal)", "the results are Python floats" -> check_limits, in every limits test
+- "equal to torch.finfo for float32, float16, bfloat16, float64, float8_e5m2" -> test_limits_match_finfo, test_float16_and_bfloat16_facts_from_the_seed
+- "IEEE conventions: bias, all-ones exponent reserved (e4m3fn differs)", "brute force for formats torch does not have" -> test_limits_of_formats_torch_does_not_have
+- "exponent_bits 2 to 11, mantissa_bits 1 to 52" (both ends accepted) -> test_limits_at_the_ends_of_the_ranges
+- "computed, not looked up" -> test_limits_are_computed_not_looked_up (torch.finfo and numpy.finfo)
+- "TypeError for arguments that are not ints, ValueError for widths out of range" -> test_limits_refuse_bad_widths
+sliding_windows
+- "returns x.unfold(0, size, step)", shape (W, *rest, size), W, "trailing elements dropped", out[w, ..., k] -> test_windows_match_unfold, test_windows_of_a_short_sequence
+- "any dims" (windows along dim 0; size == len, step > len, one element, empty rest dims) -> test_windows_match_unfold
+- "any dtype" -> test_windows_of_any_dtype, test_windows_match_unfold
+- "any strides and storage offset" (sliced, stepped, transposed, expanded) -> test_windows_of_views, test_windows_match_unfold
+- "a view: shares x's storage, a write to x shows in it" -> assert_windows, test_windows_see_writes_to_x
+- "made with as_strided (unfold is not allowed)" -> test_windows_do_not_call_unfold, test_windows_on_the_meta_device
+- the view lives on x's device -> test_windows_on_the_meta_device, test_runs_on_the_inputs_device (CUDA)
+- "ValueError if x is 0-d, size < 1, step < 1 or size > len(x)" -> test_windows_refuse_bad_sizes
+- "never write through it" -> advice to the caller, nothing the function does
+Explanations with no function behind them (the defaults of torch.ones/torch.tensor, NumPy sharing
+memory, .contiguous()) are not graded.
 """
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,7 +49,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.testing import assert_close, describe, expect_raises, forbid, trace_ops
-from grader.testing.strategies import shapes, tensors, with_layout
+from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, cast, edge_shapes, on_meta, shapes, tensors, with_layout
 
 
 def from_bits(*patterns: int) -> torch.Tensor:
@@ -48,21 +86,32 @@ def mistakes(x_bits: torch.Tensor, want: torch.Tensor) -> list[tuple[torch.Tenso
     ]
 
 
-def assert_rounds_like_torch(out, x: torch.Tensor, what: str) -> None:
-    """`out` holds, bit for bit, x.to(torch.bfloat16).float() (NaNs: any NaN with low half 0)."""
+def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
+    """round_to_bfloat16(x) holds, bit for bit, x.to(torch.bfloat16).float() (NaNs: any NaN with low
+    half 0), is a new float32 tensor of x's shape on x's device, and x is left as it was."""
     __tracebackhide__ = True
+    before, expected = x.detach().clone(), x.detach().to(torch.bfloat16).float()  # before the call
+    out = lesson.round_to_bfloat16(x)
     if not isinstance(out, torch.Tensor):
         raise AssertionError(f"{what} returned {type(out).__name__}, expected a torch.Tensor")
     if (out.dtype, out.shape, out.device) != (torch.float32, x.shape, x.device):
         raise AssertionError(f"{what} returned {describe(out)} on {out.device}; expected float32 of shape "
                              f"{tuple(x.shape)} on {x.device}, like x")
-    expected = x.to(torch.bfloat16).float()
-    x_bits, got, want = bits_of(x), bits_of(out), bits_of(expected)
-    nan = x.reshape(-1).isnan()
+    changed = int((bits_of(x.detach()) != bits_of(before)).sum())
+    if changed:
+        raise AssertionError(f"{what} changed {changed} of {x.numel()} elements of the caller's x. "
+                             "x.view(torch.int32) shares x's memory: an in-place op on it (+=, add_, "
+                             "bitwise_and_, copy_) writes into x. Use out-of-place ops.")
+    if out is x or (x.numel() and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()):
+        raise AssertionError(f"{what} returned a tensor that shares x's memory; it must return a new tensor "
+                             "(writing to the result must not change x)")
+    x_bits, got, want = bits_of(before), bits_of(out.detach()), bits_of(expected)
+    nan = before.reshape(-1).isnan()
     wrong = ~nan & (got != want)
     checks = [
-        (nan & ~out.reshape(-1).isnan(), "a NaN must stay a NaN: handle NaNs apart, since a payload only in the "
-                                         "low 16 bits carries into the exponent and is then cleared, which leaves inf"),
+        (nan & ~out.detach().reshape(-1).isnan(), "a NaN must stay a NaN: handle NaNs apart, since a payload only "
+                                                  "in the low 16 bits carries into the exponent and is then "
+                                                  "cleared, which leaves inf"),
         *((wrong & kind, why) for kind, why in mistakes(x_bits, want)),
         ((got & 0xFFFF) != 0,
          "the low 16 bits of every output, NaNs too, must be 0: the result must be a bfloat16 value"),
@@ -70,12 +119,13 @@ def assert_rounds_like_torch(out, x: torch.Tensor, what: str) -> None:
     for bad, why in checks:
         if bad.any():
             index = bad.nonzero().flatten()[:8].tolist()
-            lines = [f"  x = {show(x_bits[i].item(), x.reshape(-1)[i].item())} -> got "
+            lines = [f"  x = {show(x_bits[i].item(), before.reshape(-1)[i].item())} -> got "
                      f"{show(got[i].item(), out.reshape(-1)[i].item())}, torch gives "
                      f"{show(want[i].item(), expected.reshape(-1)[i].item())}" for i in index]
             count = int((wrong | bad).sum())
             raise AssertionError(f"{what}: {count} of {x.numel()} elements wrong. {why[0].upper()}{why[1:]}, "
                                  "for example:\n" + "\n".join(lines))
+    return out
 
 
 # Bit patterns of every class that a rounding by hand can get wrong.
@@ -106,7 +156,7 @@ def test_worked_examples_round_to_nearest_even(lesson):
     # The lesson text's hex examples: 1 + 2**-8 is a tie that stays at 1.0 (even), 1 + 3*2**-8 a tie
     # that goes up to 1 + 2**-6, a hair above a tie rounds up; float16's largest, 65504, becomes 65536.
     x = torch.tensor([1.0, 1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, 1 + 2**-9, 65504.0, -3.0])
-    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, "round_to_bfloat16(tensor([1, 1+2**-8, 1+3*2**-8, ...]))")
+    check_round(lesson, x, "round_to_bfloat16(tensor([1, 1+2**-8, 1+3*2**-8, ...]))")
 
 
 @pytest.mark.public
@@ -142,44 +192,63 @@ def test_round_matches_torch_on_a_million_random_bit_patterns(lesson):
     bits = torch.randint(-2**31, 2**31, (2**20,), dtype=torch.int32, generator=torch.Generator().manual_seed(10))
     x = bits.view(torch.float32)
     what = "round_to_bfloat16(x) for 2**20 random float32 bit patterns"
-    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, what)
+    check_round(lesson, x, what)
 
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("name", list(CLASSES))
 def test_round_matches_torch_on_tricky_classes(lesson, name):
     x = from_bits(*CLASSES[name])
-    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, f"round_to_bfloat16(x) for {name}")
+    check_round(lesson, x, f"round_to_bfloat16(x) for {name}")
 
 
 @pytest.mark.points(2)
 def test_nans_stay_nans(lesson):
     x = from_bits(*NANS)  # signalling and quiet, both signs, payloads only in the low 16 bits too
-    out = lesson.round_to_bfloat16(x)
-    assert_rounds_like_torch(out, x, "round_to_bfloat16(x) for NaNs with all kinds of payload")
+    check_round(lesson, x, "round_to_bfloat16(x) for NaNs with all kinds of payload")
 
 
-@given(tensors(shape=shapes(min_dims=0, max_dims=3, min_side=0), scales=(1.0, 1e-40, 1e34)))
+@given(tensors(shape=edge_shapes(), scales=(1.0, 1e-40, 1e34), layouts=ALL_LAYOUTS))
 @example(torch.tensor(-0.0))
+@example(torch.tensor(float("nan")))
+@example(from_bits(0x7F80_0001)[0])  # a 0-d NaN whose payload is only in the low 16 bits
+@example(from_bits(0x7F7F_FFFF))  # one element, rounds to inf
 @example(torch.empty(0, 3).t())
 def test_round_keeps_shape_and_layout(lesson, x):
-    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, f"round_to_bfloat16(x) for x of {describe(x)}")
+    check_round(lesson, x, f"round_to_bfloat16(x) for x of {describe(x)}, stride {x.stride()}")
 
 
-@pytest.mark.parametrize("layout", ["transposed", "strided", "offset"])
+VIEWS = {
+    "transposed": lambda base: with_layout(base, "transposed"),
+    "strided": lambda base: with_layout(base, "strided"),
+    "offset": lambda base: base[3:],
+    "column": lambda base: base[1:, 2],
+    "expanded rows": lambda base: base.reshape(-1)[None].expand(3, -1),
+    "expanded columns": lambda base: base.reshape(-1)[:, None].expand(-1, 2),
+    "requires grad": lambda base: base.clone().requires_grad_(),
+}
+
+
+@pytest.mark.parametrize("layout", list(VIEWS))
 def test_round_of_a_view(lesson, layout):
-    base = EVERY_CLASS[: 8 * (EVERY_CLASS.numel() // 8)].reshape(8, -1)
-    x = base[3:] if layout == "offset" else with_layout(base, layout)
-    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, f"round_to_bfloat16(x) for x of {describe(x)} ({layout})")
+    x = VIEWS[layout](EVERY_CLASS[: 8 * (EVERY_CLASS.numel() // 8)].reshape(8, -1))
+    check_round(lesson, x, f"round_to_bfloat16(x) for x of {describe(x)}, stride {x.stride()}, storage offset "
+                           f"{x.storage_offset()} ({layout}{'' if layout == 'requires grad' else ' view'})")
 
 
 def test_round_does_not_modify_x(lesson):
     x = EVERY_CLASS.clone()
-    lesson.round_to_bfloat16(x)
+    out = lesson.round_to_bfloat16(x)
     changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
     assert changed == 0, (
         f"round_to_bfloat16(x) changed {changed} elements of the caller's x. x.view(torch.int32) shares x's "
         "memory: an in-place op on it (+=, add_, bitwise_and_) writes into x. Use out-of-place ops."
+    )
+    out.view(torch.int32).fill_(0x3F80_0000)  # the caller writes to the result: x must not see it
+    changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
+    assert changed == 0, (
+        f"writing to the result of round_to_bfloat16(x) changed {changed} elements of x: return a new tensor, "
+        "not x or a view of x's memory"
     )
 
 
@@ -194,7 +263,8 @@ def test_round_works_on_the_bits_not_by_conversion(lesson):
     )
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int32], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.complex64,
+                                   torch.bool], ids=str)
 def test_round_refuses_other_dtypes(lesson, dtype):
     x = torch.ones(2, 4, dtype=dtype)
     expect_raises(lambda: lesson.round_to_bfloat16(x), TypeError, what=f"round_to_bfloat16(x) for x of {describe(x)}",
@@ -236,17 +306,38 @@ def test_limits_match_finfo(lesson, dtype, e, m):
 
 @given(st.integers(2, 6), st.integers(1, 10))
 @example(6, 9)
+@example(4, 3)  # float8_e4m3fn's widths: IEEE rules give max 240 (e4m3fn itself reaches 448)
 @example(2, 1)
 def test_limits_of_formats_torch_does_not_have(lesson, e, m):
     check_limits(lesson.float_limits(e, m), brute_force_limits(e, m), f"float_limits({e}, {m})",
                  "decoding every bit pattern of that format")
 
 
+def decoded_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, float]:
+    """The three limits decoded, exactly, from their bit patterns (for formats too wide to list)."""
+    bias, m = 2 ** (exponent_bits - 1) - 1, mantissa_bits
+
+    def value(field: int, fraction: int) -> float:  # (1 + fraction / 2**m) * 2**(field - bias)
+        return float((1 + Fraction(fraction, 2**m)) * Fraction(2) ** (field - bias))
+
+    largest = value(2**exponent_bits - 2, 2**m - 1)  # all-ones is inf/NaN: the field below, all mantissa bits
+    return largest, value(bias, 1) - 1.0, value(1, 0)
+
+
+def test_limits_at_the_ends_of_the_ranges(lesson):
+    # The widths 2 and 11, 1 and 52 are all allowed ("2 to 11", "1 to 52"), and so is any mix of them.
+    for e, m in [(2, 52), (11, 1), (2, 1), (11, 52), (3, 30), (9, 45), (10, 11), (7, 52)]:
+        check_limits(lesson.float_limits(e, m), decoded_limits(e, m), f"float_limits({e}, {m})",
+                     "decoding the bit patterns of the largest finite number, of 1 + eps and of the smallest normal")
+
+
 def test_limits_are_computed_not_looked_up(lesson, monkeypatch):
     def no_finfo(*args, **kwargs):
-        raise AssertionError("float_limits called torch.finfo: compute the limits from the bit widths instead")
+        raise AssertionError("float_limits called torch.finfo or numpy.finfo: compute the limits from the bit "
+                             "widths instead")
 
     monkeypatch.setattr(torch, "finfo", no_finfo)
+    monkeypatch.setattr(np, "finfo", no_finfo)
     got = [lesson.float_limits(e, m) for _, e, m in FORMATS]
     monkeypatch.undo()
     for (dtype, e, m), limits in zip(FORMATS, got):
@@ -256,8 +347,10 @@ def test_limits_are_computed_not_looked_up(lesson, monkeypatch):
 
 @pytest.mark.parametrize(("args", "error"), [
     ((1, 7), ValueError), ((0, 7), ValueError), ((8, 0), ValueError), ((8, -1), ValueError),
-    ((12, 10), ValueError), ((11, 53), ValueError), ((8.0, 7), TypeError), ((8, "7"), TypeError),
-], ids=["e1", "e0", "m0", "m-1", "e12", "m53", "float-e", "str-m"])
+    ((12, 10), ValueError), ((11, 53), ValueError), ((2, 53), ValueError), ((12, 1), ValueError),
+    ((-3, 7), ValueError), ((8.0, 7), TypeError), ((8, 7.0), TypeError), ((8, "7"), TypeError),
+    ((None, 7), TypeError),
+], ids=["e1", "e0", "m0", "m-1", "e12", "m53", "e2-m53", "e12-m1", "e-3", "float-e", "float-m", "str-m", "none-e"])
 def test_limits_refuse_bad_widths(lesson, args, error):
     why = ("the widths must be ints" if error is TypeError else
            "a format needs 2 to 11 exponent bits and 1 to 52 mantissa bits (1 exponent bit leaves no normal "
@@ -286,6 +379,8 @@ def make_layout(x: torch.Tensor, layout: str) -> torch.Tensor:
         return x.movedim(0, -1).contiguous().movedim(-1, 0)
     if layout == "offset":
         return torch.cat([x[:1].expand(3, *x.shape[1:]), x])[3:]
+    if layout == "expanded inner dim":  # a stride of 0 in dim 1 (the values change: unfold sees the same x)
+        return x[:, :1].expand(x.shape) if x.dim() > 1 and x.shape[1] > 0 else x
     return with_layout(x, layout)
 
 
@@ -293,13 +388,26 @@ def make_layout(x: torch.Tensor, layout: str) -> torch.Tensor:
 def windows_cases(draw):
     length = draw(st.integers(1, 12))
     rest = draw(shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
-    dtype = draw(st.sampled_from([torch.float32, torch.int64, torch.float16, torch.bool]))
+    dtype = draw(st.sampled_from([torch.float32, torch.int64, torch.float16, torch.bool, torch.bfloat16]))
     x = torch.arange(length * int(np.prod(rest, dtype=np.int64))).reshape(length, *rest).to(dtype)
-    x = make_layout(x, draw(st.sampled_from(["contiguous", "strided", "transposed", "dim 0 innermost", "offset"])))
+    x = make_layout(x, draw(st.sampled_from(["contiguous", "strided", "transposed", "dim 0 innermost", "offset",
+                                             "expanded", "expanded inner dim"])))
     return x, draw(st.integers(1, length)), draw(st.integers(1, 5))
 
 
+def sequence(length: int, *rest: int, layout: str = "offset") -> torch.Tensor:
+    return make_layout(torch.arange(length * int(np.prod(rest, dtype=np.int64)), dtype=torch.float32)
+                       .reshape(length, *rest), layout)
+
+
 @given(windows_cases())
+@example((sequence(6, 2), 6, 1))  # size == len(x): one window, all of x
+@example((sequence(6), 6, 4))  # and a step longer than what is left
+@example((sequence(5, 3), 2, 7))  # a step longer than x: one window
+@example((sequence(1), 1, 1))  # one element
+@example((sequence(1, 3, layout="strided"), 1, 2))
+@example((sequence(4, 0), 2, 1))  # no elements, yet 3 windows of shape (0, 2)
+@example((sequence(7, 2, layout="expanded"), 3, 2))  # stride 0 along dim 0
 @pytest.mark.points(2)
 def test_windows_match_unfold(lesson, case):
     x, size, step = case
@@ -316,6 +424,31 @@ def test_windows_of_views(lesson, layout):
     assert_windows(lesson.sliding_windows(x, 2, 1), x, 2, 1,
                    f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4) "
                    f"(stride {x.stride()}, storage offset {x.storage_offset()})")
+
+
+def test_windows_of_any_dtype(lesson):
+    for dtype in ANY_DTYPE:
+        x = cast(np.linspace(-3, 3, 27).reshape(9, 3), dtype)
+        for name, view in (("x[2:]", x[2:]), ("x[::2]", x[::2]), ("x.t()", x.t())):
+            assert_windows(lesson.sliding_windows(view, 2, 2), view, 2, 2,
+                           f"sliding_windows({name}, 2, 2) for x of {describe(x)}, stride {x.stride()}")
+
+
+def test_windows_on_the_meta_device(lesson):
+    # A view of x has x's device: on the meta device (shapes and strides, no data) the windows must be
+    # the same view as unfold's, which code going through NumPy or a new tensor cannot be.
+    base = on_meta(torch.empty(10, 4))
+    for layout, x in {"contiguous": base, "x[3:]": base[3:], "x.t()": base.t(), "x[::2, 1]": base[::2, 1],
+                      "expanded": base[:1].expand(6, 4)}.items():
+        what = f"sliding_windows(x, 3, 2) for x = {layout} of shape {tuple(x.shape)} on the meta device"
+        out = lesson.sliding_windows(x, 3, 2)
+        want = x.unfold(0, 3, 2)
+        got_view = (out.device, out.dtype, tuple(out.shape), out.stride(), out.storage_offset())
+        want_view = (want.device, want.dtype, tuple(want.shape), want.stride(), want.storage_offset())
+        if got_view != want_view:
+            pytest.fail(f"{what} gives (device, dtype, shape, stride, storage offset) {got_view}; x.unfold(0, 3, 2) "
+                        f"gives {want_view}. Build the view on x itself with x.as_strided: strides from x.stride(), "
+                        "offset x.storage_offset()", pytrace=False)
 
 
 @pytest.mark.points(2)
@@ -338,8 +471,10 @@ def test_windows_do_not_call_unfold(lesson):
 
 
 @pytest.mark.parametrize(("shape", "size", "step"), [((5,), 6, 1), ((0,), 1, 1), ((5,), 0, 1), ((5,), 2, 0),
-                                                     ((5, 2), 2, -1), ((), 1, 1)],
-                         ids=["too-long", "empty", "size0", "step0", "step-1", "0-d"])
+                                                     ((5, 2), 2, -1), ((), 1, 1), ((5,), -1, 1), ((3, 4), 4, 1),
+                                                     ((0, 2), 1, 1), ((), 0, 0)],
+                         ids=["too-long", "empty", "size0", "step0", "step-1", "0-d", "size-1", "too-long-2d",
+                              "empty-2d", "0-d-size0"])
 def test_windows_refuse_bad_sizes(lesson, shape, size, step):
     x = torch.zeros(shape)
     expect_raises(lambda: lesson.sliding_windows(x, size, step), ValueError,
@@ -353,6 +488,6 @@ def test_windows_refuse_bad_sizes(lesson, shape, size, step):
 @pytest.mark.cuda
 def test_runs_on_the_inputs_device(lesson):
     x = EVERY_CLASS.cuda()
-    assert_rounds_like_torch(lesson.round_to_bfloat16(x), x, "round_to_bfloat16(x) for x on CUDA")
+    check_round(lesson, x, "round_to_bfloat16(x) for x on CUDA")
     y = torch.arange(20.0, device="cuda").reshape(10, 2)[1:]
     assert_windows(lesson.sliding_windows(y, 3, 2), y, 3, 2, "sliding_windows(x, 3, 2) for x on CUDA")
