@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -18,9 +18,9 @@ from torch.utils._pytree import tree_flatten
 
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
 BUILTINS: dict[str, tuple[str, ...]] = {
-    "torch.softmax": ("aten._softmax",),
+    "torch.softmax": ("aten._softmax", "aten._safe_softmax"),
     "torch.log_softmax": ("aten._log_softmax",),
-    "torch.logsumexp": ("aten.logsumexp",),
+    "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
     "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
     "torch.gather": ("aten.gather",),
     "torch.Tensor.unfold": ("aten.unfold",),
@@ -41,9 +41,11 @@ def _dtypes(tree) -> tuple[torch.dtype, ...]:
 
 
 class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
+    def __init__(self, *, dtypes: bool = True) -> None:
         super().__init__()
         self.calls: list[OpCall] = []
+        self.names: set[str] = set()
+        self.dtypes = dtypes  # keep each call with its dtypes, or only the ops' names (cheaper)
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -60,7 +62,10 @@ class _Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        self._record(str(func.overloadpacket), (args, kwargs), out)
+        name = str(func.overloadpacket)
+        self.names.add(name)
+        if self.dtypes:
+            self._record(name, (args, kwargs), out)
         return out
 
     def _record(self, op: str, inputs, out) -> None:
@@ -86,6 +91,15 @@ def forbid(*names: str, what: str, why: str):
             f"{what} calls {' or '.join(used)} (or an alias of it), which this lesson asks you "
             f"to write yourself: {why}"
         )
+
+
+@contextmanager
+def ops_run() -> Iterator[set[str]]:
+    """The names of the aten ops run inside the block, e.g. ``{"aten.exp", "aten.sum"}``: a set
+    filled as they run (no dtypes kept: cheap enough to wrap every call a test makes)."""
+    recorder = _Recorder(dtypes=False)
+    with recorder:
+        yield recorder.names
 
 
 def count_ops(fn: Callable[[], object]) -> Counter[str]:

@@ -46,10 +46,10 @@ import pytest
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.testing import assert_close, assert_no_loop, assert_speed, describe, grad_of, tolerance
 from grader.testing.differential import assert_same_as
+from grader.testing.forbid import ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
 
 INF = float("inf")
@@ -80,24 +80,6 @@ FORBIDDEN_OPS = {
 }
 
 
-class OpNames(TorchDispatchMode):
-    """The names of the aten ops run inside the block (grader.testing.trace_ops records their
-    dtypes too, which costs more than the calls it watches here)."""
-
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    @classmethod
-    def _should_skip_dynamo(cls):  # as grader.testing.forbid's recorder: no import of torch._dynamo
-        return False
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        __tracebackhide__ = True
-        self.names.add(str(func.overloadpacket))
-        return func(*args, **(kwargs or {}))
-
-
 def checked(fn, what, *watched, forbidding=True):
     """`fn` with the checks every call of the lesson's code gets here: it runs none of
     FORBIDDEN_OPS (unless `forbidding` is False), and it leaves its tensor arguments (and the
@@ -106,9 +88,9 @@ def checked(fn, what, *watched, forbidding=True):
         __tracebackhide__ = True
         inputs = [t for t in (*args, *watched) if isinstance(t, torch.Tensor)]
         before = [t.detach().clone() for t in inputs]
-        with OpNames() as ops:
+        with ops_run() as ops:
             result = fn(*args, **kwargs)
-        used = ops.names & FORBIDDEN_OPS.keys() if forbidding else ()
+        used = ops & FORBIDDEN_OPS.keys() if forbidding else ()
         if used:
             pytest.fail(
                 f"{what} calls {'; '.join(FORBIDDEN_OPS[op] for op in sorted(used))}, which this lesson asks you to "
