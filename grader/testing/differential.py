@@ -98,3 +98,31 @@ def _short(value) -> str:
     if isinstance(value, torch.Tensor):
         return f"a tensor of {describe(value)}"
     return repr(value)[:80]
+
+
+def on_another_default_device(call: Callable[[], object], *, what: str, fix: str) -> object:
+    """`call()` on CPU inputs with torch's default device set to "meta"; returns its result.
+
+    A tensor the code builds without ``device=`` (``torch.zeros(shape)``, ``torch.tensor(0.0)``)
+    lands on meta, away from the inputs, as it would next to inputs on a GPU: the call fails, or
+    returns a tensor that is not on the CPU, and the test fails saying so and how to `fix` it.
+    Cheaper than inputs on meta, whose first elementwise op imports torch._dynamo (seconds).
+    """
+    __tracebackhide__ = True
+    previous = torch.get_default_device()
+    torch.set_default_device("meta")
+    try:
+        out = call()
+    except NotImplementedError:
+        raise
+    except RuntimeError as exc:
+        out = exc
+    finally:
+        torch.set_default_device(previous)
+    if isinstance(out, RuntimeError) or (isinstance(out, torch.Tensor) and out.device.type != "cpu"):
+        found = (f"raised {type(out).__name__}({str(out)[:160]!r})" if isinstance(out, RuntimeError)
+                 else f"returned a tensor on {out.device}")
+        pytest.fail(f"{what} {found} while torch's default device was 'meta': it builds a tensor on the default "
+                    "device instead of the inputs' (on a GPU: 'Expected all tensors to be on the same device'). "
+                    f"{fix}", pytrace=False)
+    return out

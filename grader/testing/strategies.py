@@ -105,5 +105,10 @@ def tensor_and_dim(draw, **kwargs) -> tuple[torch.Tensor, int]:
 
 def on_meta(t: torch.Tensor) -> torch.Tensor:
     """The same shape, dtype and strides on the `meta` device: code that moves data to the CPU,
-    reads values into Python or builds a tensor on the default device shows itself there."""
+    reads values into Python or builds a tensor on the default device shows itself there.
+
+    The first elementwise or reduction op on a meta tensor imports torch._dynamo or sympy (about
+    as long as `import torch`): free in a lesson whose tests already use an optimizer, a cost
+    elsewhere, where ``differential.on_another_default_device`` catches the default-device half
+    for nothing."""
     return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta").requires_grad_(t.requires_grad)
