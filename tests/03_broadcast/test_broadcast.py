@@ -1,8 +1,49 @@
 """Lesson 03, broadcasting: checks broadcast.py against tiling, torch's rules and the loop definition.
 
 `lesson` is the module under test (the learner's, the reference, or a mutant).
+
+Contract (lesson text, docstrings, hints) -> the tests that check it:
+Merge
+- equals Linear(cat(a, tiled b)) with the same weights, seed's shapes -> test_merge_on_the_seed_shapes
+- any broadcastable leading dims: either side stretched, ranks differ, 0-d and empty ones
+  -> test_merge_broadcasts_any_leading_dims
+- gradients for both layers (and for a and b, as the tiled version gives) -> test_merge_trains_both_layers
+- never allocates anything the size of the tiled input -> test_merge_never_materialises_the_tiled_tensor
+- returns [*broadcast(A, B), out_features] in the inputs' dtype (float64, float16, bfloat16)
+  -> test_merge_keeps_the_inputs_dtype, test_merge_broadcasts_any_leading_dims
+- `linear1`/`linear2` are nn.Linear of the documented sizes, registered (bias=False allowed)
+  -> test_merge_layers_are_what_the_docstring_says, test_merge_trains_both_layers
+- `activation`: a function or a module, or None for none, applied once to the sum
+  -> test_merge_applies_the_activation_to_the_sum, test_merge_layers_are_what_the_docstring_says
+- runs on the inputs' device -> test_merge_builds_nothing_on_the_default_device, test_runs_on_the_inputs_device (CUDA)
+broadcast_shape
+- agrees with torch.broadcast_shapes (0-d shapes, 0-sized dims: "a 1 takes the other size, even 0")
+  -> test_broadcast_shape_examples, test_broadcast_shape_agrees_with_torch_when_shapes_broadcast,
+  test_broadcast_shape_agrees_with_torch_on_any_pair
+- tuples, lists or torch.Size in; a tuple of Python ints out -> test_broadcast_shape_examples,
+  test_broadcast_shape_accepts_torch_size_and_lists
+- ValueError naming both shapes when they don't broadcast -> test_broadcast_shape_rejects_with_both_shapes_named,
+  test_broadcast_shape_agrees_with_torch_on_any_pair
+- by hand: no tensors (nor NumPy arrays), no torch or NumPy broadcasting helpers, whatever the alias
+  -> test_broadcast_shape_works_out_the_rules_itself, test_broadcast_shape_of_huge_shapes
+pairwise_sq_dist
+- equals the loop definition, [N, M], any N, M, D (0 included), any layout of x and y
+  -> test_pairwise_sq_dist_small_example, test_pairwise_sq_dist_matches_the_loop_definition,
+  test_pairwise_sq_dist_of_edge_shapes
+- in x's dtype (float32, float64, float16, bfloat16) -> test_pairwise_sq_dist_float64_and_gradients,
+  test_pairwise_sq_dist_keeps_half_precision, test_pairwise_sq_dist_small_example
+- no Python loop (over points or coordinates); faster than a row loop -> test_pairwise_sq_dist_runs_no_python_loop,
+  test_pairwise_sq_dist_is_faster_than_a_row_loop
+- never negative -> test_pairwise_sq_dist_is_never_negative
+- accurate far from the origin, 0 for a point against itself -> test_pairwise_sq_dist_far_from_the_origin,
+  test_pairwise_sq_dist_is_never_negative
+- x and y are not modified -> test_pairwise_sq_dist_does_not_modify_its_inputs
+- runs on the inputs' device -> test_pairwise_sq_dist_builds_nothing_on_the_default_device,
+  test_runs_on_the_inputs_device (CUDA)
 """
 
+import sys
+from contextlib import contextmanager
 from functools import partial
 
 import pytest
@@ -14,7 +55,12 @@ from hypothesis.extra import numpy as hnp
 from torch import nn
 
 from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, grad_of
+from grader.testing.differential import on_another_default_device
 from grader.testing.memory import MiB, allocations, format_allocations
+from grader.testing.strategies import ALL_LAYOUTS, with_layout
+
+BUILD_FROM_INPUTS = (
+    "Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device), or better, let broadcasting do it.")
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -32,6 +78,34 @@ def torch_says(shape_a, shape_b) -> tuple[int, ...] | None:
         return None
 
 
+LIBRARIES = ("torch", "numpy")
+
+
+def library_calls(fn) -> list[str]:
+    """The torch and NumPy functions (Python or C) that `fn()` calls, whatever name it uses."""
+    calls: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            module = frame.f_globals.get("__name__") or ""
+            if module.partition(".")[0] in LIBRARIES:
+                calls.append(f"{module}.{frame.f_code.co_name}")
+        elif event == "c_call":
+            owner = getattr(arg, "__module__", None) or type(getattr(arg, "__self__", None)).__module__ or ""
+            if owner.partition(".")[0] in LIBRARIES:
+                calls.append(f"{owner}.{getattr(arg, '__name__', '?')}")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn()
+    except ValueError:  # a refusal is an answer; what it called is the question
+        pass
+    finally:
+        sys.setprofile(previous)
+    return calls
+
+
 def tiled_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """The seed's version, from the module's own weights: tile, concatenate, one Linear."""
     lead = torch_says(a.shape[:-1], b.shape[:-1])
@@ -40,6 +114,21 @@ def tiled_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
     biases = [layer.bias for layer in (merge.linear1, merge.linear2) if layer.bias is not None]
     out = F.linear(c, weight, sum(biases) if biases else None)
     return out if merge.activation is None else merge.activation(out)
+
+
+@contextmanager
+def explains_in_place(what: str):
+    """Turn "output with shape ... doesn't match the broadcast shape" into the lesson's advice."""
+    __tracebackhide__ = True
+    try:
+        yield
+    except RuntimeError as exc:
+        if "broadcast shape" not in str(exc):
+            raise
+        raise AssertionError(
+            f"{what} raised '{exc}': an in-place `c += ...` writes into c, whose shape cannot grow to the "
+            "broadcast shape when c is the stretched side. Write `c = linear1(a) + linear2(b)`."
+        ) from None
 
 
 def make_merge(lesson, f1, f2, out, activation=None, seed=0):
@@ -101,6 +190,11 @@ def merge_shapes(draw):
 @example(((4, 1), (4, 3), 2, 3, 2), None)  # a is the one stretched
 @example(((2, 3, 4), (4,), 2, 3, 2), None)  # b has fewer dims
 @example(((), (3,), 2, 2, 2), None)  # a has none at all
+@example(((), (), 3, 2, 2), None)  # neither has any: a (3,), b (2,)
+@example(((4, 1), (1, 3), 2, 3, 2), "tanh")  # each side stretched along one dim
+@example(((3,), (2, 1, 3), 2, 3, 2), None)  # b has more dims than a
+@example(((0, 3), (1, 1), 2, 3, 2), None)  # an empty leading dim
+@example(((1,), (2, 0), 2, 3, 2), None)  # b's empty dim stretches a
 @pytest.mark.points(2)
 def test_merge_broadcasts_any_leading_dims(lesson, shapes, activation):
     lead_a, lead_b, f1, f2, out_features = shapes
@@ -108,12 +202,18 @@ def test_merge_broadcasts_any_leading_dims(lesson, shapes, activation):
     merge = make_merge(lesson, f1, f2, out_features, activation=act)
     a, b = rand(*lead_a, f1, seed=1), rand(*lead_b, f2, seed=2)
     what = f"Merge({f1}, {f2}, {out_features}, activation={activation})(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
-    assert_close(merge(a, b), tiled_merge(merge, a, b), what=what)
+    with explains_in_place(what):
+        out = merge(a, b)
+    assert_close(out, tiled_merge(merge, a, b), what=what)
 
 
-def test_merge_trains_both_layers(lesson):
+@pytest.mark.parametrize("stretched", ["b", "a"])
+def test_merge_trains_both_layers(lesson, stretched):
     merge = make_merge(lesson, 3, 4, 2, activation=torch.tanh)
     a, b = rand(6, 5, 3, seed=1), rand(6, 1, 4, seed=2)
+    if stretched == "a":
+        a, b = rand(6, 1, 3, seed=1), rand(6, 5, 4, seed=2)
+    a.requires_grad_(), b.requires_grad_()
     names = {name for name, _ in merge.named_parameters()}
     assert {"linear1.weight", "linear2.weight"} <= names, (
         f"Merge.named_parameters() gives {sorted(names)}: both layers must be registered submodules "
@@ -124,15 +224,68 @@ def test_merge_trains_both_layers(lesson):
     for name, param in merge.named_parameters():
         assert param.grad is not None and param.grad.abs().sum() > 0, f"{name} got no gradient from the loss"
     # The gradients are those of the tiled formula.
-    expected = torch.autograd.grad(tiled_merge(merge, a, b).square().mean(), list(merge.parameters()))
+    expected = torch.autograd.grad(tiled_merge(merge, a, b).square().mean(), [*merge.parameters(), a, b])
     for (name, param), grad in zip(merge.named_parameters(), expected):
-        assert_close(param.grad, grad, what=f"the gradient of {name}")
+        assert_close(param.grad, grad, what=f"the gradient of {name} (a {tuple(a.shape)}, b {tuple(b.shape)})")
+    for name, tensor, grad in (("a", a, expected[-2]), ("b", b, expected[-1])):
+        assert tensor.grad is not None, f"Merge(...)(a, b): no gradient reached the input {name} (no .detach() on the inputs)"
+        assert_close(tensor.grad, grad, what=f"the gradient of the input {name} of shape {tuple(tensor.shape)}")
 
 
-def test_merge_keeps_the_inputs_dtype(lesson):
-    merge = make_merge(lesson, 3, 4, 2).double()
-    a, b = rand(2, 5, 3, seed=1, dtype=torch.float64), rand(2, 1, 4, seed=2, dtype=torch.float64)
-    assert_close(merge(a, b), tiled_merge(merge, a, b), what="Merge(...).double() on float64 inputs")
+ACTIVATIONS = {"torch.relu": torch.relu, "nn.Tanh()": nn.Tanh(), "torch.sigmoid": torch.sigmoid, "nn.Softplus()": nn.Softplus()}
+
+
+class Recorded:
+    """An activation that records the shape of each tensor it is given."""
+
+    def __init__(self, fn):
+        self.fn, self.shapes = fn, []
+
+    def __call__(self, t):
+        self.shapes.append(tuple(t.shape))
+        return self.fn(t)
+
+
+@pytest.mark.parametrize("stretched", ["b", "a"])
+def test_merge_applies_the_activation_to_the_sum(lesson, stretched):
+    a, b = rand(4, 3, 3, seed=1), rand(4, 1, 2, seed=2)
+    if stretched == "a":
+        a, b = rand(4, 1, 3, seed=1), rand(4, 3, 2, seed=2)
+    for name, fn in ACTIVATIONS.items():
+        activation = Recorded(fn)
+        merge = make_merge(lesson, 3, 2, 4, activation=activation)
+        what = f"Merge(3, 2, 4, activation={name})(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
+        out = merge(a, b)
+        assert activation.shapes == [(4, 3, 4)], (
+            f"{what} called the activation on tensors of shapes {activation.shapes}; expected one call, on the "
+            "sum of the two projections, (4, 3, 4): the activation of Linear(cat(a, b)) is applied to the sum, "
+            "not to each projection"
+        )
+        assert_close(out, tiled_merge(merge, a, b), what=what)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
+def test_merge_keeps_the_inputs_dtype(lesson, dtype):
+    merge = make_merge(lesson, 3, 4, 2, activation=torch.tanh).to(dtype)
+    a, b = rand(2, 5, 3, seed=1, dtype=dtype), rand(2, 1, 4, seed=2, dtype=dtype)
+    out = merge(a, b)
+    what = f"Merge(3, 4, 2, activation=torch.tanh).to({dtype}) on {dtype} inputs a (2, 5, 3), b (2, 1, 4)"
+    assert isinstance(out, torch.Tensor) and out.dtype == dtype, (
+        f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; expected {dtype}, the inputs' dtype"
+    )
+    # The truth in float64, from the very same (rounded) weights and inputs.
+    expected = tiled_merge(make_merge(lesson, 3, 4, 2, activation=torch.tanh).to(dtype).double(), a.double(), b.double())
+    eps = torch.finfo(dtype).eps
+    assert_close(out, expected.to(dtype), rtol=8 * eps, atol=8 * eps, what=what)
+
+
+def test_merge_builds_nothing_on_the_default_device(lesson):
+    merge = make_merge(lesson, 3, 4, 2, activation=torch.relu)
+    for lead_a, lead_b in (((2, 5), (2, 1)), ((1, 5), (2, 1))):
+        a, b = rand(*lead_a, 3, seed=1), rand(*lead_b, 4, seed=2)
+        what = f"Merge(3, 4, 2, activation=torch.relu)(a, b) for CPU a {tuple(a.shape)}, b {tuple(b.shape)}"
+        out = on_another_default_device(lambda: merge(a, b), what=what, fix=BUILD_FROM_INPUTS)
+        assert_close(out, tiled_merge(merge, a, b), what=f"{what}, with the default device set to 'meta'")
 
 
 @pytest.mark.points(2)
@@ -169,7 +322,8 @@ def shape_id(shape) -> str:
 @pytest.mark.parametrize(
     ("shape_a", "shape_b", "expected"),
     [((3, 2), (3, 1), (3, 2)), ((2, 1), (2,), (2, 2)), ((5, 3, 5), (5, 1, 5), (5, 3, 5)),
-     ((5, 1, 6), (3, 1), (5, 3, 6)), ((), (4,), (4,)), ((0,), (1,), (0,)), ((2, 0), (2, 1), (2, 0))],
+     ((5, 1, 6), (3, 1), (5, 3, 6)), ((), (4,), (4,)), ((0,), (1,), (0,)), ((2, 0), (2, 1), (2, 0)),
+     ((), (), ()), ((3, 1), (), (3, 1)), ((1, 0), (3, 1), (3, 0)), ((1,), (1, 1), (1, 1)), ((0, 1), (0,), (0, 0))],
     ids=lambda shape: shape_id(shape),
 )
 def test_broadcast_shape_examples(lesson, shape_a, shape_b, expected):
@@ -177,10 +331,16 @@ def test_broadcast_shape_examples(lesson, shape_a, shape_b, expected):
     assert got == expected and isinstance(got, tuple), (
         f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}; expected the tuple {expected}"
     )
+    kinds = sorted({type(size).__name__ for size in got if type(size) is not int})
+    assert not kinds, (
+        f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}, with sizes of type {', '.join(kinds)}; "
+        "the docstring promises a tuple of Python ints (compare and pick the sizes themselves)"
+    )
 
 
 @pytest.mark.public
-@pytest.mark.parametrize(("shape_a", "shape_b"), [((3, 2), (3, 4)), ((2,), (3,)), ((0,), (3,)), ((4, 3), (4,))],
+@pytest.mark.parametrize(("shape_a", "shape_b"), [((3, 2), (3, 4)), ((2,), (3,)), ((0,), (3,)), ((4, 3), (4,)),
+                                            ((2, 3), (3, 3)), ((5, 4, 6), (2, 6)), ((3,), (2, 1, 2))],
                          ids=lambda shape: shape_id(shape))
 def test_broadcast_shape_rejects_with_both_shapes_named(lesson, shape_a, shape_b):
     expect_raises(
@@ -206,7 +366,8 @@ def test_broadcast_shape_agrees_with_torch_on_any_pair(lesson, shape_a, shape_b)
     expected = torch_says(shape_a, shape_b)
     if expected is None:
         expect_raises(lambda: lesson.broadcast_shape(shape_a, shape_b), ValueError,
-                      what=f"broadcast_shape({shape_a}, {shape_b})", why="torch refuses these shapes.")
+                      what=f"broadcast_shape({shape_a}, {shape_b})", why="torch refuses these shapes.",
+                      mention=(str(shape_a), str(shape_b)))
     else:
         got = lesson.broadcast_shape(shape_a, shape_b)
         assert got == expected, f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}; torch says {expected}"
@@ -236,6 +397,36 @@ def test_broadcast_shape_works_out_the_rules_itself(lesson, monkeypatch):
         f"broadcast_shape ran tensor operations ({', '.join(sorted(ops))}); work with the shape tuples "
         "alone: building tensors to read the shape of their sum is not applying the rules"
     )
+    # Any other spelling (torch.functional.broadcast_shapes, np.lib.stride_tricks, NumPy arrays
+    # added together, ...) is a call into torch or NumPy: none is needed to compare sizes.
+    for shape_a, shape_b in (((5, 1, 6), (3, 1)), (torch.Size([4, 1]), [2, 1, 3]), ((2,), (3,))):
+        called = library_calls(lambda: lesson.broadcast_shape(shape_a, shape_b))
+        if called:
+            pytest.fail(
+                f"broadcast_shape({shape_a}, {shape_b}) called {', '.join(dict.fromkeys(called[:3]))}; the exercise is "
+                "to apply the rules yourself, on the shapes as tuples of ints: no tensors, no NumPy arrays, no "
+                "library broadcasting helpers under any name", pytrace=False,
+            )
+
+
+@pytest.mark.parametrize(("shape_a", "shape_b", "expected"),
+                         [((2**40, 1), (1, 2**40), (2**40, 2**40)), ((10**12, 1, 3), (7, 1), (10**12, 7, 3)),
+                          ((300, 4), (300, 1), (300, 4)), ((10**12, 5), (10**12, 1), (10**12, 5))],
+                         ids=["2^40x1-1x2^40", "10^12x1x3-7x1", "300x4-300x1", "10^12x5-10^12x1"])
+def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
+    # Sizes are numbers: the rules work for shapes far too big to allocate. Each size is a
+    # fresh int object, as sizes read off two different tensors are: equal sizes above 256
+    # are equal (==) without being the same object (`is`).
+    shape_a, shape_b = (tuple(int(str(size)) for size in shape) for shape in (shape_a, shape_b))
+    what = f"broadcast_shape({shape_a}, {shape_b})"
+    try:
+        got = lesson.broadcast_shape(shape_a, shape_b)
+    except (MemoryError, RuntimeError, ValueError) as exc:
+        pytest.fail(f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected {expected}. These shapes "
+                    "broadcast, but no array of them fits in memory: work with the sizes, not with tensors or "
+                    "arrays of these shapes (and compare sizes with == and !=, never `is`: two equal ints "
+                    "above 256 are often different objects)", pytrace=False)
+    assert got == expected, f"{what} returned {got!r}; expected {expected}"
 
 
 # --- pairwise_sq_dist ------------------------------------------------------------------------
@@ -250,17 +441,50 @@ def test_pairwise_sq_dist_small_example(lesson):
 
 
 @given(st.integers(0, 6), st.integers(0, 6), st.integers(0, 5), st.sampled_from([1.0, 10.0, 1e3]),
-       st.sampled_from(["contiguous", "transposed"]), st.integers(0, 2**16))
+       st.sampled_from(ALL_LAYOUTS), st.sampled_from(ALL_LAYOUTS), st.integers(0, 2**16))
+@example(3, 4, 2, 1.0, "contiguous", "transposed", 0)  # y is the non-contiguous one
+@example(4, 3, 3, 10.0, "strided", "expanded", 1)
 @pytest.mark.points(2)
-def test_pairwise_sq_dist_matches_the_loop_definition(lesson, n, m, d, scale, layout, seed):
-    x, y = rand(n, d, seed=seed) * scale, rand(m, d, seed=seed + 1) * scale
-    if layout == "transposed":
-        x = x.t().contiguous().t()
+def test_pairwise_sq_dist_matches_the_loop_definition(lesson, n, m, d, scale, layout_x, layout_y, seed):
+    x = with_layout(rand(n, d, seed=seed) * scale, layout_x)
+    y = with_layout(rand(m, d, seed=seed + 1) * scale, layout_y)
     truth = loop_sq_dist(x, y)
     out = lesson.pairwise_sq_dist(x, y)
     # float32 rounding of squares of size ~scale**2 * d: relative error of a few eps of that.
     atol = 1e-5 * scale**2 * max(d, 1)
-    assert_close(out, truth.float(), rtol=1e-4, atol=atol, what=f"pairwise_sq_dist(x, y) for x of {describe(x)}, y of shape {(m, d)}")
+    assert_close(out, truth.float(), rtol=1e-4, atol=atol,
+                 what=f"pairwise_sq_dist(x, y) for x of {describe(x)}, y of {describe(y)} ({layout_x}, {layout_y})")
+
+
+def test_pairwise_sq_dist_of_edge_shapes(lesson):
+    for n, m, d in ((0, 3, 2), (3, 0, 2), (0, 0, 2), (2, 3, 0), (1, 1, 1), (1, 4, 3), (4, 1, 3)):
+        x, y = rand(n, d, seed=1) + 5, rand(m, d, seed=2) + 5
+        what = f"pairwise_sq_dist(x, y) for x of shape {(n, d)}, y of shape {(m, d)}"
+        assert_close(lesson.pairwise_sq_dist(x, y), loop_sq_dist(x, y).float(), rtol=1e-4, atol=1e-4,
+                     what=f"{what} (no points give an empty (N, M) table; no coordinates give zeros)")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_pairwise_sq_dist_keeps_half_precision(lesson, dtype):
+    x, y = rand(6, 4, seed=1, dtype=dtype), rand(5, 4, seed=2, dtype=dtype) + 1
+    out = lesson.pairwise_sq_dist(x, y)
+    what = f"pairwise_sq_dist(x, y) for {dtype} x (6, 4), y (5, 4)"
+    assert isinstance(out, torch.Tensor) and out.dtype == dtype, (
+        f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; the docstring promises x's dtype, {dtype} "
+        "(compute in it, or cast the result back)"
+    )
+    truth = loop_sq_dist(x, y)  # float64, from the very same rounded inputs
+    eps = torch.finfo(dtype).eps
+    assert_close(out, truth.to(dtype), rtol=8 * eps, atol=16 * eps * truth.max().item(), what=what)
+    assert out.min().item() >= 0, f"{what} has negative entries (down to {out.min().item():.3g}): clamp at 0"
+
+
+def test_pairwise_sq_dist_builds_nothing_on_the_default_device(lesson):
+    for n, m in ((3, 4), (0, 2), (0, 0)):
+        x, y = rand(n, 3, seed=1) + 10, rand(m, 3, seed=2) + 10
+        what = f"pairwise_sq_dist(x, y) for CPU x of shape {(n, 3)}, y of shape {(m, 3)}"
+        out = on_another_default_device(lambda: lesson.pairwise_sq_dist(x, y), what=what, fix=BUILD_FROM_INPUTS)
+        assert_close(out, loop_sq_dist(x, y).float(), rtol=1e-4, atol=1e-3, what=f"{what}, with the default device set to 'meta'")
 
 
 def test_pairwise_sq_dist_float64_and_gradients(lesson):
@@ -292,8 +516,10 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
     # holds it to about +-100, so the expanded formula cancels away every digit of a distance
     # of ~30 unless the points are moved near the origin first.
     x, y = rand(100, 16, seed=4) + 1e4, rand(120, 16, seed=5) + 1e4
-    what = "pairwise_sq_dist(x, y) for points near 1e4 (shapes (100, 16), (120, 16))"
-    assert_close(lesson.pairwise_sq_dist(x, y), loop_sq_dist(x, y).float(), rtol=1e-3, atol=1e-2, what=what)
+    for x_part, y_part in ((x, y), (x[:1], y[:6]), (x[:6], y[:1])):  # one point against a few, too
+        what = f"pairwise_sq_dist(x, y) for points near 1e4 (shapes {tuple(x_part.shape)}, {tuple(y_part.shape)})"
+        assert_close(lesson.pairwise_sq_dist(x_part, y_part), loop_sq_dist(x_part, y_part).float(), rtol=1e-3, atol=1e-2,
+                     what=f"{what} (move both sets near the origin first: subtract their common mean)")
     same = lesson.pairwise_sq_dist(x, x).diagonal()
     assert_close(same, torch.zeros(100), atol=1e-2, rtol=0, what="pairwise_sq_dist(x, x).diagonal() for points near 1e4 (each point against itself)")
 
@@ -312,6 +538,11 @@ def test_pairwise_sq_dist_runs_no_python_loop(lesson):
         lambda n: partial(lesson.pairwise_sq_dist, rand(n, 3, seed=1), rand(n, 3, seed=2)), 8, 64,
         what="pairwise_sq_dist", unit="points",
         hint="Broadcast instead: x[:, None, :] against y[None, :, :] compares every pair in one op.",
+    )
+    assert_no_loop(
+        lambda d: partial(lesson.pairwise_sq_dist, rand(8, d, seed=1), rand(6, d, seed=2)), 2, 16,
+        what="pairwise_sq_dist", unit="coordinates",
+        hint="Sum the squared differences over the last dim in one reduction (or use a matrix product).",
     )
 
 
