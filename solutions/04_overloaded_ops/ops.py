@@ -85,7 +85,8 @@ What the tests expect
   as the slicing loop above on a (500, 10) input, and no op count that grows with the number
   of rows;
 - normalize_rows: equal to torch.nn.functional.normalize(x, p=2, dim=-1, eps=eps), zero rows
-  included (zeros, with finite gradients), in float64, float32, float16 and bfloat16;
+  included (zeros, with finite gradients), in float64, float32, float16 and bfloat16 (in
+  float16, for an eps it can hold: the default 1e-12 rounds to 0 there, and 0 / 0 is nan);
 - masked_mean: the mean of the selected entries along any dim; 0 for a slice with no True; inf
   or nan in unselected entries changes neither the result nor the gradient;
 - none of them modifies its inputs, and every result is on the input's device.
@@ -112,8 +113,9 @@ def normalize_rows(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
 
     x: floating-point tensor of shape (..., D), any layout. Returns x / max(norm, eps), with the
     norm taken over the last dim, in x's shape and dtype: a zero row comes back as zeros (not
-    nan), with finite gradients. Equals torch.nn.functional.normalize(x, p=2, dim=-1, eps=eps).
-    x is not modified.
+    nan), with finite gradients, for any eps that x's dtype can hold (float16 rounds the default
+    1e-12 to 0: pass eps=1e-4 or more there). Equals torch.nn.functional.normalize(x, p=2,
+    dim=-1, eps=eps). x is not modified.
     """
     # keepdim: (..., 1) broadcasts along each row; vector_norm has a finite gradient at 0
     # and accumulates half precision in float32, where sqrt((x * x).sum()) would not.

@@ -2,6 +2,40 @@
 mean computed row by row in float64.
 
 `lesson` is the module under test (the learner's, the reference, or a mutant).
+
+Contract (lesson text, docstrings, hints) -> the tests that check it:
+row_sum
+- torch.sum(x, dim=0)'s values and dtype, any shape (one dim or more), dtype (bool, integer, float,
+  half, complex) and layout (expanded too) -> test_row_sum_same_as_torch_sum_for_every_dtype,
+  test_row_sum_matches_torch_sum, test_row_sum_of_the_seeds_matrix
+- bool and integer inputs give int64 (no wrap-around), floating ones keep their dtype
+  -> test_row_sum_of_bool_and_integers_promotes_like_torch, test_row_sum_same_as_torch_sum_for_every_dtype
+- N = 0 gives zeros of shape x.shape[1:] -> test_row_sum_of_edge_shapes, test_row_sum_same_as_torch_sum_for_every_dtype
+- one reduction: no loop, no indexing, not built-in sum() -> test_row_sum_runs_the_same_ops_for_10_or_1000_rows,
+  test_row_sum_is_much_faster_than_the_slicing_loop (30x)
+normalize_rows
+- equals F.normalize(x, p=2, dim=-1, eps=eps), values, dtype, shape and gradients, any layout, in
+  float64/float32/float16/bfloat16, empty and one-element shapes -> test_normalize_rows_same_as_F_normalize,
+  test_normalize_rows_matches_F_normalize, test_normalize_rows_in_low_precision_keeps_dtype,
+  test_normalize_rows_of_a_non_contiguous_input
+- x / max(norm, eps): a zero row gives zeros, tiny rows are divided by eps, the eps given is used
+  -> test_normalize_rows_with_a_zero_row, test_rows_below_eps_are_divided_by_eps, test_eps_argument_is_used
+- norm over the last dim with keepdim (square inputs) -> test_normalize_rows_of_a_square_input
+- finite gradients at a zero row; float16 squares that overflow -> test_zero_rows_have_finite_gradients,
+  test_float16_rows_whose_squares_overflow, test_normalize_rows_gradcheck_float64
+masked_mean
+- the mean of the selected entries along any dim (negative too), x's shape without dim
+  -> test_masked_mean_matches_a_row_by_row_mean, test_masked_mean_along_each_dim, test_masked_mean_of_small_shapes
+- a slice with no True gives 0; empty dims -> test_masked_mean_with_an_empty_row, test_masked_mean_of_empty_dims
+- unselected inf/nan change neither value nor gradient; selected ones count
+  -> test_masked_out_inf_and_nan_change_neither_value_nor_gradient, test_selected_inf_and_nan_are_part_of_the_mean
+- gradient 1 / count on selected entries, 0 elsewhere -> test_masked_mean_gradient_is_one_over_the_count,
+  test_masked_mean_gradcheck_float64
+- x's dtype (float64, float16, bfloat16); any layout of x and mask, expanded included
+  -> test_masked_mean_in_low_precision_keeps_dtype, test_masked_mean_matches_a_row_by_row_mean
+all three
+- no input modified -> test_inputs_are_not_modified
+- every result on the input's device -> test_results_are_built_on_the_inputs_device, test_runs_on_the_inputs_device (CUDA)
 """
 
 import itertools
@@ -17,7 +51,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from grader.testing import assert_close, assert_no_loop, assert_speed, describe, grad_of, tolerance
-from grader.testing.strategies import LAYOUTS, shapes, tensors, with_layout
+from grader.testing.differential import assert_same_as, on_another_default_device
+from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
 
 NAN, INF = float("nan"), float("inf")
 LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -88,6 +123,26 @@ def test_row_sum_of_bool_and_integers_promotes_like_torch(lesson, dtype):
         what=f"row_sum(x) for x of {describe(x)} (torch.sum promotes bool and integer inputs to int64, "
         "so the row_sum of a bool mask counts its True entries; int8 sums must not wrap around)",
     )
+
+
+# Shapes and layouts for the differential tests: one dim or more, empty, one-element. (No
+# "strided": assert_same_as cannot copy a step-2 view; the hypothesis tests draw those.)
+EDGE_CASES = [((5, 3), "contiguous"), ((5, 3), "transposed"), ((4, 2, 3), "transposed"), ((4, 2, 3), "expanded"),
+              ((0, 3), "contiguous"), ((3, 0), "contiguous"), ((1,), "contiguous"), ((1, 1), "contiguous"), ((6,), "expanded")]
+
+
+def edge_tensor(shape, layout, dtype, seed=0) -> torch.Tensor:
+    values = torch.randn(shape, generator=torch.Generator().manual_seed(seed)).numpy() * 4
+    return with_layout(cast(values, dtype), layout)
+
+
+@pytest.mark.parametrize("dtype", ANY_DTYPE, ids=str)
+def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
+    for shape, layout in EDGE_CASES:
+        x = edge_tensor(shape, layout, dtype)
+        assert_same_as(lesson.row_sum, partial(torch.sum, dim=0), x, grads=True,
+                       what=f"row_sum(x) ({layout}), against torch.sum(x, dim=0),", tolerance=order_tolerance(x)
+                       if dtype.is_floating_point else None)
 
 
 @pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)])
@@ -203,12 +258,35 @@ def test_float16_rows_whose_squares_overflow(lesson):
     )
 
 
+def eps_for(dtype: torch.dtype) -> float:
+    """The default eps, or one float16 can hold: it rounds 1e-12 to 0, and a zero row to 0 / 0."""
+    return 1e-4 if dtype == torch.float16 else 1e-12
+
+
 @given(tensors(dtypes=LOW_PRECISION, scales=(1.0, 30.0), extremes=False))
 def test_normalize_rows_in_low_precision_keeps_dtype(lesson, x):
+    eps = eps_for(x.dtype)
     assert_close(
-        lesson.normalize_rows(x), reference_normalize(x), what=f"normalize_rows(x) for x of {describe(x)}",
-        **tolerance(x.dtype),
+        lesson.normalize_rows(x, eps=eps), reference_normalize(x, eps=eps),
+        what=f"normalize_rows(x, eps={eps}) for x of {describe(x)}", **tolerance(x.dtype),
     )
+
+
+# Gradients (and values) of half precision: each correct order of operations rounds differently.
+HALF_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_normalize_rows_same_as_F_normalize(lesson, dtype):
+    eps = eps_for(dtype)
+    for shape, layout in EDGE_CASES:
+        values = torch.randn(shape, generator=torch.Generator().manual_seed(5)) * 4
+        if values.dim() > 1 and values.shape[0] > 0:
+            values[(0,) * (values.dim() - 1)] = 0.0  # a zero row
+        x = with_layout(values.to(dtype), layout)
+        assert_same_as(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x, eps=eps, grads=True,
+                       what=f"normalize_rows(x, eps={eps}) ({layout}, a zero row), against F.normalize(x, p=2, dim=-1, eps={eps}),",
+                       tolerance=HALF_TOLERANCE.get(dtype))
 
 
 def test_normalize_rows_gradcheck_float64(lesson):
@@ -249,7 +327,7 @@ def masked_cases(draw, dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0,
     x = draw(tensors(shape=shapes(min_side=0), dtypes=dtypes, scales=scales, extremes=False, layouts=("contiguous",)))
     mask = torch.from_numpy(draw(hnp.arrays(np.bool_, tuple(x.shape))))
     x = x.masked_fill(~mask, draw(st.sampled_from([0.0, NAN, INF, -INF])))
-    x, mask = with_layout(x, draw(st.sampled_from(LAYOUTS))), with_layout(mask, draw(st.sampled_from(LAYOUTS)))
+    x, mask = with_layout(x, draw(st.sampled_from(ALL_LAYOUTS))), with_layout(mask, draw(st.sampled_from(ALL_LAYOUTS)))
     return x, mask, draw(st.integers(-x.dim(), x.dim() - 1))
 
 
@@ -300,6 +378,16 @@ def test_selected_inf_and_nan_are_part_of_the_mean(lesson):
         what="masked_mean(x, mask, dim=1) for x = [[inf, 1.], [nan, 1.], [-inf, 1.]] with every entry "
         "selected (a selected inf or nan is a value like any other: the mean is inf, nan, -inf)",
     )
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((), 0), ((), -1), ((1,), 0), ((1, 1), -1), ((1, 3), 0), ((3, 1), 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_masked_mean_of_small_shapes(lesson, shape, dim, dtype):
+    # 0-d (torch.mean(x, 0) takes it too), one-element and size-1 dims: only `dim` goes.
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(15)) * 3).to(dtype)
+    for mask in (x > 0, x <= 0, torch.ones_like(x, dtype=torch.bool)):
+        check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of {describe(x)}, "
+                          f"mask {mask.flatten().tolist()}")
 
 
 @pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)])
@@ -353,6 +441,29 @@ def test_inputs_are_not_modified(lesson, name):
 
 
 # --- devices ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE_TRAPS))
+def test_results_are_built_on_the_inputs_device(lesson, name):
+    # "every result is on the input's device": a tensor built without device= (torch.zeros(...)
+    # for the empty slices, a count or an eps as a new tensor) lands on the default device.
+    for shape in ((4, 3), (0, 3), (3, 0)):
+        for dtype in ((torch.float32, torch.int64, torch.bool) if name == "row_sum" else (torch.float32, torch.float16)):
+            x = (torch.randn(shape, generator=torch.Generator().manual_seed(16)) * 3).to(dtype)
+            mask = torch.randn(shape, generator=torch.Generator().manual_seed(17)) > 0
+            if name == "masked_mean":
+                args, expected, call = (x, mask, 1), reference_masked_mean(x, mask, 1), "masked_mean(x, mask, 1)"
+            elif name == "row_sum":
+                args, expected, call = (x,), torch.sum(x, 0), "row_sum(x)"
+            else:
+                args, expected, call = (x,), reference_normalize(x, eps=eps_for(dtype)), f"normalize_rows(x, eps={eps_for(dtype)})"
+            what = f"{call} for CPU x of {describe(x)}"
+            kwargs = {"eps": eps_for(dtype)} if name == "normalize_rows" else {}
+            out = on_another_default_device(
+                lambda: getattr(lesson, name)(*args, **kwargs), what=what,
+                fix="Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device).")
+            assert_close(out, expected, what=f"{what}, with the default device set to 'meta'",
+                         **(order_tolerance(x) if x.is_floating_point() else {}))
 
 
 @pytest.mark.cuda
