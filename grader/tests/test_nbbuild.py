@@ -128,7 +128,9 @@ def test_every_lesson_makes_a_valid_notebook_without_test_code(notebooks):
         assert nb.cells[0].source.startswith("# Lesson ") and "Check your work with:" not in nb.cells[0].source
 
 
-def test_points_are_the_tests_points_markers():
+def test_points_are_the_tests_points_markers(kit):
     from grader.notebooks.course import lesson_points
 
-    assert lesson_points(ROOT, ["07_stable"])["07_stable"] == Points(public=5.0, hidden=36.0)
+    # The demo lesson: test_add and test_add_negative are public, test_scale is worth 2 and
+    # test_scale_speed 1, both hidden.
+    assert lesson_points(kit.path, ["98_demo"])["98_demo"] == Points(public=2.0, hidden=3.0)
