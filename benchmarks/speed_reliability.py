@@ -4,8 +4,9 @@
 
 For every lesson with ``@pytest.mark.speed`` tests:
 
-- the reference (solutions/) runs each speed test ``--runs`` times: every failure is a
-  false failure (a learner with a right answer would have been told it is too slow);
+- the reference (solutions/) runs each speed test ``--runs`` times, each in a fresh process as
+  a learner's run is: every failure is a false failure (a learner with a right answer would
+  have been told it is too slow);
 - each mutant is run once to find the slow ones (a speed test measures a ratio and fails on
   it), then each slow mutant runs ``--runs`` more times: every pass is a false pass.
 
@@ -64,6 +65,16 @@ def line(lesson: str, test: str, impl: str, outcomes: list[dict]) -> str:
     return f"{lesson:18} {test:42} {impl:32} passed {passed:2}/{len(outcomes):<2} {spread}"
 
 
+def cold_runs(lesson: Lesson, runs: int) -> dict[str, list[dict]]:
+    """The answers' speed tests `runs` times, each in a fresh process, as a learner runs them: the
+    first measurement of a process can fall where later ones in the same process do not."""
+    results: dict[str, list[dict]] = {}
+    for _ in range(runs):
+        for test, outcomes in run_speed_tests(lesson, 1).items():
+            results.setdefault(test, []).extend(outcomes)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("lessons", nargs="*", help="lessons by number, topic or folder name (default: every lesson)")
@@ -79,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"{args.runs} runs per speed test, {args.busy} core(s) kept busy, {os.cpu_count()} cores")
         for lesson in lessons:
-            reference = run_speed_tests(lesson, args.runs)
+            reference = cold_runs(lesson, args.runs)
             if not reference:
                 continue
             for test, outcomes in reference.items():

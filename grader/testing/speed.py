@@ -3,12 +3,16 @@
 The machines this runs on are shared and noisy, so: one thread (with torch's default pool,
 ops stall in bursts), calls interleaved (baseline, candidate, baseline, ...) so both see the
 same load, two warm-up calls, and the ratio of the minimums, the least disturbed sample of
-each. The measurements behind each step, and behind the lessons' thresholds, are in
-docs/MEASUREMENTS.md.
+each; and freed memory kept in the process (`_keep_freed_memory`), so that no call pays for
+faulting in pages the previous one gave back. The measurements behind each step, and behind
+the lessons' thresholds, are in docs/MEASUREMENTS.md.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import sys
 import time
 from typing import Callable
 
@@ -17,8 +21,29 @@ import torch
 from grader.plugin import measurements
 
 
+@functools.cache
+def _keep_freed_memory() -> None:
+    """Raise glibc's trim and mmap thresholds (1 GiB) for the rest of the process.
+
+    With glibc's defaults a tensor of a few MiB may come from mmap, or sit at the top of the heap
+    and be handed back to the system when freed, depending on how the heap lay when the test
+    began: then every call faults its buffers in again, and a fresh process's ratio can fall
+    several times below a warm one's (docs/MEASUREMENTS.md). Elsewhere than glibc: nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # another C library (musl has no mallopt)
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's malloc.h
+    for option in (m_trim_threshold, m_mmap_threshold):
+        mallopt(option, 1 << 30)
+
+
 def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:
     """How many times faster `candidate` runs than `baseline` (> 1: faster)."""
+    _keep_freed_memory()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
