@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 import pytest
 
@@ -31,3 +32,21 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
     else:
         message = f"{what} returned {result!r} without an error; expected a {exc_type.__name__}: {why}"
     pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
+
+
+@contextmanager
+def explained(what: str, *, when: str, advice: str) -> Iterator[None]:
+    """Inside the block, PyTorch's RuntimeError whose message contains `when` fails the test
+    with the lesson's `advice` for that pitfall (and the original message); any other error
+    passes through unchanged.
+
+    what: the learner's call, e.g. "Merge(...)(a, b)"; when: a piece of PyTorch's message that
+    names the pitfall, e.g. "Boolean value of Tensor"; advice: what went wrong and the fix.
+    """
+    __tracebackhide__ = True
+    try:
+        yield
+    except RuntimeError as exc:
+        if when not in str(exc):
+            raise
+        raise AssertionError(f"{what} raised '{exc}': {advice}") from None

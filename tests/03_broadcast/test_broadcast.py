@@ -43,7 +43,6 @@ pairwise_sq_dist
 """
 
 import sys
-from contextlib import contextmanager
 from functools import partial
 
 import pytest
@@ -54,7 +53,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch import nn
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, grad_of
+from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, explained, grad_of
 from grader.testing.differential import on_another_default_device
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import ALL_LAYOUTS, with_layout
@@ -116,19 +115,12 @@ def tiled_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
     return out if merge.activation is None else merge.activation(out)
 
 
-@contextmanager
 def explains_in_place(what: str):
-    """Turn "output with shape ... doesn't match the broadcast shape" into the lesson's advice."""
-    __tracebackhide__ = True
-    try:
-        yield
-    except RuntimeError as exc:
-        if "broadcast shape" not in str(exc):
-            raise
-        raise AssertionError(
-            f"{what} raised '{exc}': an in-place `c += ...` writes into c, whose shape cannot grow to the "
-            "broadcast shape when c is the stretched side. Write `c = linear1(a) + linear2(b)`."
-        ) from None
+    """The lesson's advice where PyTorch's error names the pitfall ("broadcast shape")."""
+    return explained(
+        what, when="broadcast shape",
+        advice="an in-place `c += ...` writes into c, whose shape cannot grow to the "
+        "broadcast shape when c is the stretched side. Write `c = linear1(a) + linear2(b)`.")
 
 
 def make_merge(lesson, f1, f2, out, activation=None, seed=0):

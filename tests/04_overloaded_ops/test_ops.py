@@ -39,7 +39,6 @@ all three
 """
 
 import itertools
-from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -50,7 +49,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, grad_of, tolerance
+from grader.testing import assert_close, assert_no_loop, assert_speed, describe, explained, grad_of, tolerance
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
 
@@ -71,20 +70,12 @@ def order_tolerance(x: torch.Tensor) -> dict[str, float]:
     return {"rtol": tol["rtol"], "atol": tol["atol"] + 8 * torch.finfo(x.dtype).eps * big}
 
 
-@contextmanager
 def explains_ambiguous_bool(what: str):
-    """Turn PyTorch's "Boolean value of Tensor ... is ambiguous" into the lesson's advice."""
-    __tracebackhide__ = True
-    try:
-        yield
-    except RuntimeError as exc:
-        if "Boolean value of Tensor" not in str(exc):
-            raise
-        raise AssertionError(
-            f"{what} raised '{exc}': Python's `and`, `or`, `not` (and `if`, and chained comparisons "
-            "like a < x < b) call bool() on a tensor. Combine masks with &, |, ~ and pick values "
-            "with torch.where."
-        ) from None
+    """The lesson's advice where PyTorch's error names the pitfall ("Boolean value of Tensor")."""
+    return explained(
+        what, when="Boolean value of Tensor",
+        advice="Python's `and`, `or`, `not` (and `if`, and chained comparisons like a < x < b) call "
+        "bool() on a tensor. Combine masks with &, |, ~ and pick values with torch.where.")
 
 
 # --- row_sum ---------------------------------------------------------------------------------
