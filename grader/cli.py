@@ -52,6 +52,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "verify": ("grader.authoring.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
   kata verify                 check every lesson (CI runs this)
   kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),
+    "exercises": ("grader.authoring.exercises", "write the stubs in exercises/ from each lesson's one source in solutions/", """\
+  kata exercises              every lesson's stubs, from the answer regions of solutions/NN
+  kata exercises --check      write nothing; exit 1 if a stub is stale (kata verify checks this too)"""),
     "mutate": ("grader.authoring.mutate", "mutation testing with cosmic-ray: which mutants of the answers the tests miss", """\
   kata mutate 07_stable       every mutant of solutions/07_stable, and the ones no test kills
   kata mutate --list 07       the mutants, without running them"""),

@@ -1,19 +1,19 @@
-"""``grader verify``'s static checks: the stub and the reference of a lesson are twins.
+"""``grader verify``'s static checks: a lesson's stubs are what its one source makes.
 
-Both trees have the same files, public names, signatures and docstrings; every stub function
-has a ``# TODO:`` and raises NotImplementedError (grader.stubs), the reference raises it
-nowhere; the hints have enough levels and never quote the reference.
+exercises/NN is what ``kata exercises`` makes from solutions/NN (grader.authoring.exercises);
+every public function has an answer region and a ``# TODO:`` beside it, so its stub raises
+NotImplementedError (grader.stubs) and says what to build; the reference raises it nowhere;
+the hints have enough levels and never quote the reference.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
-import inspect
 from pathlib import Path
 from typing import Callable
 
-from grader.lessons import Lesson
+from grader.authoring.exercises import BEGIN, END, regions, stale, stub_of
+from grader.lessons import KitError, Lesson
 from grader.stubs import has_todo_raise
 
 MIN_HINT_LEVELS = 3
@@ -35,94 +35,61 @@ def _functions(tree: ast.Module):
     return out
 
 
-def _import_file(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _signatures(module, names) -> dict[str, str]:
-    out = {}
-    for name in names:
-        obj = module
-        for part in name.split("."):
-            obj = getattr(obj, part, None)
-        try:
-            out[name] = str(inspect.signature(obj))
-        except (TypeError, ValueError):
-            out[name] = "?"
-    return out
-
-
 def check_trees(lesson: Lesson, problem: Problem) -> None:
     for tree in ("exercises", "solutions", "tests"):
         if not lesson.dir(tree).is_dir():
             problem(f"{tree}/{lesson.name}/ is missing: every lesson has a folder in exercises/, solutions/ and tests/.")
-    stubs, refs = set(lesson.modules("exercises")), set(lesson.modules("solutions"))
-    for stem in sorted(stubs ^ refs):
-        have = "exercises" if stem in stubs else "solutions"
-        problem(f"{have}/{lesson.name}/{stem}.py has no twin in the other tree: add it, or remove this one.")
-    if not refs and lesson.dir("solutions").is_dir():
+    if not lesson.dir("solutions").is_dir():
+        return
+    if not lesson.modules("solutions"):
         problem(f"solutions/{lesson.name}/ holds no module.")
-    for stem in sorted(stubs & refs):
+    try:
+        for text in stale(lesson):
+            problem(f"{text}: run `python -m grader exercises {lesson.name}` (the stubs are made from the source).")
+    except KitError as exc:
+        problem(str(exc))
+        return
+    for stem in lesson.modules("solutions"):
         _check_module(lesson, problem, stem)
     _check_hints(lesson, problem)
 
 
 def _check_module(lesson: Lesson, problem: Problem, stem: str) -> None:
-    stub_path, ref_path = lesson.dir("exercises") / f"{stem}.py", lesson.dir("solutions") / f"{stem}.py"
-    stub_source = stub_path.read_text(encoding="utf-8")
+    ref_path = lesson.dir("solutions") / f"{stem}.py"
+    source = ref_path.read_text(encoding="utf-8")
+    rel = f"{lesson.name}/{stem}.py"
     try:
-        stub_tree = ast.parse(stub_source, str(stub_path))
-        ref_tree = ast.parse(ref_path.read_text(encoding="utf-8"), str(ref_path))
+        ref_tree = ast.parse(source, str(ref_path))
+        stub_source = stub_of(source, f"solutions/{rel}")
+        stub_tree = ast.parse(stub_source, f"exercises/{rel}")
     except SyntaxError as exc:
         problem(f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}; fix it first.")
         return
-    rel = f"{lesson.name}/{stem}.py"
+    if not regions(source):
+        return  # a module with nothing to write (an __init__.py)
     stub_fns, ref_fns = _functions(stub_tree), _functions(ref_tree)
-    for name in sorted(stub_fns.keys() ^ ref_fns.keys()):
-        where = "exercises" if name in stub_fns else "solutions"
-        problem(f"{rel}: public name {name} is only in {where}/; stub and solution must define the same names.")
-    if ast.get_docstring(stub_tree) != ast.get_docstring(ref_tree):
-        problem(f"{rel}: the module docstrings differ; the solution is the stub plus the answer.")
     stub_lines = stub_source.splitlines()
+    for name in sorted(ref_fns.keys() - stub_fns.keys()):
+        problem(f"solutions/{rel}: public name {name} is inside an answer region, so the stub lacks it.")
     for name in sorted(stub_fns.keys() & ref_fns.keys()):
         stub, ref = stub_fns[name], ref_fns[name]
-        if ast.get_docstring(stub) != ast.get_docstring(ref):
-            problem(f"{rel}: the docstrings of {name} differ between exercises/ and solutions/.")
         if isinstance(stub, ast.ClassDef):
             methods = [n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if not any(has_todo_raise(m) for m in methods):
-                problem(f"exercises/{rel}: class {name} has no method left for the learner "
-                               "(none raises NotImplementedError).")
+                problem(f"solutions/{rel}: class {name} has no method left for the learner "
+                        "(no answer region in any of them).")
             continue
         if has_todo_raise(ref):
             problem(f"solutions/{rel}:{ref.lineno}: {name} still raises NotImplementedError.")
-        is_method = "." in name
         if not has_todo_raise(stub):
-            if not is_method:
-                problem(f"exercises/{rel}:{stub.lineno}: {name} is not a stub: it must end in "
-                               "`raise NotImplementedError`.")
+            if "." not in name:
+                problem(f"solutions/{rel}:{ref.lineno}: {name} has no answer region "
+                        f"({BEGIN} ... {END}), so its stub is the answer.")
             continue
         body = stub_lines[stub.lineno - 1:stub.end_lineno]
         if not any("# TODO:" in line for line in body):
-            problem(f"exercises/{rel}:{stub.lineno}: {name} has no `# TODO:` comment saying what to write.")
-    _check_signatures(lesson, problem, stem, sorted(stub_fns.keys() & ref_fns.keys()))
-
-
-def _check_signatures(lesson: Lesson, problem: Problem, stem: str, names: list[str]) -> None:
-    try:
-        stub = _import_file(lesson.dir("exercises") / f"{stem}.py", f"_kata_verify_stub_{lesson.name}_{stem}")
-        ref = _import_file(lesson.dir("solutions") / f"{stem}.py", f"_kata_verify_ref_{lesson.name}_{stem}")
-    except Exception as exc:  # reported here; the pytest runs report it too, with file:line
-        problem(f"{lesson.name}/{stem}.py: cannot import ({type(exc).__name__}: {exc}).")
-        return
-    stub_sigs, ref_sigs = _signatures(stub, names), _signatures(ref, names)
-    for name in names:
-        if stub_sigs[name] != ref_sigs[name]:
-            problem(f"{lesson.name}/{stem}.py: {name}{stub_sigs[name]} in exercises/ but "
-                           f"{name}{ref_sigs[name]} in solutions/; the signatures must match.")
+            problem(f"solutions/{rel}:{ref.lineno}: {name} has no `# TODO:` comment beside its answer region "
+                    "saying what to build.")
 
 
 def _check_hints(lesson: Lesson, problem: Problem) -> None:

@@ -1,9 +1,10 @@
 """``python -m grader verify``: prove each lesson's tests can tell right from wrong.
 
 For every lesson: the tests pass against solutions/, no test passes against the untouched
-exercises/, the two trees agree (files, public names, signatures, docstrings, a TODO and a
-NotImplementedError in every stub), hints exist, and every mutant (a known-wrong version kept
-in tests/NN/mutants/) makes at least one test fail.
+exercises/, the stubs are what the lesson's one source makes (a TODO and a NotImplementedError
+in every stub), hints exist, and every mutant (a known-wrong version kept in tests/NN/mutants/)
+makes at least one test fail. A mutant that is a pitfall the lesson names declares the words
+its failure must show (``EXPECT = r"unscale_"``), and one failure's message must match them.
 
 Each pytest run is forked from this process once it has imported torch, pytest and hypothesis
 (grader/sandbox.py, as ``kata grade`` runs a class): a fresh process would pay `import torch`
@@ -18,6 +19,7 @@ import argparse
 import ast
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import time
@@ -49,13 +51,16 @@ class Run:
     kind: str = "solutions"  # "solutions", "exercises" or "mutant"
     mutant: Path | None = None
     extra: tuple[str, ...] = ()  # more pytest options
+    expect: str | None = None  # a mutant's EXPECT: what one of its failures must say (a regex)
     tag: object = None  # the caller's, handed back with the run
     result: RunResult = field(default_factory=RunResult)
 
     def args(self) -> list[str]:
         args = [f"tests/{self.lesson.name}", *self.extra]
         if self.kind == "mutant":
-            return [*args, f"--mutant={self.mutant}", "-x"]  # one failing test is enough
+            # One failing test is enough, unless the mutant declares what a failure must say:
+            # then every test runs, as in the learner's own run.
+            return [*args, f"--mutant={self.mutant}", *(() if self.expect else ("-x",))]
         return [*args, f"--impl={self.kind}"]
 
     def execute(self) -> Run:
@@ -157,10 +162,33 @@ def judge_runs(result: LessonResult) -> None:
         elif not killers(run):
             result.problem(f"{name}: mutant {run.mutant.name} SURVIVED: every test passed against it. "
                            f"Add a test it fails ({_doc(run.mutant)})")
+        elif run.expect and not named(run):
+            said = "\n".join(f"{t.nodeid.split('::', 1)[-1]}: {t.message.strip().splitlines()[0] if t.message.strip() else ''}"
+                             for t in run.tests if t.nodeid in killers(run))
+            result.problem(f"{name}: mutant {run.mutant.name} is caught, but no failure names its pitfall: "
+                           f"none matches EXPECT = {run.expect!r} ({_doc(run.mutant)}). Its failures said:\n"
+                           f"{_indent(said)}")
 
 
 def killers(run: Run) -> list[str]:
     return [t.nodeid for t in run.tests if t.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT)]
+
+
+def named(run: Run) -> bool:
+    """Whether one of a mutant's failures says what its EXPECT asks (searched in the message)."""
+    pattern = re.compile(run.expect)
+    return any(pattern.search(t.message or "") for t in run.tests if t.nodeid in killers(run))
+
+
+def expectation(path: Path) -> str | None:
+    """A mutant's module-level ``EXPECT = r"..."``: the words a learner who made this mistake
+    must see in a failure (a regex), or None. Read, not imported."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["EXPECT"]
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            re.compile(node.value.value)
+            return node.value.value
+    return None
 
 
 def _doc(path: Path) -> str:
@@ -186,8 +214,9 @@ def missing_dependencies() -> list[str]:
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.description = (
         "For each lesson: the tests pass against solutions/, no test passes against the untouched "
-        "exercises/, stub and solution agree, hints exist, and every mutant in tests/NN/mutants/ is "
-        "rejected by at least one test. Exits 1 on any problem.")
+        "exercises/, the stubs are what solutions/ makes, hints exist, and every mutant in "
+        "tests/NN/mutants/ is rejected by at least one test (whose message matches the mutant's "
+        "EXPECT, if it has one). Exits 1 on any problem.")
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="pytest runs at once (default: the number of cores)")
@@ -214,13 +243,16 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None)
     for result in results:
         lesson = result.lesson
         result.solutions, result.exercises = Run(lesson=lesson, kind="solutions"), Run(lesson=lesson, kind="exercises")
-        result.mutants = [Run(lesson=lesson, kind="mutant", mutant=m) for m in lesson.mutants()]
-        runs += [result.solutions, result.exercises, *result.mutants]
+        result.mutants = []
         for mutant in lesson.mutants():
+            run = Run(lesson=lesson, kind="mutant", mutant=mutant)
             try:
                 mutant_target(mutant, lesson)
+                run.expect = expectation(mutant)
             except Exception as exc:
                 result.problem(f"{mutant.relative_to(lesson.root)}: {exc}")
+            result.mutants.append(run)
+        runs += [result.solutions, result.exercises, *result.mutants]
     print(f"verify: {len(lessons)} lesson(s), {len(runs)} pytest runs on {jobs} worker(s)", file=out, flush=True)
     start = time.perf_counter()
     done = 0

@@ -1,18 +1,18 @@
-"""A lesson as an nbgrader source notebook: the stub's text and signatures, the answer in regions.
+"""A lesson as an nbgrader source notebook, cut from the lesson's one source (solutions/NN).
 
-    lesson text        locked markdown: the stub's module docstring
-    setup              a code cell: the stub's imports and module-level names
-    one cell per name  solution cells: the stub's code with every ``raise NotImplementedError``
-                       replaced by the reference body between ### BEGIN / END SOLUTION (its
-                       TODO comments stay: students see them in the release); the reference's
-                       private helpers come with their signature and docstring, body cleared
+    lesson text        locked markdown: the module docstring
+    setup              a code cell: the imports and module-level names
+    one cell per def   solution cells: each public def as the source has it, its answer between
+                       ### BEGIN / END SOLUTION and its TODO comments beside (nbgrader clears
+                       the regions; students see the TODOs); a region of private helpers at the
+                       module's level gets a solution cell of its own
     check your work    a grade cell: the lesson's public tests (``grader.notebooks.grade_cell.grade``)
     hidden tests       a grade cell whose call lies between ### BEGIN / END HIDDEN TESTS
 
 The tests themselves stay in the kit: a grade cell only names the lesson, so neither the
 release nor the feedback ever holds hidden test code. `lesson_notebook` checks what it builds:
-the solution cells together are the reference module, and each one still compiles once nbgrader
-has cleared its solution regions.
+the cells together are the source module, and each solution cell still compiles once nbgrader
+has cleared it.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import ast
 import re
 from dataclasses import dataclass
 
+from grader.authoring.exercises import BEGIN, END, regions
 from grader.lessons import KitError, Lesson
-from grader.stubs import first_line, is_todo_raise
+from grader.stubs import first_line
 
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # what nbgrader writes in a region
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+HELPERS_NOTE = "# Helpers of your own, if you want any, go here (or delete the raise below)."
 
 GRADING_NOTE = """\
 ## How this notebook is graded
@@ -52,82 +52,7 @@ class Points:
     hidden: float
 
 
-# --- solution cells ----------------------------------------------------------------------------
-
-
-def _docstring_end(node) -> int | None:
-    """The last line of a def's docstring, or None."""
-    first = node.body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return first.end_lineno
-    return None
-
-
-def _region(answer, answer_lines: list[str], skip: int, indent: str) -> list[str]:
-    """The reference body of `answer` (after its docstring and its first `skip` statements) in markers."""
-    body = [n for n in answer.body if not (n is answer.body[0] and _docstring_end(answer))]
-    rest = body[skip:]
-    if not rest:
-        return [indent + BEGIN, indent + "pass", indent + END]
-    start = (body[skip - 1].end_lineno if skip else (_docstring_end(answer) or answer.body[0].lineno - 1)) + 1
-    lines = answer_lines[start - 1:answer.end_lineno]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return [indent + BEGIN, *lines, indent + END]
-
-
-def _merge_def(stub, stub_lines: list[str], answer, answer_lines: list[str]) -> list[str]:
-    """The stub's def with each TODO ``raise`` replaced by the reference's code, in markers."""
-    if isinstance(stub, ast.ClassDef):
-        methods = {n.name: n for n in answer.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        edits = []  # (first line, last line, replacement) in the stub, 1-based and inclusive
-        for node in stub.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in methods:
-                merged = _merge_def(node, stub_lines, methods.pop(node.name), answer_lines)
-                edits.append((first_line(node), node.end_lineno, merged))
-        lines = stub_lines[first_line(stub) - 1:stub.end_lineno]
-        for first, last, merged in reversed(edits):
-            offset = first_line(stub)
-            lines[first - offset:last - offset + 1] = merged
-        for extra in methods.values():  # the reference's own methods: signature kept, body cleared
-            lines += ["", *_cleared(extra, answer_lines)]
-        return lines
-    todo = next((n for n in stub.body if is_todo_raise(n)), None)
-    if todo is None:  # nothing to write here: the stub's code as it is
-        return stub_lines[first_line(stub) - 1:stub.end_lineno]
-    before = [n for n in stub.body[: stub.body.index(todo)] if not (n is stub.body[0] and _docstring_end(stub))]
-    answer_body = [n for n in answer.body if not (n is answer.body[0] and _docstring_end(answer))]
-    shared = len(before) if [ast.dump(n) for n in before] == [ast.dump(n) for n in answer_body[: len(before)]] else 0
-    if not shared and before:
-        raise KitError(f"{stub.name}: the code before its `raise NotImplementedError` is not how the reference starts")
-    indent = re.match(r"\s*", stub_lines[todo.lineno - 1]).group()
-    head = stub_lines[first_line(stub) - 1:todo.lineno - 1]
-    tail = stub_lines[todo.end_lineno:stub.end_lineno]
-    return [*head, *_region(answer, answer_lines, shared, indent), *tail]
-
-
-def _cleared(answer, answer_lines: list[str]) -> list[str]:
-    """A def of the reference's own (a helper): its signature and docstring, its body in markers."""
-    if isinstance(answer, ast.ClassDef):
-        raise KitError(f"class {answer.name} is in the reference but not in the stub: a notebook cannot hide it")
-    body_start = _docstring_end(answer) or answer.body[0].lineno - 1
-    indent = re.match(r"\s*", answer_lines[answer.body[0].lineno - 1]).group()
-    return [*answer_lines[first_line(answer) - 1:body_start], *_region(answer, answer_lines, 0, indent)]
-
-
-def clear_solutions(source: str) -> str:
-    """What nbgrader's ClearSolutions makes of a cell: each region replaced by the code stub."""
-    out, inside = [], False
-    for line in source.split("\n"):
-        if BEGIN in line:
-            inside = True
-            indent = line[: line.index(BEGIN)]
-            out += [indent + stub_line for stub_line in CODE_STUB.split("\n")]
-        elif END in line:
-            inside = False
-        elif not inside:
-            out.append(line)
-    return "\n".join(out)
+# --- the cells ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -136,59 +61,57 @@ class Cells:
 
     doc: str
     setup: str
-    solutions: list[tuple[str, str]]  # (public name, cell source)
+    solutions: list[tuple[str, str]]  # (name, cell source); "helpers-N" for a module-level region
 
 
-def split_module(stub_text: str, answer_text: str, where: str = "<module>") -> Cells:
-    """The stub and the reference of one module, as the notebook's cells."""
-    stub, answer = ast.parse(stub_text), ast.parse(answer_text)
-    stub_lines, answer_lines = stub_text.splitlines(), answer_text.splitlines()
-    doc = ast.get_docstring(stub, clean=True) or ""
+def split_module(source: str, where: str = "<module>") -> Cells:
+    """A lesson source as the notebook's cells: its text, its setup, a cell per def or helper region."""
+    tree = ast.parse(source, where)
+    lines = source.splitlines()
+    doc = ast.get_docstring(tree, clean=True) or ""
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    stub_defs = {n.name: n for n in stub.body if isinstance(n, defs)}
-    answer_defs = {n.name: n for n in answer.body if isinstance(n, defs)}
-    missing = sorted(set(stub_defs) - set(answer_defs))
-    if missing:
-        raise KitError(f"{where}: the reference lacks {', '.join(missing)}, which the stub has")
-    setup = [
-        "\n".join(stub_lines[first_line(n) - 1:n.end_lineno])
-        for n in stub.body
-        if not isinstance(n, defs) and not (n is stub.body[0] and doc)
-    ]
-    solutions: list[tuple[str, str]] = []
-    helpers: list[list[str]] = []  # the reference's own defs, shown in the next public def's cell
-    for node in answer.body:
-        if not isinstance(node, defs):
+    setup, solutions, shown = [], [], set()
+    for node in tree.body:
+        if node is tree.body[0] and doc:
             continue
-        if node.name not in stub_defs:
-            helpers.append(_cleared(node, answer_lines))
-            continue
-        merged = _merge_def(stub_defs[node.name], stub_lines, node, answer_lines)
-        lines = [line for helper in helpers for line in (*helper, "", "")] + merged
-        helpers = []
-        solutions.append((node.name, "\n".join(lines)))
-    if helpers and solutions:
-        name, source = solutions[-1]
-        solutions[-1] = (name, source + "\n\n\n" + "\n\n\n".join("\n".join(h) for h in helpers))
+        region = next(((b, e) for b, e in regions(source, where) if b < node.lineno < e), None)
+        if region:  # a module-level region (helpers): in a solution cell of its own
+            if region not in shown:
+                shown.add(region)
+                solutions.append((f"helpers-{len(shown)}", "\n".join([HELPERS_NOTE, *lines[region[0] - 1:region[1]]])))
+        elif isinstance(node, defs):
+            end = node.end_lineno  # the def's last statement; its region's END marker follows it
+            while end < len(lines) and lines[end].strip() == END:
+                end += 1
+            solutions.append((node.name, "\n".join(lines[first_line(node) - 1:end])))
+        else:
+            setup.append("\n".join(lines[first_line(node) - 1:node.end_lineno]))
     return Cells(doc=doc, setup="\n".join(setup), solutions=solutions)
 
 
-def _check(cells: Cells, answer_text: str, where: str) -> None:
-    """The solution cells are the reference; each compiles with its regions cleared."""
+def _check(nb, cells: Cells, source: str, where: str) -> None:
+    """The cells together are the source module; each solution cell compiles once nbgrader has
+    cleared it (nbgrader's own ClearSolutions, on a copy)."""
+    import copy
+
+    from nbgrader.preprocessors import ClearSolutions
+
     def top_level(text: str) -> list[str]:
         tree = ast.parse(text)
         body = tree.body[1:] if ast.get_docstring(tree) else tree.body
         return sorted(ast.dump(node) for node in body)
 
-    together = "\n\n".join([cells.setup, *(source for _, source in cells.solutions)])
-    if top_level(together) != top_level(answer_text):
-        raise KitError(f"{where}: the notebook's cells are not the reference module; "
-                       "keep the stub's and the reference's top-level statements in the same order")
-    for name, source in cells.solutions:
-        try:
-            compile(clear_solutions(source), f"<cell {name}>", "exec")
-        except SyntaxError as exc:
-            raise KitError(f"{where}: the cell for {name} does not compile once its answer is cleared: {exc}") from None
+    together = "\n\n".join([cells.setup, *(text for _, text in cells.solutions)])
+    if top_level(together) != top_level(source):
+        raise KitError(f"{where}: the notebook's cells are not the source module")
+    cleared, _ = ClearSolutions().preprocess(copy.deepcopy(nb), {})
+    for cell in cleared.cells:
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+            try:
+                compile(cell.source, f"<cell {cell.metadata['nbgrader']['grade_id']}>", "exec")
+            except SyntaxError as exc:
+                raise KitError(f"{where}: the cell for {cell.metadata['nbgrader']['grade_id']} does not "
+                               f"compile once nbgrader clears its answer: {exc}") from None
 
 
 # --- the notebook ------------------------------------------------------------------------------
@@ -215,27 +138,29 @@ def lesson_notebook(lesson: Lesson, points: Points):
     from nbgrader.nbgraderformat import MetadataValidator
 
     v4 = nbformat.v4
-    stems = lesson.modules("exercises")
+    stems = [stem for stem in lesson.modules("solutions")
+             if regions((lesson.dir("solutions") / f"{stem}.py").read_text(encoding="utf-8"))]
     if not stems:
-        raise KitError(f"lesson {lesson.name} has no module in exercises/{lesson.name}/")
+        raise KitError(f"lesson {lesson.name} has no module with an answer region in solutions/{lesson.name}/")
     nb = v4.new_notebook(metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
     for stem in stems:
-        stub_path, answer_path = lesson.dir("exercises") / f"{stem}.py", lesson.dir("solutions") / f"{stem}.py"
-        if not answer_path.is_file():
-            raise KitError(f"{answer_path} not found: a notebook needs the lesson's reference answer")
-        answer_text = answer_path.read_text(encoding="utf-8")
-        cells = split_module(stub_path.read_text(encoding="utf-8"), answer_text, str(answer_path))
-        _check(cells, answer_text, str(answer_path))
+        path = lesson.dir("solutions") / f"{stem}.py"
+        source = path.read_text(encoding="utf-8")
+        cells = split_module(source, str(path))
+        first = len(nb.cells)
         if cells.doc:
             nb.cells.append(v4.new_markdown_cell(_markdown_of(cells.doc), metadata=_meta(f"{stem}-lesson", locked=True)))
         if stem == stems[0]:
             nb.cells.append(v4.new_markdown_cell(GRADING_NOTE, metadata=_meta("how-it-is-graded", locked=True)))
         if cells.setup:
             nb.cells.append(v4.new_code_cell(cells.setup))
-        for name, source in cells.solutions:
+        for name, text in cells.solutions:
             # A solution cell without a region would be cleared whole: leave such code as it is.
-            meta = _meta(name, solution=True) if BEGIN in source else {}
-            nb.cells.append(v4.new_code_cell(source, metadata=meta))
+            meta = _meta(f"{stem}-{name}" if name.startswith("helpers-") else name, solution=True) if BEGIN in text else {}
+            nb.cells.append(v4.new_code_cell(text, metadata=meta))
+        module_nb = v4.new_notebook()
+        module_nb.cells = nb.cells[first:]
+        _check(module_nb, cells, source, str(path))
     call = f'from grader.notebooks.grade_cell import grade\n\ngrade("{lesson.name}", "%s", points={{:g}})'
     nb.cells += [
         v4.new_markdown_cell("## Check your work\n\nThe lesson's public tests, the same as "

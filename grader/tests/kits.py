@@ -29,13 +29,19 @@ SOLUTION = '''\
 
 def add(a, b):
     """Return a + b."""
+    # TODO: add the two numbers.
+    ### BEGIN SOLUTION
     return a + b
+    ### END SOLUTION
 
 
 def scale(x, k=2):
     """Return x * k."""
+    # TODO: multiply.
+    ### BEGIN SOLUTION
     return x * k
-'''
+    ### END SOLUTION
+'''  # the lesson's one source: STUB is what `kata exercises` makes of it
 
 TESTS = '''\
 import pytest

@@ -402,8 +402,9 @@ def test_verify_fails_loudly_on_every_kind_of_defect(kit):
     (lesson / "mutants/scale_is_right.py").write_text('"""Not wrong at all."""\n\n\ndef scale(x, k=2):\n    return x * k\n')
     (lesson / "mutants/broken.py").write_text('"""Does not parse."""\ndef add(a, b) return 0\n')
     (lesson / "hints.md").write_text("## Level 1\nUse `return a + b`.\n")
-    (kit.path / "exercises/99_other/demo.py").write_text(
-        STUB.replace("def scale(x, k=2):", "def scale(x, k=3):").replace("    # TODO: add the two numbers.\n", ""))
+    (kit.path / "exercises/99_other/demo.py").write_text(STUB.replace("def scale(x, k=2):", "def scale(x, k=3):"))
+    source = kit.path / "solutions/99_other/demo.py"
+    source.write_text(source.read_text().replace("    # TODO: add the two numbers.\n", ""))
     (lesson / "test_demo.py").write_text(TESTS + "\n\ndef test_trivial(lesson):\n    assert True\n")
     result = verify(kit, "99_other")
     assert result.ret == 1
@@ -412,12 +413,27 @@ def test_verify_fails_loudly_on_every_kind_of_defect(kit):
         "mutant scale_is_right.py SURVIVED",
         "mutant broken.py does not load",
         "hints.md: needs at least 3",
-        "scale(x, k=3) in exercises/ but scale(x, k=2) in solutions/",
+        "exercises/99_other/demo.py is not what solutions/99_other/demo.py makes: run `python -m grader exercises 99_other`",
         "add has no `# TODO:` comment",
         "test_trivial passes against the untouched stubs",
         "verify: 0 passed, 1 failed",
     ]:
         assert expected in out, f"{expected!r} not in:\n{out}"
+
+
+def test_a_mutant_that_declares_its_pitfall_must_be_caught_by_a_failure_that_names_it(kit):
+    mutants = kit.path / "tests/99_other/mutants"
+    (mutants / "add_subtracts.py").write_text(
+        '"""Subtracts."""\n\nEXPECT = r"assert -1 == 5"\n\n\ndef add(a, b):\n    return a - b\n')
+    (mutants / "add_multiplies.py").write_text(
+        '"""Multiplies."""\n\nEXPECT = r"multiplie[sd]"\n\n\ndef add(a, b):\n    return a * b\n')
+    result = verify(kit, "99_other")
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "add_subtracts" not in out.split("problem(s)")[-1], out  # its failure shows the words
+    assert ("mutant add_multiplies.py is caught, but no failure names its pitfall: none matches "
+            "EXPECT = 'multiplie[sd]' (Multiplies.). Its failures said:") in out, out
+    assert "test_add: " in out and "test_add_negative: " in out  # every test ran, as for a learner
 
 
 def test_verify_reports_a_lesson_without_tests(kit):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.lessons import KitError, all_lessons
-from grader.notebooks.build import BEGIN, BEGIN_HIDDEN, END, Points, clear_solutions, lesson_notebook, split_module
+from grader.authoring.exercises import BEGIN, END
+from grader.lessons import all_lessons
+from grader.notebooks.build import BEGIN_HIDDEN, HELPERS_NOTE, Points, lesson_notebook, split_module
 from grader.tests.kits import ROOT
 
 HEAD = '''\
@@ -23,86 +24,73 @@ LIMIT = 3
 
 '''
 
-STUB = HEAD + '''\
+SOURCE = HEAD + '''\
 class Counter:
     """Counts."""
 
     def __init__(self, start: int) -> None:
         super().__init__()
         # TODO: keep start.
-        raise NotImplementedError
+        ### BEGIN SOLUTION
+        self.count = start
+        ### END SOLUTION
 
     def tick(self) -> int:
         """One more."""
         # TODO: count.
-        raise NotImplementedError
+        ### BEGIN SOLUTION
+        self.count += 1
+        return self.count
+        ### END SOLUTION
+
+
+### BEGIN SOLUTION
+def _check(x: float) -> None:
+    """Refuse negative numbers."""
+    if x < 0:
+        raise ValueError(x)
+### END SOLUTION
 
 
 def root(x: float) -> float:
     """The square root of x."""
     # TODO: math.sqrt.
-    raise NotImplementedError
-'''
-
-ANSWER = HEAD + '''\
-class Counter:
-    """Counts."""
-
-    def __init__(self, start: int) -> None:
-        super().__init__()
-        self.count = start
-
-    def tick(self) -> int:
-        """One more."""
-        self.count += 1
-        return self.count
-
-
-def _check(x: float) -> None:
-    """Refuse negative numbers."""
-    if x < 0:
-        raise ValueError(x)
-
-
-def root(x: float) -> float:
-    """The square root of x."""
-    # The checked value, then the root.
+    ### BEGIN SOLUTION
     _check(x)
     return math.sqrt(x)
-
-
-def _unused():
-    return LIMIT
+    ### END SOLUTION
 '''
 
 
-def test_cells_keep_the_stubs_text_and_put_the_answer_in_regions():
-    cells = split_module(STUB, ANSWER)
+def test_cells_are_the_source_cut_at_its_defs_with_helpers_in_a_cell_of_their_own():
+    cells = split_module(SOURCE)
     assert cells.doc.startswith("Lesson 99: a demo.")
     assert cells.setup == "import math\nLIMIT = 3"
-    assert [name for name, _ in cells.solutions] == ["Counter", "root"]
-    counter = dict(cells.solutions)["Counter"]
-    assert f"        super().__init__()\n        # TODO: keep start.\n        {BEGIN}\n        self.count = start\n        {END}" in counter
-    cleared = clear_solutions(counter)
-    assert "self.count" not in cleared and cleared.count("raise NotImplementedError()") == 2
-    assert '"""One more."""\n        # TODO: count.\n        # YOUR CODE HERE' in cleared
-    root_cell = dict(cells.solutions)["root"]
-    # A helper of the answer's: its signature and docstring in the cell of the def it precedes.
-    assert root_cell.startswith(f'def _check(x: float) -> None:\n    """Refuse negative numbers."""\n    {BEGIN}\n')
-    assert f"    {BEGIN}\n    # The checked value, then the root.\n    _check(x)" in root_cell  # comments come along
-    assert root_cell.rstrip().endswith(f"def _unused():\n    {BEGIN}\n    return LIMIT\n    {END}")  # trailing helpers last
+    assert [name for name, _ in cells.solutions] == ["Counter", "helpers-1", "root"]
+    counter, helpers, root = (text for _, text in cells.solutions)
+    assert counter.endswith(f"        return self.count\n        {END}")  # the def's region closes in its cell
+    assert helpers == "\n".join([HELPERS_NOTE, BEGIN, *SOURCE.split(BEGIN)[3].split(END)[0].strip("\n").splitlines(), END])
+    assert root.startswith("def root(") and root.endswith(END)
+
+
+def test_nbgraders_clearing_leaves_cells_that_compile_and_raise_where_the_answer_was(tmp_path):
+    import nbformat
+    from nbgrader.preprocessors import ClearSolutions
+
+    cells = split_module(SOURCE)
+    nb = nbformat.v4.new_notebook()
+    for name, text in cells.solutions:
+        meta = {"nbgrader": {"grade": False, "grade_id": name, "locked": False, "schema_version": 3, "solution": True}}
+        nb.cells.append(nbformat.v4.new_code_cell(text, metadata=meta))
+    nb, _ = ClearSolutions().preprocess(nb, {})
+    counter, helpers, root = (cell.source for cell in nb.cells)
+    assert "self.count" not in counter and counter.count("raise NotImplementedError()") == 2
+    assert '"""One more."""\n        # TODO: count.\n        # YOUR CODE HERE' in counter
+    assert helpers.startswith(HELPERS_NOTE) and "_check" not in helpers
     namespace: dict = {}
-    exec(compile(cells.setup + "\n" + clear_solutions(root_cell), "<cell>", "exec"), namespace)
+    exec(compile(cells.setup + "\n" + root, "<cell>", "exec"), namespace)
     with pytest.raises(NotImplementedError):
         namespace["root"](4.0)  # the student's version is a TODO, as the stub is
-
-
-def test_a_stub_whose_code_differs_from_the_answers_start_is_refused():
-    answer = ANSWER.replace("        super().__init__()\n        self.count", "        self.count")
-    with pytest.raises(KitError, match="Counter|__init__"):
-        split_module(STUB, answer)
-    with pytest.raises(KitError, match="the reference lacks root"):
-        split_module(STUB, ANSWER.replace("def root(", "def square_root("))
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,11 @@ def derivative(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> t
     Raises TypeError when x is not floating point (gradients need floating point), and
     ValueError naming the shape fn returned when that is not a single element.
     """
+    # TODO: reject a non-floating-point x (TypeError). Make a private leaf: x.detach() with
+    #       requires_grad_(). Call fn on a clone of it inside torch.enable_grad(), check that the
+    #       result has one element (ValueError naming its shape), and return
+    #       torch.autograd.grad(result, leaf)[0].
+    ### BEGIN SOLUTION
     if not x.is_floating_point():  # False for integer, bool and complex dtypes alike
         raise TypeError(
             f"derivative needs a floating-point x: gradients need floating point, got {x.dtype}. "
@@ -117,6 +122,7 @@ def derivative(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> t
         raise ValueError(f"fn must return a scalar (one element), but it returned shape {tuple(out.shape)}")
     (grad,) = torch.autograd.grad(out, leaf)  # returned, not accumulated into any .grad
     return grad
+    ### END SOLUTION
 
 
 def fit_polynomial(x: torch.Tensor, y: torch.Tensor, degree: int, steps: int = 1000, lr: float = 0.1) -> torch.Tensor:
@@ -134,6 +140,11 @@ def fit_polynomial(x: torch.Tensor, y: torch.Tensor, degree: int, steps: int = 1
     seen 0.74: it converges last, its column is up to 100 times smaller than the x^2 one).
     Noise-free samples with |x| <= 2, degrees 1 to 3: within 1e-3 of the true coefficients.
     """
+    # TODO: build the (N, degree + 1) matrix of powers of x, highest first (torch.vander).
+    #       Start from zeros of shape (degree + 1,) in x's dtype and device, requiring grad.
+    #       Run `steps` Adam steps at `lr`: zero_grad, mean squared error of features @ w
+    #       against y, backward, step. Return the coefficients detached.
+    ### BEGIN SOLUTION
     x, y = x.detach(), y.detach()
     features = torch.vander(x, N=degree + 1)  # (N, degree + 1): x^degree ... x^0
     w = torch.zeros(degree + 1, dtype=x.dtype, device=x.device, requires_grad=True)  # (degree + 1,)
@@ -144,6 +155,7 @@ def fit_polynomial(x: torch.Tensor, y: torch.Tensor, degree: int, steps: int = 1
         loss.backward()
         optimizer.step()
     return w.detach()
+    ### END SOLUTION
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
@@ -155,8 +167,11 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     cannot be shared with NumPy: it is copied to the host (the only case that copies).
     bfloat16 has no NumPy dtype (TypeError).
     """
+    # TODO: detach (same memory, no history), make sure it is on the CPU, then .numpy().
+    ### BEGIN SOLUTION
     # detach(): same memory, no autograd history, t untouched; cpu() is a no-op on the CPU.
     return t.detach().cpu().numpy()
+    ### END SOLUTION
 
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
@@ -167,4 +182,7 @@ def from_numpy(a: np.ndarray) -> torch.Tensor:
     Read-only arrays are shared too (PyTorch warns that the tensor is writable). Arrays with
     negative strides (a[::-1]) cannot be shared: ValueError.
     """
+    # TODO: wrap the array's memory in a tensor without copying it.
+    ### BEGIN SOLUTION
     return torch.from_numpy(a)
+    ### END SOLUTION

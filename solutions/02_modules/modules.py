@@ -91,9 +91,13 @@ class Linear1D(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
+        # TODO: create the two parameters, a first, then b: each an nn.Parameter wrapping
+        #       torch.rand(1), assigned to self.a and self.b so the module registers them.
+        ### BEGIN SOLUTION
         # nn.Parameter, assigned as an attribute: registered under the attribute's name.
         self.a = nn.Parameter(torch.rand(1))  # (1,)
         self.b = nn.Parameter(torch.rand(1))  # (1,)
+        ### END SOLUTION
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """a * x + b elementwise, for x of any shape with at least one dim.
@@ -101,7 +105,10 @@ class Linear1D(nn.Module):
         Returns a tensor of x's shape (the (1,)-shaped parameters broadcast against it),
         differentiable with respect to x, a and b.
         """
+        # TODO: return a * x + b, using the parameters themselves (not .item() or .data).
+        ### BEGIN SOLUTION
         return self.a * x + self.b
+        ### END SOLUTION
 
 
 class MLP(nn.Sequential):
@@ -121,6 +128,11 @@ class MLP(nn.Sequential):
     """
 
     def __init__(self, sizes: Sequence[int], activation: Callable[[], nn.Module] = nn.ReLU) -> None:
+        # TODO: raise ValueError when sizes has fewer than two entries. Then fill an OrderedDict:
+        #       for each consecutive pair of sizes a "linear{i}" Linear layer, followed (except
+        #       after the last one) by "act{i}" = a new activation(). Finish with
+        #       super().__init__(that OrderedDict): nn.Sequential's forward then chains them.
+        ### BEGIN SOLUTION
         sizes = list(sizes)
         if len(sizes) < 2:
             raise ValueError(f"MLP needs sizes with at least two entries (inputs and outputs), got sizes={sizes}")
@@ -132,6 +144,7 @@ class MLP(nn.Sequential):
                 # Called here, once per hidden layer: a shared instance would share parameters.
                 layers[f"act{i}"] = activation()
         super().__init__(layers)  # Sequential registers each layer under its name
+        ### END SOLUTION
 
 
 class Ensemble(nn.Module):
@@ -145,10 +158,14 @@ class Ensemble(nn.Module):
 
     def __init__(self, members: Iterable[nn.Module]) -> None:
         super().__init__()
+        # TODO: store the members in self.members as an nn.ModuleList (a Python list would hide
+        #       them), then raise ValueError if it is empty. Read `members` only once.
+        ### BEGIN SOLUTION
         # ModuleList registers each member; it also reads a generator exactly once.
         self.members = nn.ModuleList(members)
         if len(self.members) == 0:
             raise ValueError("Ensemble needs at least one member module, got an empty iterable")
+        ### END SOLUTION
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The mean of member(x) over the members (all must return the same shape and dtype).
@@ -157,8 +174,12 @@ class Ensemble(nn.Module):
         when a member returns x itself. Returns a tensor of that shape: the elementwise
         average, not the sum.
         """
+        # TODO: call every member on x and average the outputs elementwise (stack, then mean
+        #       over the new dim).
+        ### BEGIN SOLUTION
         outputs = torch.stack([member(x) for member in self.members])  # (members, *out)
         return outputs.mean(dim=0)
+        ### END SOLUTION
 
 
 def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> float:
@@ -175,6 +196,9 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: floa
     Returns the last step's loss (computed before that step's update) as a Python float.
     Works on any device: the model, x and y just have to be on the same one.
     """
+    # TODO: check steps; build the optimizer once; then each step: zero the gradients, call
+    #       model(x), compute the loss, backward, step. Return the last loss with .item().
+    ### BEGIN SOLUTION
     if steps < 1:
         raise ValueError(f"fit needs steps >= 1 (there is no loss to return otherwise), got steps={steps}")
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
@@ -184,3 +208,4 @@ def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: floa
         loss.backward()
         optimizer.step()
     return loss.item()  # a float: no tensor (or graph) kept alive by the caller
+    ### END SOLUTION

@@ -94,15 +94,20 @@ class Merge(nn.Module):
     def __init__(self, in_features1: int, in_features2: int, out_features: int,
                  activation: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         super().__init__()
+        # TODO: create self.linear1, self.linear2 and keep self.activation.
+        ### BEGIN SOLUTION
         self.linear1 = nn.Linear(in_features1, out_features)
         self.linear2 = nn.Linear(in_features2, out_features, bias=False)  # linear1's bias is enough
         self.activation = activation
+        ### END SOLUTION
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        # [*A, out] + [*B, out] -> [*broadcast(A, B), out]: b's projection is computed once per
-        # row of b and stretched, never copied.
+        # TODO: project a and b separately and add them; broadcasting does the tiling.
+        #       Then apply the activation, if there is one.
+        ### BEGIN SOLUTION
         c = self.linear1(a) + self.linear2(b)
         return c if self.activation is None else self.activation(c)
+        ### END SOLUTION
 
 
 def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int, ...]:
@@ -112,6 +117,9 @@ def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int
     ints. Raises ValueError, with both shapes in the message, when they don't broadcast.
     Written from the rules by hand: no tensors and no library broadcasting helpers.
     """
+    # TODO: walk both shapes from the right; a missing dim counts as 1. Each pair must be
+    #       equal or hold a 1; the result keeps the other size. Reverse back at the end.
+    ### BEGIN SOLUTION
     a, b = tuple(shape_a), tuple(shape_b)
     out = []
     for i in range(1, max(len(a), len(b)) + 1):  # from the right: -1, -2, ...
@@ -124,6 +132,7 @@ def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int
             )
         out.append(size_b if size_a == 1 else size_a)  # 1 against n (even 0) gives n
     return tuple(reversed(out))
+    ### END SOLUTION
 
 
 def pairwise_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -133,6 +142,9 @@ def pairwise_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out[i, j] = sum_k (x[i, k] - y[j, k]) ** 2: never negative, 0 for a point against
     itself, accurate for points far from the origin. No Python loop.
     """
+    # TODO: either broadcast x as [N, 1, D] against y as [1, M, D], or expand the square
+    #       into norms and a matrix product (center the points first; clamp at 0).
+    ### BEGIN SOLUTION
     # Moving both sets by the same vector changes no distance, and near the origin the
     # expansion below no longer subtracts huge, nearly equal numbers.
     center = torch.cat([x, y]).mean(0) if x.shape[0] + y.shape[0] else 0  # (D,)
@@ -140,3 +152,4 @@ def pairwise_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     # |x - y|^2 = |x|^2 - 2 x.y + |y|^2: a column [N, 1] plus a row [1, M] minus [N, M].
     sq = x.pow(2).sum(1, keepdim=True) - 2 * (x @ y.T) + y.pow(2).sum(1)
     return sq.clamp_min(0)  # rounding can leave a tiny negative where the answer is 0
+    ### END SOLUTION

@@ -104,8 +104,11 @@ def row_sum(x: torch.Tensor) -> torch.Tensor:
     x.shape[1:] with the values and dtype of torch.sum(x, dim=0): bool and integer inputs give
     int64, floating ones keep their dtype; N = 0 gives zeros. x is not modified.
     """
+    # TODO: one call that reduces over dim 0.
+    ### BEGIN SOLUTION
     # One reduction for all N rows; torch.sum itself promotes bool and integers to int64.
     return torch.sum(x, dim=0)  # (...)
+    ### END SOLUTION
 
 
 def normalize_rows(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
@@ -117,10 +120,14 @@ def normalize_rows(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     1e-12 to 0: pass eps=1e-4 or more there). Equals torch.nn.functional.normalize(x, p=2,
     dim=-1, eps=eps). x is not modified.
     """
+    # TODO: take the L2 norm over the last dim, keeping that dim so it broadcasts, clamp it
+    #       from below at eps, and divide x by it.
+    ### BEGIN SOLUTION
     # keepdim: (..., 1) broadcasts along each row; vector_norm has a finite gradient at 0
     # and accumulates half precision in float32, where sqrt((x * x).sum()) would not.
     norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)  # (..., 1)
     return x / norm.clamp_min(eps)  # a zero row: 0 / eps = 0
+    ### END SOLUTION
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
@@ -131,8 +138,12 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
     nan. Unselected entries affect neither the result nor its gradient, even when they hold inf
     or nan: the gradient with respect to x is 1 / count on the selected entries, 0 elsewhere.
     """
+    # TODO: select with torch.where (do not multiply by the mask), sum along `dim`, and divide
+    #       by the number of True entries along `dim`, clamped to at least 1.
+    ### BEGIN SOLUTION
     # where selects: an inf or nan outside the mask never enters the sum or the gradient,
     # where x * mask would turn it into nan (inf * 0, nan * 0).
     total = torch.where(mask, x, 0).sum(dim)  # x's shape without dim, x's dtype
     count = mask.sum(dim)  # int64; dividing by it keeps x's floating dtype
     return total / count.clamp_min(1)  # an empty slice: 0 / 1, not 0 / 0
+    ### END SOLUTION

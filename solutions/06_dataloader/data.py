@@ -113,11 +113,13 @@ import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
 
+### BEGIN SOLUTION
 def _to_rgb_tensor(bgr: np.ndarray | None, source: str) -> torch.Tensor:
     """cv2's decoded BGR array as an HxWx3 uint8 RGB tensor; OSError naming `source` for None."""
     if bgr is None:  # cv2 reports a missing or corrupt file by returning None, nothing more
         raise OSError(f"could not read an image from {source}: missing, unreadable or not an image")
     return torch.from_numpy(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))  # (H, W, 3), a fresh array
+### END SOLUTION
 
 
 class ImageDirectoryDataset(Dataset):
@@ -131,15 +133,25 @@ class ImageDirectoryDataset(Dataset):
     """
 
     def __init__(self, root: str | os.PathLike, pattern: str = "*.png") -> None:
-        # Sorted, so that index i means the same file on every machine and every run.
+        # TODO: store the paths under `root` that match `pattern`, sorted, in self.paths
+        #       (Path(root).glob does the matching). Read no image here.
+        ### BEGIN SOLUTION
         self.paths = sorted(Path(root).glob(pattern))
+        ### END SOLUTION
 
     def __len__(self) -> int:
+        # TODO: the number of paths.
+        ### BEGIN SOLUTION
         return len(self.paths)
+        ### END SOLUTION
 
     def __getitem__(self, index: int) -> torch.Tensor:
+        # TODO: read self.paths[index] with cv2.imread(..., cv2.IMREAD_COLOR); raise OSError
+        #       naming the file if it returned None; convert BGR to RGB; return a torch tensor.
+        ### BEGIN SOLUTION
         path = self.paths[index]  # IndexError past the end, like a list
         return _to_rgb_tensor(cv2.imread(str(path), cv2.IMREAD_COLOR), str(path))
+        ### END SOLUTION
 
 
 def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLike, num_shards: int) -> list[Path]:
@@ -152,6 +164,11 @@ def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLik
     With more shards than images the last shards are empty (valid) tar files. Returns the
     shard paths in order. Raises ValueError when `num_shards` < 1.
     """
+    # TODO: check num_shards; create the directory; split len(images) into num_shards
+    #       contiguous runs (divmod gives the base size and how many shards get one more);
+    #       for each run, open a tar for writing and add each image PNG-encoded with
+    #       cv2.imencode (after RGB -> BGR) as a tarfile.TarInfo member; return the paths.
+    ### BEGIN SOLUTION
     if num_shards < 1:
         raise ValueError(f"num_shards must be at least 1, got {num_shards}")
     directory = Path(directory)
@@ -165,8 +182,10 @@ def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLik
         paths.append(path)
         start = stop
     return paths
+    ### END SOLUTION
 
 
+### BEGIN SOLUTION
 def _write_tar(path: Path, images: Sequence[torch.Tensor], indices: range) -> None:
     """One tar file holding images[i] for i in `indices`, each a PNG member named after i."""
     with tarfile.open(path, "w") as tar:
@@ -189,6 +208,7 @@ def _read_shard(path: str | os.PathLike) -> Iterator[torch.Tensor]:
                 # cv2.imdecode raises a cv2.error (not None) for zero bytes: no bytes, no image
                 bgr = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
                 yield _to_rgb_tensor(bgr, f"{path} (member {member.name})")
+### END SOLUTION
 
 
 class TarImageDataset(IterableDataset):
@@ -204,11 +224,21 @@ class TarImageDataset(IterableDataset):
 
     def __init__(self, paths: Sequence[str | os.PathLike]) -> None:
         super().__init__()
+        # TODO: keep the shard paths (as a list). Open nothing here: each worker opens its own.
+        ### BEGIN SOLUTION
         self.paths = list(paths)
+        ### END SOLUTION
 
     def __iter__(self) -> Iterator[torch.Tensor]:
+        # TODO: ask get_worker_info() which worker this is (None: the main process reads all
+        #       shards); pick this worker's shards; stream each with tarfile.open(path, "r|"),
+        #       skip members that are not files, decode the others with cv2.imdecode and
+        #       yield them as RGB tensors (OSError naming shard and member if None, and for
+        #       an empty member, which cv2.imdecode refuses with a cv2.error instead).
+        ### BEGIN SOLUTION
         info = get_worker_info()  # None in the main process
         # Each worker runs its own copy of this method: give it its own shards, not all of them.
         mine = self.paths if info is None else self.paths[info.id::info.num_workers]
         for path in mine:
             yield from _read_shard(path)
+        ### END SOLUTION

@@ -66,12 +66,16 @@ def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
     Returns a tensor of the same shape and dtype whose entries along `dim` are in [0, 1] and
     sum to 1 (nan for a slice that is entirely -inf, as in torch.softmax).
     """
+    # TODO: subtract the maximum along `dim` (keep the dim so it broadcasts back), then
+    #       exponentiate and divide by the sum along `dim`.
+    ### BEGIN SOLUTION
     if logits.numel() == 0:
         return logits.clone()  # nothing to normalise (and amax refuses an empty dim)
     # The shift is a constant: its gradient cancels out, so keep it out of the graph.
     shift = logits.amax(dim=dim, keepdim=True).detach()  # (..., 1, ...)
     exp = torch.exp(logits - shift)  # every exponent <= 0: values in [0, 1]
     return exp / exp.sum(dim=dim, keepdim=True)
+    ### END SOLUTION
 
 
 def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -80,12 +84,16 @@ def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     x: float tensor of any shape. Returns x's shape without `dim`, in x's dtype. A slice that
     is entirely -inf gives -inf, one holding +inf gives +inf, an empty slice gives -inf.
     """
+    # TODO: shift by the maximum along `dim`. Careful: when that maximum is infinite, x - max
+    #       is nan (inf - inf). Shift by 0 there instead, then add the shift back.
+    ### BEGIN SOLUTION
     if x.numel() == 0:
         return x.exp().sum(dim=dim).log()  # the log of an empty sum: -inf (amax refuses an empty dim)
     shift = x.amax(dim=dim, keepdim=True).detach()  # (..., 1, ...)
     # An all -inf (or a +inf) slice would give inf - inf = nan: shift those by 0 instead.
     shift = shift.masked_fill(shift.isinf(), 0)
     return torch.exp(x - shift).sum(dim=dim).log() + shift.squeeze(dim)
+    ### END SOLUTION
 
 
 def softmax_cross_entropy(labels: torch.Tensor, logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -95,9 +103,14 @@ def softmax_cross_entropy(labels: torch.Tensor, logits: torch.Tensor, dim: int =
     logits: float tensor. Returns the per-example loss: the broadcast shape without `dim`.
     Finite for finite logits of any magnitude, with finite gradients.
     """
+    # TODO: compute log-probabilities as shifted - logsumexp(shifted), with shifted = logits
+    #       minus their maximum along `dim` (never as log(softmax(...))); then weight by
+    #       labels and sum over `dim`.
+    ### BEGIN SOLUTION
     if logits.numel() == 0:
         return -(labels * logits).sum(dim=dim)  # an empty sum: 0 (amax refuses an empty dim)
     shift = logits.amax(dim=dim, keepdim=True).detach()
     shifted = logits - shift.masked_fill(shift.isinf(), 0)  # (..., C, ...), max 0: no cancellation
     log_probs = shifted - logsumexp(shifted, dim).unsqueeze(dim)  # log_softmax
     return -(labels * log_probs).sum(dim=dim)
+    ### END SOLUTION

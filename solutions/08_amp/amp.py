@@ -121,6 +121,9 @@ class DynamicLossScaler:
     def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
                  growth_interval: int = 2000, enabled: bool = True) -> None:
         """Store the settings; the growth counter starts at 0 and no optimizer has been seen."""
+        # TODO: store the settings (as floats / an int), a growth counter at 0, and an empty
+        #       per-optimizer record for this iteration (was it unscaled? stepped? inf found?).
+        ### BEGIN SOLUTION
         self._enabled = enabled
         self._scale = float(init_scale)
         self._growth_factor = float(growth_factor)
@@ -129,6 +132,7 @@ class DynamicLossScaler:
         self._growth_tracker = 0  # clean steps in a row since the last change of scale
         # id(optimizer) -> {"unscaled": bool, "stepped": bool, "found_inf": bool}, this iteration.
         self._per_optimizer: dict[int, dict[str, bool]] = {}
+        ### END SOLUTION
 
     def scale(self, loss: torch.Tensor) -> torch.Tensor:
         """Return loss * S (the loss itself when disabled).
@@ -136,9 +140,13 @@ class DynamicLossScaler:
         S is applied as a float32 0-dim tensor on the loss's device, as torch does, so the
         result's dtype follows type promotion (a float32 loss stays float32).
         """
+        # TODO: when disabled return the loss; else multiply it by the scale as a float32 0-dim
+        #       tensor on the loss's device.
+        ### BEGIN SOLUTION
         if not self._enabled:
             return loss
         return loss * torch.tensor(self._scale, dtype=torch.float32, device=loss.device)
+        ### END SOLUTION
 
     def unscale_(self, optimizer: torch.optim.Optimizer) -> None:
         """Divide every .grad of `optimizer`'s parameters by S in place; remember inf/nan.
@@ -146,6 +154,10 @@ class DynamicLossScaler:
         Parameters whose .grad is None are skipped. Raises RuntimeError when called twice
         for the same optimizer, or after step(), before update(). No-op when disabled.
         """
+        # TODO: refuse a second call (or a call after step) for this optimizer with RuntimeError;
+        #       multiply every grad that is not None by 1/S in place (under no_grad), note whether
+        #       any held inf or nan, and record that this optimizer is unscaled.
+        ### BEGIN SOLUTION
         if not self._enabled:
             return
         state = self._per_optimizer.setdefault(id(optimizer), {"unscaled": False, "stepped": False, "found_inf": False})
@@ -164,6 +176,7 @@ class DynamicLossScaler:
                 grad.mul_(inv_scale.to(grad.device))
         state["found_inf"] = found_inf
         state["unscaled"] = True
+        ### END SOLUTION
 
     def step(self, optimizer: torch.optim.Optimizer) -> Any:
         """Unscale (unless unscale_ was called), then optimizer.step() unless inf/nan was found.
@@ -172,6 +185,9 @@ class DynamicLossScaler:
         RuntimeError when called twice for the same optimizer before update().
         When disabled: just optimizer.step().
         """
+        # TODO: refuse a second step before update(); unscale_ first if it was not called;
+        #       call optimizer.step() only when no inf/nan was found; record the step; return.
+        ### BEGIN SOLUTION
         if not self._enabled:
             return optimizer.step()
         state = self._per_optimizer.get(id(optimizer))
@@ -184,6 +200,7 @@ class DynamicLossScaler:
         retval = None if state["found_inf"] else optimizer.step()
         state["stepped"] = True
         return retval
+        ### END SOLUTION
 
     def update(self) -> None:
         """Back off S after any skipped step, grow it after `growth_interval` clean ones.
@@ -193,6 +210,10 @@ class DynamicLossScaler:
         growth_interval, S *= growth_factor and the counter goes back to 0. Then a new
         iteration begins (unscale_ and step may be called again). No-op when disabled.
         """
+        # TODO: any inf/nan this iteration -> back off and reset the counter; otherwise count
+        #       the clean step and grow (and reset) when the counter reaches growth_interval.
+        #       Then forget this iteration's per-optimizer records.
+        ### BEGIN SOLUTION
         if not self._enabled:
             return
         if any(state["found_inf"] for state in self._per_optimizer.values()):
@@ -204,14 +225,20 @@ class DynamicLossScaler:
                 self._scale *= self._growth_factor
                 self._growth_tracker = 0
         self._per_optimizer = {}
+        ### END SOLUTION
 
     def get_scale(self) -> float:
         """The current scale S as a Python float (1.0 when disabled)."""
+        # TODO: return the scale (1.0 when disabled).
+        ### BEGIN SOLUTION
         return self._scale if self._enabled else 1.0
+        ### END SOLUTION
 
     def state_dict(self) -> dict[str, Any]:
         """{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
         with Python numbers, as torch's; {} when disabled."""
+        # TODO: return torch's five keys ({} when disabled).
+        ### BEGIN SOLUTION
         if not self._enabled:
             return {}
         return {
@@ -221,12 +248,15 @@ class DynamicLossScaler:
             "growth_interval": self._growth_interval,
             "_growth_tracker": self._growth_tracker,
         }
+        ### END SOLUTION
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what state_dict() returned (yours or torch.amp.GradScaler's).
 
         No-op when disabled; RuntimeError for an empty dict (saved from a disabled scaler).
         """
+        # TODO: restore the five values (no-op when disabled; RuntimeError for {}).
+        ### BEGIN SOLUTION
         if not self._enabled:
             return
         if not state_dict:
@@ -236,6 +266,7 @@ class DynamicLossScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
+        ### END SOLUTION
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: Any, inputs: torch.Tensor,
@@ -249,6 +280,11 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler:
     max_grad_norm: when given, the unscaled gradients of the optimizer's parameters are
     clipped to this total norm (torch.nn.utils.clip_grad_norm_) before the step.
     """
+    # TODO: zero the grads (set_to_none), run the model and the loss under
+    #       torch.autocast(device_type, dtype=dtype), backward through scaler.scale(loss); when
+    #       max_grad_norm is given, unscale_ and clip_grad_norm_ the optimizer's params; then
+    #       scaler.step, scaler.update, and return the loss as a Python float.
+    ### BEGIN SOLUTION
     optimizer.zero_grad(set_to_none=True)  # no leftovers from the last step
     with torch.autocast(device_type, dtype=dtype):  # only the forward and the loss
         loss = loss_fn(model(inputs), targets)
@@ -260,3 +296,4 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler:
     scaler.step(optimizer)  # unscales if still needed; skips on inf/nan
     scaler.update()
     return loss.item()
+    ### END SOLUTION

@@ -138,6 +138,7 @@ from torch import nn
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
+### BEGIN SOLUTION
 def _available_devices() -> list[torch.device]:
     devices = [torch.device("cpu")]
     if torch.cuda.is_available():
@@ -145,6 +146,7 @@ def _available_devices() -> list[torch.device]:
     if torch.backends.mps.is_available():
         devices.append(torch.device("mps", 0))
     return devices
+### END SOLUTION
 
 
 def pick_device(prefer: str | torch.device | None = None) -> torch.device:
@@ -158,6 +160,11 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
     names the device asked for and every available one ("cpu", "cuda:0", ...).
     Never falls back silently.
     """
+    # TODO: with no preference, try torch.cuda.is_available(), then
+    #       torch.backends.mps.is_available(), else the CPU. With one, build torch.device(prefer)
+    #       and check it exists (for "cuda:i", compare i with torch.cuda.device_count()); if it
+    #       does not, raise RuntimeError naming it and the devices that are available.
+    ### BEGIN SOLUTION
     if prefer is None:
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -171,6 +178,7 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
         return device
     names = ", ".join(str(d) for d in available)
     raise RuntimeError(f"device {str(device)!r} was asked for but is not available; available: {names}")
+    ### END SOLUTION
 
 
 def seed_everything(seed: int) -> None:
@@ -180,9 +188,13 @@ def seed_everything(seed: int) -> None:
     After seed_everything(s), the same code draws the same numbers (shuffling, dropout,
     augmentation); another seed gives other numbers. Returns None.
     """
+    # TODO: seed Python's random, NumPy's global generator and torch (which seeds the CUDA
+    #       devices too).
+    ### BEGIN SOLUTION
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device (lazily, if CUDA is not started yet)
+    ### END SOLUTION
 
 
 def train_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optimizer, loss_fn: Loss,
@@ -195,6 +207,10 @@ def train_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optim
     batch's mean. Returns sum(batch loss * batch size) / number of samples as a Python float
     (a smaller last batch weighs less); no graph or tensor outlives its step.
     """
+    # TODO: model.train(); then for each (inputs, targets): move both to `device`, clear the
+    #       gradients, forward, loss, backward, step. Accumulate loss.item() * batch size and
+    #       the number of samples; return their ratio.
+    ### BEGIN SOLUTION
     model.train()  # evaluate() may have left it in eval mode: dropout must be on again
     total_loss, total_samples = 0.0, 0
     for inputs, targets in loader:
@@ -207,6 +223,7 @@ def train_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optim
         total_loss += loss.item() * batch_size  # .item(): a float, the graph is freed
         total_samples += batch_size
     return total_loss / total_samples
+    ### END SOLUTION
 
 
 def evaluate(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.device | str) -> tuple[float, float]:
@@ -218,6 +235,10 @@ def evaluate(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.de
     keeps its running stats) under torch.inference_mode() (no graph). Afterwards every
     submodule has the train/eval flag it had before, even if the loader raised midway.
     """
+    # TODO: remember every submodule's `training` flag, switch to eval mode, and loop under
+    #       torch.inference_mode(), summing loss.item() * batch size and the number of correct
+    #       argmax predictions. Put each flag back in a `finally:` block.
+    ### BEGIN SOLUTION
     # Each submodule's own flag: a model in train mode may hold a frozen part in eval mode.
     modes = [(module, module.training) for module in model.modules()]
     model.eval()
@@ -226,8 +247,10 @@ def evaluate(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.de
     finally:
         for module, training in modes:
             module.training = training  # not .train(): that would recurse into the children
+    ### END SOLUTION
 
 
+### BEGIN SOLUTION
 def _loss_and_accuracy(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.device | str) -> tuple[float, float]:
     total_loss, correct, total_samples = 0.0, 0, 0
     with torch.inference_mode():  # no graph, no version counters
@@ -260,6 +283,7 @@ def _set_rng_states(states: dict) -> None:
     random.setstate((version, tuple(internal), gauss_next))
     name, keys, pos, has_gauss, cached_gaussian = states["numpy"]
     np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached_gaussian))
+### END SOLUTION
 
 
 def save_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int) -> None:
@@ -271,6 +295,11 @@ def save_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
     Atomic: written to a temporary file in the same folder, then renamed onto `path`; if
     saving fails, `path` keeps its old content and no temporary file is left behind.
     """
+    # TODO: build a dict of model.state_dict(), optimizer.state_dict(), epoch and the random
+    #       states (torch.get_rng_state(), torch.cuda.get_rng_state_all() when CUDA is there,
+    #       random.getstate(), np.random.get_state() with its array turned into a list);
+    #       torch.save it to a temporary file in the same folder, then os.replace it onto `path`.
+    ### BEGIN SOLUTION
     checkpoint = {
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
@@ -288,6 +317,7 @@ def save_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
+    ### END SOLUTION
 
 
 def load_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.optim.Optimizer,
@@ -300,11 +330,15 @@ def load_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
     load_state_dict is strict: a model with missing or unexpected keys raises RuntimeError.
     Returns the number of epochs finished, as saved.
     """
+    # TODO: torch.load with map_location and weights_only=True; load the model's and the
+    #       optimizer's state_dicts, restore each random state, return the epoch.
+    ### BEGIN SOLUTION
     checkpoint = torch.load(path, map_location=map_location, weights_only=True)
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     _set_rng_states(checkpoint["rng"])
     return checkpoint["epoch"]
+    ### END SOLUTION
 
 
 def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, targets: torch.Tensor,
@@ -318,6 +352,10 @@ def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, 
     .grad are discarded first (set to None). No optimizer step, inputs unchanged. Raises
     ValueError unless 1 <= micro_batches <= N.
     """
+    # TODO: check 1 <= micro_batches <= N (ValueError); clear the grads; for each pair of chunks
+    #       from torch.tensor_split, backward on the chunk's loss times chunk size / N; return
+    #       the sum of those weighted losses as a float.
+    ### BEGIN SOLUTION
     n = inputs.shape[0]
     if not 1 <= micro_batches <= n:
         raise ValueError(f"micro_batches must be between 1 and the batch size {n}, got {micro_batches}")
@@ -329,3 +367,4 @@ def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, 
         loss.backward()  # adds to .grad and frees this chunk's graph
         total += loss.item()
     return total
+    ### END SOLUTION

@@ -110,6 +110,10 @@ def round_to_bfloat16(x: torch.Tensor) -> torch.Tensor:
     for every non-NaN input, computed with integer ops on `x.view(torch.int32)`, without
     creating any bfloat16 tensor. Raises TypeError if x is not float32.
     """
+    # TODO: check the dtype; read the bits with x.view(torch.int32) (same element size, so it
+    #       works for any strides); give NaNs bits that cannot round to inf; add 0x7FFF plus
+    #       bit 16, clear the low 16 bits, and view the result as float32 again.
+    ### BEGIN SOLUTION
     if x.dtype != torch.float32:
         raise TypeError(f"round_to_bfloat16 expects a float32 tensor, got {x.dtype}")
     # Same element size, so the int32 view works for any strides and copies nothing.
@@ -124,6 +128,7 @@ def round_to_bfloat16(x: torch.Tensor) -> torch.Tensor:
     lowest_kept = (bits >> 16) & 1
     rounded = (bits + 0x7FFF + lowest_kept) & -0x1_0000  # -0x10000 is 0xFFFF0000 as int32
     return rounded.view(torch.float32)
+    ### END SOLUTION
 
 
 def float_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, float]:
@@ -138,6 +143,10 @@ def float_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, 
     float64 (11, 52) and float8_e5m2 (5, 2). Raises TypeError for arguments that are not
     ints, ValueError for widths out of range.
     """
+    # TODO: validate the arguments; compute the bias; the largest finite number has the
+    #       largest non-reserved exponent and an all-ones fraction; eps is one unit in the last
+    #       mantissa place at exponent 0; the smallest normal has the smallest exponent field, 1.
+    ### BEGIN SOLUTION
     for name, value in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"float_limits: {name} must be an int, got {value!r}")
@@ -153,6 +162,7 @@ def float_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, 
     largest = (2.0 - eps) * 2.0**bias
     smallest_normal = 2.0 ** (1 - bias)  # exponent field 1 (field 0 holds the subnormals)
     return largest, eps, smallest_normal
+    ### END SOLUTION
 
 
 def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
@@ -165,6 +175,10 @@ def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
     storage (no copy), so a write to x shows in it; never write through it (windows overlap).
     Raises ValueError if x is 0-d, size < 1, step < 1 or size > len(x).
     """
+    # TODO: validate; count the windows; build the view with x.as_strided(shape, strides,
+    #       offset) from x's own stride() and storage_offset() (dim 0 moves step*stride(0) per
+    #       window and the new last dim moves stride(0) per element).
+    ### BEGIN SOLUTION
     if x.dim() == 0:
         raise ValueError("sliding_windows: x must have a dim to slide along, got a 0-d tensor")
     if size < 1 or step < 1:
@@ -180,3 +194,4 @@ def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
         (step * along, *x.stride()[1:], along),
         x.storage_offset(),  # a slice such as x[3:] starts inside its storage
     )
+    ### END SOLUTION
