@@ -2,7 +2,9 @@
 
 On a terminal: one bar, rewritten in place, with how many items are done and an ETA. Anywhere
 else (a CI log, a file): a line per item as it is done, with the time so far and the ETA, and
-no control characters. A line for an item that went wrong is printed either way.
+no control characters, unless the caller's output is the whole story (``log=False``: nothing
+off a terminal, and the bar erased at the end). A line for an item that went wrong is printed
+either way.
 
 The ETA comes from units of work, which may be finer than the items (a student is graded in
 one run per lesson): `advance` as each unit is done, `skip` for units that will not be.
@@ -20,8 +22,8 @@ class Progress:
     `verb`: what is done to an item, as in "FAILED to grade x", and as in "graded 3 of 4"."""
 
     def __init__(self, total: int, noun: str, *, verb: tuple[str, str] = ("do", "done"), work: int | None = None,
-                 stream: TextIO | None = None) -> None:
-        self.total, self.noun, self.verb = total, noun, verb
+                 stream: TextIO | None = None, log: bool = True) -> None:
+        self.total, self.noun, self.verb, self.log = total, noun, verb, log
         self.work = total if work is None else work
         self.stream = stream or sys.stderr  # looked up now: a default bound at import would outlive a redirect
         self.items = self.units = self.skipped = 0
@@ -41,7 +43,7 @@ class Progress:
     def step(self, name: str, detail: str = "") -> None:
         """An item done: off a terminal, "[3/40] name: detail (12 s, ETA 1m05s)"."""
         self.items += 1
-        if not self.tty:
+        if not self.tty and self.log:
             self._line(f"[{self.items}/{self.total}] {name}" + (f": {detail}" if detail else "") + f" ({self.eta()})")
         self._draw(force=True)
 
@@ -64,8 +66,9 @@ class Progress:
         """The bar goes; a last line says how many items were done, and how long it took."""
         if self.tty:
             self.stream.write("\r\x1b[K")
-        self.stream.write(f"{self.verb[1]} {self.items} of {self.total} {self.noun} in "
-                          f"{time.monotonic() - self.start:.0f} s\n")
+        if self.log:
+            self.stream.write(f"{self.verb[1]} {self.items} of {self.total} {self.noun} in "
+                              f"{time.monotonic() - self.start:.0f} s\n")
         self.stream.flush()
 
     def _draw(self, force: bool = False) -> None:

@@ -18,16 +18,22 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
-    return show_hint(get_lesson(root, args.lesson), args.level)
+    show_hint(get_lesson(root, args.lesson), args.level)
+    return 0
 
 
-def show_hint(lesson: Lesson, level: int) -> int:
+def show_hint(lesson: Lesson, level: int, quiet: bool = False) -> int:
+    """Print hint `level` (the last one, past the end); the level shown. `quiet`: without the
+    line that says how to ask for the next one (kata watch has a key for it)."""
     hints = lesson.hints()
     if not hints:
         raise KitError(f"lesson {lesson.name} has no hints yet ({lesson.hints_file} is missing)")
-    if not 1 <= level <= len(hints):
+    if level < 1:
         raise KitError(f"lesson {lesson.name} has hint levels 1 to {len(hints)}; try `kata hint {lesson.name} 1`")
+    if level > len(hints):  # past the last level: the last one, which is what was asked for
+        print(f"{lesson.name} has {len(hints)} hint levels; here is the last one.")
+        level = len(hints)
     print(f"{lesson.name}, hint {level} of {len(hints)}\n\n{hints[level - 1]}")
-    if level < len(hints):
+    if level < len(hints) and not quiet:
         print(f"\nStill stuck? kata hint {lesson.name} {level + 1}")
-    return 0
+    return level

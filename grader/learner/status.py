@@ -20,6 +20,7 @@ from pathlib import Path
 from grader import source_digest
 from grader.files import write_json
 from grader.lessons import Lesson, chosen_lessons
+from grader.progress import Progress
 from grader.results import LessonSummary, summarize
 from grader.runs import run_pytest
 from grader.tables import Column, format_table
@@ -81,22 +82,26 @@ def check(lesson: Lesson) -> LessonSummary:
     return summarize(lesson.name, run_pytest(lesson.root, [f"exercises/{lesson.name}"]))
 
 
-def statuses(lessons: list[Lesson], *, cache: Cache, jobs: int, progress=None) -> list[LessonSummary]:
+def statuses(lessons: list[Lesson], *, cache: Cache, jobs: int, progress=None, ran=None) -> list[LessonSummary]:
     """Every lesson's standing, from the cache where nothing changed, else by running it.
 
-    progress(done, total, name) is called as each lesson that had to run finishes.
+    `progress` (a grader.progress.Progress) steps as each lesson that had to run finishes, and
+    its name goes into the list `ran`, where given.
     """
     keys = {lesson.name: fingerprint(lesson) for lesson in lessons}
     found = {lesson.name: cache.get(lesson, keys[lesson.name]) for lesson in lessons}
     todo = [lesson for lesson in lessons if found[lesson.name] is None]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(check, lesson): lesson for lesson in todo}
-        for done, future in enumerate(as_completed(futures), 1):
+        for future in as_completed(futures):
             lesson = futures[future]
             found[lesson.name] = future.result()
             cache.put(lesson, keys[lesson.name], found[lesson.name])
+            if ran is not None:
+                ran.append(lesson.name)
             if progress:
-                progress(done, len(todo), lesson.name)
+                progress.advance()
+                progress.step(lesson.name)
     if todo:
         cache.save()
     return [found[lesson.name] for lesson in lessons]
@@ -109,6 +114,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="lessons run at once (default: the number of cores)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="after the table, name the lessons whose tests ran (the others came from the cache)")
     add_no_cache(parser)
 
 
@@ -119,21 +126,18 @@ def add_no_cache(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, root: Path) -> int:
     cache = Cache(root, enabled=not args.no_cache)
     lessons = chosen_lessons(root, args.lessons)
-    results = statuses(lessons, cache=cache, jobs=args.jobs, progress=_progress_printer(len(lessons)))
+    # A bar only while the learner watches the terminal, erased before the table: piped (to a
+    # file, to less), the table is the whole output.
+    watched = sys.stdout.isatty() and sys.stderr.isatty()
+    progress = Progress(len(lessons), "lessons", verb=("check", "checked"), log=False) if watched else None
+    ran: list[str] = []
+    results = statuses(lessons, cache=cache, jobs=args.jobs, progress=progress, ran=ran)
+    if progress:
+        progress.close()
     print_table(results)
+    if args.verbose:
+        print(f"\nran: {', '.join(ran) or 'none (every lesson from the cache)'}")
     return 0
-
-
-def _progress_printer(count: int):
-    tty = sys.stderr.isatty()
-
-    def progress(done: int, total: int, name: str) -> None:
-        if tty:  # one line, rewritten in place
-            end = "\n" if done == total else ""
-            print(f"\r\033[Kchecked {done}/{total} lessons (last: {name})", end=end, file=sys.stderr, flush=True)
-        else:
-            print(f"checked {name} ({done}/{total})", file=sys.stderr, flush=True)
-    return progress
 
 
 def print_table(results: list[LessonSummary], out=None) -> None:

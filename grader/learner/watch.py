@@ -16,6 +16,9 @@ The contract:
   their own, so that only the watcher gets the terminal's Ctrl-C and stops the whole group
   (DataLoader workers included) itself: nothing is left running, and the child never prints
   a traceback of its own for an interrupt that lands while it is still starting up.
+- When every test passes, it says so and offers the next lesson. On a terminal, keys act at
+  once while it waits (no Enter): ``h`` shows the lesson's next hint level, ``n`` moves on to
+  the next lesson, ``r`` runs the tests again, ``q`` quits. Off a terminal, no keys are read.
 - ``--once`` runs the tests once and exits with pytest's status, for scripts.
 - Later runs start warm. After the first run (a fresh process), while the learner reads its
   result, the watcher imports what runs need once (torch, the torch modules it imports lazily
@@ -107,24 +110,112 @@ def pick_lesson(root: Path, name: str | None) -> Lesson:
 # --- the loop ---------------------------------------------------------------------------------
 
 
-def watch(root: Path, lesson: Lesson, interval: float) -> int:
-    """Run the tests, then again after every save, until Ctrl-C; returns 0."""
-    folder = lesson.dir("exercises")
-    shown = f"exercises/{lesson.name}/"
+def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None) -> int:
+    """Run the tests, then again after every save, until Ctrl-C or ``q``; returns 0."""
+    keys = keys or Keys.of_terminal()
     warm: Warm | None = None
+    hint_level = 0
     try:
         while True:
+            folder = lesson.dir("exercises")
             before = snapshot(folder)
-            run_tests(root, lesson, warm)
-            print(f"\nwatching {shown} for changes (Ctrl-C to stop)", flush=True)
+            status = run_tests(root, lesson, warm)
+            after = next_lesson(root, lesson)
+            if status == 0:
+                offer = f"press n for {after.name}" if after else "that was the last lesson"
+                print(f"\nEvery test of {lesson.name} passes. Well done: {offer}.", flush=True)
+            print(f"\nwatching exercises/{lesson.name}/ for changes (Ctrl-C to stop)", flush=True)
+            if keys.live:
+                print("keys: h next hint, n next lesson, r run again, q quit", flush=True)
             if warm is None:
                 warm = Warm.start()  # a save meanwhile is seen at the next poll
-            wait_for_change(folder, before, interval)
+            while True:
+                event = wait_for_change(folder, before, interval, keys)
+                if event == "h":
+                    hint_level = _show_hint(lesson, hint_level + 1)
+                    continue
+                if event == "n" and after is None:
+                    print("That was the last lesson; q quits.", flush=True)
+                    continue
+                break
+            if event == "q":
+                _say_stopped()
+                return 0
+            if event == "n":
+                lesson, hint_level = after, 0
             if sys.stdout.isatty():
                 print(CLEAR_SCREEN, end="", flush=True)
     except KeyboardInterrupt:
         _say_stopped()
         return 0
+    finally:
+        keys.close()
+
+
+def next_lesson(root: Path, lesson: Lesson) -> Lesson | None:
+    """The lesson after `lesson`, in the kit's order, or None after the last."""
+    names = [other.name for other in all_lessons(root)]
+    later = names[names.index(lesson.name) + 1:] if lesson.name in names else []
+    return get_lesson(root, later[0]) if later else None
+
+
+def _show_hint(lesson: Lesson, level: int) -> int:
+    """Show hint `level` (the last one past the end); the level shown."""
+    from grader.learner.hint import show_hint
+
+    print()
+    try:
+        return show_hint(lesson, level, quiet=True)
+    except KitError as exc:
+        print(exc, flush=True)
+        return level - 1
+
+
+class Keys:
+    """Single keys from the terminal, read without Enter while the watcher waits (cbreak mode,
+    restored by ``close``); ``live`` is False where stdin is not a terminal: no keys then."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd, self.saved = fd, None
+        if fd is not None:
+            import termios
+            import tty
+
+            self.saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd)  # keys at once, no echo; Ctrl-C still interrupts
+
+    @classmethod
+    def of_terminal(cls) -> Keys:
+        try:
+            interactive = os.name == "posix" and sys.stdin is not None and sys.stdin.isatty()
+        except ValueError:  # a closed stdin
+            interactive = False
+        return cls(sys.stdin.fileno() if interactive else None)
+
+    @property
+    def live(self) -> bool:
+        return self.fd is not None
+
+    def read(self, timeout: float) -> str | None:
+        """A key pressed within `timeout` seconds, or None (after sleeping, where there are no keys)."""
+        if self.fd is None:
+            time.sleep(timeout)
+            return None
+        import select
+
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return None
+        data = os.read(self.fd, 1)
+        return data.decode(errors="replace").lower() if data else None
+
+    def close(self) -> None:
+        if self.saved is not None:
+            import termios
+
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+            self.saved = None
 
 
 def _say_stopped() -> None:
@@ -144,14 +235,17 @@ def snapshot(folder: Path) -> Snapshot:
     return Snapshot(entries)
 
 
-def wait_for_change(folder: Path, seen: Snapshot, interval: float) -> Snapshot:
-    """Poll until the files differ from `seen` and then stay the same for one more interval."""
+def wait_for_change(folder: Path, seen: Snapshot, interval: float, keys: Keys | None = None) -> str:
+    """Poll until the files differ from `seen` and then stay the same for one more interval
+    ("saved"), or a key the watcher acts on is pressed ("h", "n", "r", "q")."""
     last = seen
     while True:
-        time.sleep(interval)
+        key = keys.read(interval) if keys else time.sleep(interval)
+        if key in ("h", "n", "r", "q"):
+            return key
         now = snapshot(folder)
         if now == last and now != seen:
-            return now
+            return "saved"
         last = now
 
 

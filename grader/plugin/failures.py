@@ -6,7 +6,11 @@
 - a test stopped by pytest-timeout: TIMEOUT, with the learner's line it was running;
 - code that asked for CUDA on a machine without it: how to write device-agnostic code;
 - a name the tests use that the learner's module lacks: keep the stub's names;
-- MemoryError, and a write past the file-size limit (EFBIG): kinds class grading reports on.
+- MemoryError, and a write past the file-size limit (EFBIG): kinds class grading reports on;
+- a test's own AssertionError with a message (assert_close's, or ``assert ok, message``): that
+  message alone, without pytest's introspection of the assert;
+- an error raised in the learner's code: the test's line that called it, then the learner's
+  frames (from a DataLoader worker too), never the library frames in between.
 
 The result rides on the report as ``report.kata_failure`` (a grader.results.Failure), where
 the recorder and the terminal summary read it.
@@ -15,13 +19,14 @@ the recorder and the terminal summary read it.
 from __future__ import annotations
 
 import errno
+import linecache
 import sys
 from pathlib import Path
 
 import pytest
 
 from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
-from grader.plugin.todo import Todo
+from grader.plugin.todo import Todo, worker_traceback
 from grader.results import Failure, Kind
 
 TIMEOUT_S = pytest.StashKey[float]()  # per item: the time limit pytest-timeout set for it
@@ -73,7 +78,42 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
                    "cannot be tested).")
         return Failure(None, exception, message, at), message
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
-    return Failure(kind, exception, excinfo.exconly(tryshort=True), at), None
+    if isinstance(exc, AssertionError) and frame is None and not str(exc).startswith("assert "):
+        message = _without_introspection(str(exc))
+        return Failure(kind, exception, message, at), message
+    worker = worker_traceback(exc, code)
+    if worker is not None:  # the learner's line in the worker, and the worker's own error
+        path, line, _, _ = worker.frames[-1]
+        at = f"{target(config).rel(path)}:{line}"
+        return Failure(kind, exception, worker.error, at), _learners_frames(item, exc, code, worker)
+    crash = _learners_frames(item, exc, code) if frame is not None else None
+    return Failure(kind, exception, excinfo.exconly(tryshort=True), at), crash
+
+
+def _without_introspection(message: str) -> str:
+    """A test's assert message without the explanation pytest's assert rewriting adds after it
+    ("assert 3 == 4", "+  where 3 = <object at 0x...>.get()"): the kit's words are the message."""
+    return message.split("\nassert ", 1)[0]
+
+
+def _learners_frames(item: pytest.Item, exc: BaseException, code: tuple[Path, ...], worker=None) -> str:
+    """An error raised in the learner's code: the test's line that led there, the learner's own
+    frames, and the error; the frames of torch and the other libraries in between left out."""
+    config, test_file = item.config, str(item.path)
+    lines = []
+    for tb in frames(exc):
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == test_file or is_learners(filename, code):
+            lines += [f"{where(tb, config)}: in {tb.tb_frame.f_code.co_name}",
+                      f"    {linecache.getline(filename, tb.tb_lineno).strip()}"]
+    if worker is not None:
+        lines += ["in a DataLoader worker process:"]
+        for path, line, name, source in worker.frames:
+            lines += [f"{target(config).rel(path)}:{line}: in {name}", f"    {source}"]
+        lines.append(worker.error)
+    else:
+        lines.append(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    return "\n".join(lines)
 
 
 def _last_frame_in(exc: BaseException, code: tuple[Path, ...]):

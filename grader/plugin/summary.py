@@ -1,5 +1,7 @@
 """What the terminal shows: T for a TODO, B for a module that does not import, and at the end
-each TODO once, with how many tests wait on it, and where to start."""
+each TODO once, with how many tests wait on it, and where to start. A failure that many tests
+share (the same error at the same line of the learner's code, or the same message) is shown in
+full once, with the tests that share it, and in one line for each of the others."""
 
 from __future__ import annotations
 
@@ -11,6 +13,49 @@ from grader.results import Kind
 
 _STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
            Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True}))}
+
+
+class _Shown:
+    """A failure's text (``str``, what the results record) and what the terminal shows of it."""
+
+    def __init__(self, text: str, group: list[str], name: str) -> None:
+        self.text, self.group, self.name = text, group, name  # group: the tests that share it, in order
+
+    def __str__(self) -> str:
+        return self.text
+
+    def toterminal(self, tw) -> None:
+        first, *others = self.group
+        if self.name != first:
+            tw.line(f"The same failure as {first} (shown above).")
+            return
+        tw.line(self.text)
+        if others:
+            names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            tw.line(f"(The same failure in {len(others)} more test{'s' if len(others) > 1 else ''}: {names}.)")
+
+
+class _SharedFailures:
+    """Groups the failures of a session by what they share, as their reports come."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple, list[str]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        failure = getattr(report, "kata_failure", None)
+        if not report.failed or failure is None or failure.kind in _STATUS or report.longrepr is None:
+            return
+        text = str(report.longrepr)
+        last = failure.summary.strip().splitlines()[-1:]  # the error itself, without a worker's number
+        key = (failure.exception, failure.where, *last) if failure.where else (failure.exception, text)
+        group = self.groups.setdefault(key, [])
+        name = report.nodeid.split("::", 1)[-1]
+        group.append(name)
+        report.longrepr = _Shown(text, group, name)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_SharedFailures(), "kata-shared-failures")
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -114,21 +115,36 @@ def stub_site(exc: NotImplementedError, item: pytest.Item) -> tuple[str, str] | 
 # Python's own traceback lines. A DataLoader worker's exception reaches the test process only as
 # text: torch re-raises it there with the worker's formatted traceback as its message, so this
 # is the one place the kit reads an exception's text. It reads Python's format, not torch's words.
-_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)')
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)\n(?P<source>[^\n]*)')
+
+
+@dataclass
+class WorkerTraceback:
+    frames: list[tuple[str, str, str, str]]  # (path, line, function, source line), the learner's
+    error: str  # the last line: "TypeError: ..."
+
+
+def worker_traceback(exc: BaseException, code: tuple[Path, ...]) -> WorkerTraceback | None:
+    """The learner's frames of a DataLoader worker's traceback carried in `exc`, when torch's
+    DataLoader re-raised it and its last frame is the learner's."""
+    if not reraised_by_dataloader(exc):
+        return None
+    text = str(exc)
+    found = [(path, line, name, source.strip()) for path, line, name, source in _FRAME.findall(text)]
+    if not found or not is_learners(found[-1][0], code):
+        return None
+    error = text.rstrip().splitlines()[-1]
+    return WorkerTraceback([f for f in found if is_learners(f[0], code)], error)
 
 
 def _worker_frame(exc: NotImplementedError, code: tuple[Path, ...]) -> tuple[str, str, str] | None:
     """(path, line, function) of the last frame of a worker's traceback carried in `exc`, if it
     is the learner's and `exc` was re-raised by torch's DataLoader."""
-    if not _reraised_by_dataloader(exc):
-        return None
-    frames = _FRAME.findall(str(exc))
-    if not frames or not is_learners(frames[-1][0], code):
-        return None
-    return frames[-1]
+    found = worker_traceback(exc, code)
+    return found.frames[-1][:3] if found else None
 
 
-def _reraised_by_dataloader(exc: BaseException) -> bool:
+def reraised_by_dataloader(exc: BaseException) -> bool:
     """Whether torch's ExceptionWrapper.reraise raised `exc` (its innermost frame)."""
     wrapper = getattr(sys.modules.get("torch._utils"), "ExceptionWrapper", None)
     tb = innermost(exc)

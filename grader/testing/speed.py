@@ -41,6 +41,16 @@ def _keep_freed_memory() -> None:
         mallopt(option, 1 << 30)
 
 
+def plainly(ratio: float) -> str:
+    """A speed ratio in words: "ran about as fast as", "ran 3.2 times as fast as", "took 2.5
+    times as long as" (what follows is the baseline's name)."""
+    if 0.95 <= ratio <= 1.05:
+        return "ran about as fast as"
+    if ratio > 1:
+        return f"ran {ratio:.1f} times as fast as"
+    return f"took {1 / ratio:.1f} times as long as"
+
+
 def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:
     """How many times faster `candidate` runs than `baseline` (> 1: faster)."""
     _keep_freed_memory()
@@ -90,11 +100,12 @@ def assert_speed(
     ratio = speed_ratio(baseline, candidate, repeats=repeats)
     measurements.record(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name)
     if ratio < at_least:
-        needed = f"at least {at_least:g}x as fast" if at_least >= 1 else f"at most {1 / at_least:g}x slower"
-        measured = f"{ratio:.2f}x as fast as" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"
+        needed = (f"at least {at_least:g} times as fast as" if at_least > 1 else "at least as fast as"
+                  if at_least == 1 else f"take at most {1 / at_least:g} times as long as")
         raise AssertionError(
-            f"{what} is too slow: it ran {measured} {baseline_name}; it must be {needed} "
-            f"(minimum of {repeats} interleaved runs each, 1 thread)." + (f"\n{hint}" if hint else "")
+            f"{what} is too slow: it {plainly(ratio)} {baseline_name}; it must {'be ' if at_least >= 1 else ''}"
+            f"{needed} {baseline_name} (minimum of {repeats} interleaved runs each, 1 thread)."
+            + (f"\n{hint}" if hint else "")
         )
     return ratio
 

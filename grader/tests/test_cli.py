@@ -49,7 +49,9 @@ def test_hints_one_level_at_a_time(in_kit, capsys):
 
 
 def test_hint_errors_say_what_is_valid(in_kit, capsys):
-    assert main(["hint", "98", "4"]) == 2
+    assert main(["hint", "98", "9"]) == 0  # past the last level: the last one
+    assert capsys.readouterr().out.startswith("98_demo has 3 hint levels; here is the last one.\n98_demo, hint 3 of 3")
+    assert main(["hint", "98", "0"]) == 2
     assert "error: lesson 98_demo has hint levels 1 to 3; try `kata hint 98_demo 1`" in capsys.readouterr().err
     assert main(["hint", "nope"]) == 2
     assert "error: no lesson 'nope'; the lessons are: 98_demo, 99_other" in capsys.readouterr().err

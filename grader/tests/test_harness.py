@@ -55,7 +55,7 @@ def test_impl_file_runs_the_tests_against_one_file_of_code(kit):
     result.stdout.fnmatch_lines(["TODO: add (*notebook_code.py:7) is not implemented yet  (2 tests wait on it)"])
     work.write_text(SOLUTION.replace("return a + b", "return a +"), encoding="utf-8")
     result = run(kit, "tests/98_demo", "-m", "not speed", f"--impl-file={work}")
-    result.stdout.fnmatch_lines(["*notebook_code.py:6: SyntaxError*"])
+    result.stdout.fnmatch_lines(["*notebook_code.py:8: SyntaxError*"])
 
 
 def test_the_summary_names_the_lesson_whatever_code_is_under_test(kit):
@@ -200,6 +200,74 @@ def test_todo_in_a_dataloader_worker_is_still_a_todo(kit):
     ])
 
 
+def test_a_tests_own_message_is_shown_without_pytests_introspection(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a - b"))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        class Scaler:
+            def get_scale(self):
+                return 2.0
+
+
+        def test_add(lesson):
+            scaler = Scaler()
+            assert scaler.get_scale() == lesson.add(2, 3), f"add(2, 3) gave {lesson.add(2, 3)}; expected 5"
+
+
+        def test_bare(lesson):
+            assert lesson.add(2, 3) == 5
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=2)
+    out = result.stdout.str()
+    assert "add(2, 3) gave -1; expected 5\n" in out and "where" not in out.split("test_bare")[0], out
+    assert "test_demo.py:7: in test_add" not in out  # the kit's message alone
+    result.stdout.fnmatch_lines(["*assert -1 == 5*"])  # a bare assert keeps the explanation: it is all there is
+
+
+def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it_fails(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        class Numbers(torch.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(1 // 0))
+    """))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import pytest
+        import torch
+
+
+        @pytest.mark.parametrize("workers", [1, 2, 2])
+        def test_workers(lesson, workers):
+            assert list(torch.utils.data.DataLoader(lesson.Numbers(), num_workers=workers)) == []
+
+
+        def test_in_process(lesson):
+            assert list(torch.utils.data.DataLoader(lesson.Numbers())) == []
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=4)
+    result.stdout.fnmatch_lines([
+        "*test_workers?1?*",
+        "tests/98_demo/test_demo.py:7: in test_workers",
+        "in a DataLoader worker process:",
+        "exercises/98_demo/demo.py:6: in __iter__",
+        "    return iter(range(1 // 0))",
+        "ZeroDivisionError: integer division or modulo by zero",
+        "(The same failure in 3 more tests: test_workers[2_0], test_workers[2_1], test_in_process.)",
+        "*test_workers?2_0?*",
+        "The same failure as test_workers[1] (shown above).",
+    ])
+    out = result.stdout.str()
+    assert "site-packages" not in out and "Original Traceback" not in out, out  # no library frames
+    alone = run(kit, "exercises/98_demo", "-k", "in_process")  # in this process: the test's line, then the learner's
+    alone.stdout.fnmatch_lines(["tests/98_demo/test_demo.py:11: in test_in_process", "*",
+                                "exercises/98_demo/demo.py:6: in __iter__", "    return iter(range(1 // 0))",
+                                "ZeroDivisionError: integer division or modulo by zero"])
+    assert "site-packages" not in alone.stdout.str(), alone.stdout.str()
+
+
 def test_asking_for_cuda_without_a_gpu_says_how_to_fix_it(kit):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
@@ -209,7 +277,7 @@ def test_asking_for_cuda_without_a_gpu_says_how_to_fix_it(kit):
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
     assert_outcomes(result, failed=1)
     result.stdout.fnmatch_lines([
-        "add (exercises/98_demo/demo.py:7) asked for a CUDA device, but this machine has none*",
+        "add (exercises/98_demo/demo.py:9) asked for a CUDA device, but this machine has none*",
         "*make new tensors on the input's device (device=x.device*",
     ])
 

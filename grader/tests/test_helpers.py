@@ -128,9 +128,17 @@ def test_speed_ratio_tells_fast_from_slow_and_restores_threads():
     assert torch.get_num_threads() == threads
 
 
+def test_a_ratio_is_said_plainly():
+    from grader.testing.speed import plainly
+
+    assert plainly(0.97) == plainly(1.04) == "ran about as fast as"  # never "1.0x slower"
+    assert plainly(3.24) == "ran 3.2 times as fast as"
+    assert plainly(0.4) == "took 2.5 times as long as"
+
+
 def test_assert_speed_prints_the_measured_ratio_and_records_it():
     records.drain()
-    with pytest.raises(AssertionError, match=r"slow_fn is too slow: it ran \d+\.\dx slower than a no-op; it must be at most 2x slower"):
+    with pytest.raises(AssertionError, match=r"slow_fn is too slow: it took \d+\.\d times as long as a no-op; it must take at most 2 times as long as a no-op"):
         assert_speed(lambda: None, lambda: time.sleep(0.003), at_least=0.5, what="slow_fn",
                      baseline_name="a no-op", repeats=3)
     (measured,) = records.drain()

@@ -30,11 +30,11 @@ needs_signals = pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT
 class Watcher:
     """``python -m grader watch 98_demo --interval 0.1`` in the kit, its output read by a thread."""
 
-    def __init__(self, kit: pytest.Pytester) -> None:
+    def __init__(self, kit: pytest.Pytester, stdin=None) -> None:
         self.kit = kit
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "watch", "98_demo", "--interval", "0.1"],
-            cwd=kit.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            cwd=kit.path, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -111,8 +111,8 @@ class Watcher:
 def start_watcher(quick_kit: pytest.Pytester):
     watchers: list[Watcher] = []
 
-    def start() -> Watcher:
-        watchers.append(Watcher(quick_kit))
+    def start(stdin=None) -> Watcher:
+        watchers.append(Watcher(quick_kit, stdin))
         return watchers[-1]
 
     yield start
