@@ -16,9 +16,7 @@ Pitfall: switching on gradients by wrapping a tensor in torch.tensor,
     w = torch.tensor(torch.randn(3), requires_grad=True)    # copies, and warns about it
 
 Create it with the flag instead, torch.randn(3, requires_grad=True), or, for a tensor you
-already have, make your own copy with t.detach().clone().requires_grad_(). (A NumPy trap next
-to it: np.random.normal([3, 5]) draws two numbers, with means 3 and 5; a 3x5 array of samples
-is np.random.normal(size=(3, 5)).)
+already have, make your own copy with t.detach().clone().requires_grad_().
 
 Gradients: grad() returns them, backward() accumulates them
 -----------------------------------------------------------
@@ -29,35 +27,51 @@ The derivative of -x*x is -2x, so at x = 1:
     >>> torch.autograd.grad(-x * x, x)
     (tensor(-2.),)
 
-loss.backward() instead ADDS the gradient into the .grad of every leaf tensor that requires
-grad. Adds, not stores: call it twice and .grad holds twice the gradient. That is why every
-training loop calls optimizer.zero_grad() before backward(); forget it, and each step follows
-the sum of all the gradients so far, not the current one.
+loss.backward() instead ADDS the gradient into the .grad of every leaf tensor in the graph
+that requires grad, the ones the computation merely uses included. Adds, not stores: call it
+twice and .grad holds twice the gradient. That is why every training loop clears the
+gradients (optimizer.zero_grad()) before backward(); forget it, and each step follows the sum
+of all the gradients so far, not the current one.
 
-A function that differentiates on behalf of its caller must leave the caller's tensor as it
-found it: no requires_grad_() on it (that flips the caller's flag, and a backward() would then
-fill its .grad), no writes into its memory. Work on a private leaf instead: x.detach() is a new
-tensor over the same memory with no history, and requires_grad_() on it starts a fresh graph.
-Give `fn` a clone of that leaf: a function that writes into its argument (t.mul_(2)) then
-writes into memory of its own (an in-place op on the leaf itself is an error). And wrap the
-call in torch.enable_grad(): the caller may be inside torch.no_grad().
+A borrowed tensor
+-----------------
+A function that differentiates on behalf of its caller borrows the caller's tensor and must
+give it back as it found it. Three ways to change it behind the caller's back, and one
+context to respect:
+
+- its flag: x.requires_grad_() switches gradients on for the caller's tensor (and a later
+  backward() fills its .grad). x.detach() is a new tensor over the same memory, with no
+  history and a flag of its own.
+- its memory: a function that writes into its argument (t.mul_(2)) writes into whatever
+  memory it is given, and a detached tensor shares the caller's. An in-place op on a leaf
+  that requires grad is refused outright ("a leaf Variable that requires grad is being used
+  in an in-place operation").
+- its graph: when x was computed from tensors that require grad, differentiating through x
+  sends gradients back into the caller's graph.
+- its context: inside `with torch.no_grad():` nothing is recorded, so there is no graph to
+  differentiate; torch.enable_grad() switches recording back on for a block of code.
 
 Curve fitting with an optimizer
 -------------------------------
-To fit a polynomial w[0] x^d + ... + w[d] to samples (x, y), put the powers of x in the columns
-of a matrix (torch.vander(x, N=d + 1): highest power first), predict features @ w and minimise
-the mean squared error. One step: zero the gradients, compute the loss, backward(), step().
+A polynomial w[0] x^d + ... + w[d] is linear in its coefficients: at N samples its values are
+one matrix product, an (N, d + 1) matrix whose columns are powers of x, times the vector w.
+Fitting it means minimising the mean squared error between those values and y, one optimizer
+step after another, each from the gradient of the current loss.
 
 Pitfall: shapes. With w of shape (d + 1, 1) the prediction has shape (N, 1), and (N, 1) minus
 targets of shape (N,) broadcasts to an (N, N) matrix: every prediction is compared with every
 target, and the best "fit" is a constant, the mean of y. F.mse_loss warns about the mismatch;
-a hand-written ((pred - y) ** 2).mean() does not. Keep w of shape (d + 1,), or squeeze.
+a hand-written ((pred - y) ** 2).mean() does not. Keep w of shape (d + 1,). Squeezing the
+column afterwards is no cure: squeeze() drops every dim of size 1, so one sample, or degree
+0, loses a dim too.
 
 Why Adam: with x in [-10, 10] the x^2 column reaches 100, so the gradient for its coefficient
 is huge; plain SGD at lr 0.1 overshoots further at every step and diverges to inf and nan.
 Adam divides each coordinate's step by a running estimate of that coordinate's gradient size,
 so every step is about lr long, whatever the scale. The price: the constant coefficient, whose
-column is small, arrives last.
+column is small, arrives last. Mean or sum of the squared errors? For Adam nearly the same,
+but not exactly: its eps (1e-8) is added to the gradient size, so with tiny gradients the two
+take different steps. The tests want the mean.
 
 NumPy without copies
 --------------------
@@ -66,8 +80,9 @@ and torch.from_numpy(a) copy nothing, keep the dtype, and carry the strides over
 non-contiguous views stay views. A write through one is seen through the other. What copies:
 torch.tensor(a), np.array(t), .clone(), .contiguous() on a non-contiguous view, and dtype
 conversions (.float(), .astype(np.float32)). t.numpy() refuses a tensor that requires grad
-(NumPy cannot record operations for autograd): t.detach() first, which shares the memory and
-leaves t alone. A CUDA tensor's memory is on the GPU where NumPy cannot see it: .cpu() copies.
+(NumPy cannot record operations for autograd); t.requires_grad_(False) would get past that
+by switching off the caller's flag. A CUDA tensor's memory is on the GPU where NumPy cannot
+see it: there the one copy is unavoidable.
 
 What the tests expect
 ---------------------
@@ -104,10 +119,12 @@ def derivative(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> t
     Raises TypeError when x is not floating point (gradients need floating point), and
     ValueError naming the shape fn returned when that is not a single element.
     """
-    # TODO: reject a non-floating-point x (TypeError). Make a private leaf: x.detach() with
-    #       requires_grad_(). Call fn on a clone of it inside torch.enable_grad(), check that the
-    #       result has one element (ValueError naming its shape), and return
-    #       torch.autograd.grad(result, leaf)[0].
+    # TODO: return d fn / d x: a new tensor of x's shape, dtype and device that does not
+    #       require grad. The tests lend you x in every state (plain, requiring grad, with a
+    #       .grad already set, computed inside a graph, under torch.no_grad()) and check that
+    #       it comes back exactly as it was, even from an fn that writes into its argument, and
+    #       that no .grad anywhere is filled. Errors: TypeError for a non-floating x; ValueError
+    #       naming the shape when fn returns anything but one element.
     raise NotImplementedError
 
 
@@ -120,16 +137,17 @@ def fit_polynomial(x: torch.Tensor, y: torch.Tensor, degree: int, steps: int = 1
     (either way: the same torch.manual_seed, the same result; steps=0 returns the start).
     Returns shape (degree + 1,), highest power first (w[0] x^degree + ... + w[degree]),
     in x's dtype and on x's device, detached (it does not require grad).
-    Accuracy with the defaults (measured over 30 draws): on the seed's example, 100 samples
+    Accuracy with the defaults (measured over 30 draws): on the tests' example, 100 samples
     of 5x^2 + 3 plus N(0, 1) noise, x uniform in [-10, 10], the x^2 and x coefficients come
     within 0.05 of 5 and 0 (worst seen 0.014 and 0.039), the constant within 1.0 of 3 (worst
     seen 0.74: it converges last, its column is up to 100 times smaller than the x^2 one).
     Noise-free samples with |x| <= 2, degrees 1 to 3: within 1e-3 of the true coefficients.
     """
-    # TODO: build the (N, degree + 1) matrix of powers of x, highest first (torch.vander).
-    #       Start from zeros of shape (degree + 1,) in x's dtype and device, requiring grad.
-    #       Run `steps` Adam steps at `lr`: zero_grad, mean squared error of features @ w
-    #       against y, backward, step. Return the coefficients detached.
+    # TODO: return the degree + 1 coefficients, highest power first, after `steps` steps of
+    #       torch.optim.Adam at `lr` on the mean squared error over all N samples. The tests
+    #       replay Adam step by step from what steps=0 returns, so each step must follow the
+    #       current gradient only. Shape (degree + 1,), degree 0 and a single sample included;
+    #       x's dtype and device; detached; x and y untouched; no warnings.
     raise NotImplementedError
 
 
@@ -142,7 +160,8 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     cannot be shared with NumPy: it is copied to the host (the only case that copies).
     bfloat16 has no NumPy dtype (TypeError).
     """
-    # TODO: detach (same memory, no history), make sure it is on the CPU, then .numpy().
+    # TODO: return an array over t's own memory (the same data address) with t's dtype, shape
+    #       and strides. t may require grad: it keeps its flag and its .grad.
     raise NotImplementedError
 
 
@@ -154,5 +173,6 @@ def from_numpy(a: np.ndarray) -> torch.Tensor:
     Read-only arrays are shared too (PyTorch warns that the tensor is writable). Arrays with
     negative strides (a[::-1]) cannot be shared: ValueError.
     """
-    # TODO: wrap the array's memory in a tensor without copying it.
+    # TODO: return a tensor over a's own memory (the same data address) with a's dtype, shape
+    #       and strides; never a copy, not even of an array that cannot be shared (ValueError).
     raise NotImplementedError

@@ -43,23 +43,31 @@ them, silently: you write `forward`, you call the module.
 
 nn.Sequential with names
 ------------------------
-`nn.Sequential(a, b, c)` chains modules and names them "0", "1", "2", so a checkpoint holds
-keys like "2.weight". Given an `OrderedDict` of (name, module) pairs instead, it uses your
-names: "classifier.weight" says what it is, and stays meaningful when you insert a layer.
+`nn.Sequential(a, b, c)` chains modules and names them by position, "0", "1", "2", so a
+checkpoint holds keys like "2.weight". It can take names from you as well (its documentation
+shows how): "classifier.weight" says what it is, and stays meaningful when you insert a layer.
+Its own `forward` runs the children in order, so a subclass that only builds them needs no
+`forward` of its own.
+
+Pitfall: one activation module reused in every hidden layer. For nn.ReLU nothing shows; an
+activation with parameters (nn.PReLU, a learnable slope) then shares one slope across all
+the layers, and the model has fewer parameters than it should.
 
 Training a module
 -----------------
-The seed fits y = 5x + 3 + noise with a module holding two parameters `a` and `b`:
-build an optimizer over `model.parameters()`, then repeat: clear the gradients (they
-accumulate by default), compute the loss from `model(x)`, `backward()`, `optimizer.step()`.
-You write that loop in `fit`, for any module.
+The classic first example fits y = 5x + 3 + noise with a module holding two parameters `a`
+and `b`. An optimizer keeps references to the parameters it was given and moves each along
+its `.grad` at every `step()`; `backward()` fills those `.grad`s, but adds into them, so
+each step must start from cleared gradients (or it follows the sum of every gradient so far).
+Clearing them between `backward()` and `step()` is the opposite mistake: the step then sees
+zeros, and nothing trains. You write that loop in `fit`, for any module.
 
 What the tests expect
 ---------------------
 - `Linear1D`: exactly two parameters, named "a" and "b", each of shape (1,), drawn in [0, 1)
   (the same after the same torch.manual_seed); y = a * x + b keeps x's shape;
   `.to(torch.float64)` converts them; gradients reach both; `fit` recovers a ~= 5 and b ~= 3
-  (plus the noise's mean) from the seed's data.
+  (plus the noise's mean) from noisy samples of y = 5x + 3.
 - `MLP`: the layers, their order and their names (so the `state_dict` keys), no activation
   after the last Linear, a fresh activation per hidden layer, a ValueError for fewer than
   two sizes, and an output equal to applying the layers by hand.
@@ -82,7 +90,7 @@ from torch import nn
 
 
 class Linear1D(nn.Module):
-    """The seed's model y = a * x + b, with two learnable scalars.
+    """The model y = a * x + b, with two learnable scalars.
 
     Parameters: `a` and `b`, each an nn.Parameter of shape (1,), float32, initialised
     uniformly in [0, 1) (seed torch with `torch.manual_seed` to make that reproducible).
@@ -91,8 +99,9 @@ class Linear1D(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        # TODO: create the two parameters, a first, then b: each an nn.Parameter wrapping
-        #       torch.rand(1), assigned to self.a and self.b so the module registers them.
+        # TODO: give the module its two learnable scalars, self.a and self.b (a first), each
+        #       of shape (1,) and drawn uniformly in [0, 1) from torch's global RNG, so that
+        #       named_parameters(), state_dict(), .to() and an optimizer all find them.
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -101,7 +110,7 @@ class Linear1D(nn.Module):
         Returns a tensor of x's shape (the (1,)-shaped parameters broadcast against it),
         differentiable with respect to x, a and b.
         """
-        # TODO: return a * x + b, using the parameters themselves (not .item() or .data).
+        # TODO: return a * x + b, of x's shape, differentiable with respect to x, a and b.
         raise NotImplementedError
 
 
@@ -122,10 +131,10 @@ class MLP(nn.Sequential):
     """
 
     def __init__(self, sizes: Sequence[int], activation: Callable[[], nn.Module] = nn.ReLU) -> None:
-        # TODO: raise ValueError when sizes has fewer than two entries. Then fill an OrderedDict:
-        #       for each consecutive pair of sizes a "linear{i}" Linear layer, followed (except
-        #       after the last one) by "act{i}" = a new activation(). Finish with
-        #       super().__init__(that OrderedDict): nn.Sequential's forward then chains them.
+        # TODO: raise ValueError naming `sizes` when it has fewer than two entries. Otherwise
+        #       build this Sequential's children, in order and under exactly these names:
+        #       linear0, act0, linear1, act1, ..., with no activation after the last Linear,
+        #       and each activation a module of its own, made by one call of activation().
         raise NotImplementedError
 
 
@@ -140,8 +149,9 @@ class Ensemble(nn.Module):
 
     def __init__(self, members: Iterable[nn.Module]) -> None:
         super().__init__()
-        # TODO: store the members in self.members as an nn.ModuleList (a Python list would hide
-        #       them), then raise ValueError if it is empty. Read `members` only once.
+        # TODO: keep the members, in order, in self.members, where parameters(), state_dict(),
+        #       .to(), .eval() and an optimizer all reach them. Any iterable is accepted, a
+        #       generator too (it can be read only once); no members at all: ValueError.
         raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -151,25 +161,28 @@ class Ensemble(nn.Module):
         when a member returns x itself. Returns a tensor of that shape: the elementwise
         average, not the sum.
         """
-        # TODO: call every member on x and average the outputs elementwise (stack, then mean
-        #       over the new dim).
+        # TODO: return the elementwise mean of the members' outputs, each member called once
+        #       the way its hooks run; x comes back unchanged.
         raise NotImplementedError
 
 
 def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> float:
     """Train `model` in place by full-batch gradient descent on the mean squared error.
 
-    Each of `steps` (>= 1, else ValueError) steps: clear the gradients, compute
-    mse_loss(model(x), y) (the mean over all elements; model(x) must have y's shape),
-    backpropagate, and take one step of torch.optim.SGD over all of model.parameters() with
-    learning rate `lr` (no momentum, no weight decay). SGD, because on one full batch it is
-    plain gradient descent: with x in [0, 1) as in the seed, lr=0.5 converges quickly and the
-    result does not depend on optimizer state. The module is called as model(x), exactly
-    once per step, so its hooks run.
+    Each of `steps` (>= 1, else ValueError) steps is one step of torch.optim.SGD over all of
+    model.parameters() with learning rate `lr` (no momentum, no weight decay), along the
+    gradient of that step's mse_loss(model(x), y) alone (the mean over all elements; model(x)
+    must have y's shape). SGD, because on one full batch it is plain gradient descent: with
+    x in [0, 1) as in the tests' line, lr=0.5 converges quickly and the result does not
+    depend on optimizer state. The module is called as model(x), exactly once per step, so
+    its hooks run.
 
     Returns the last step's loss (computed before that step's update) as a Python float.
     Works on any device: the model, x and y just have to be on the same one.
     """
-    # TODO: check steps; build the optimizer once; then each step: zero the gradients, call
-    #       model(x), compute the loss, backward, step. Return the last loss with .item().
+    # TODO: train the model in place: `steps` steps of plain gradient descent (torch.optim.SGD
+    #       at `lr`) over all its parameters on the mean squared error of the module's output
+    #       against y, each step from that step's gradient only, the module called once per step
+    #       so that its hooks run. Return the last step's loss, from before its update, as a
+    #       Python float. steps < 1: ValueError naming `steps`.
     raise NotImplementedError

@@ -7,7 +7,7 @@ same memory.
 Contract (each promise of the lesson text, the docstrings and the hints -> its tests):
 derivative
 - "computed with torch.autograd.grad", d fn/d x for x of any shape (0-d, empty, one element,
-  non-contiguous, expanded) -> test_derivative_of_the_seeds_example, test_derivative_matches_calculus,
+  non-contiguous, expanded) -> test_derivative_of_the_first_example, test_derivative_matches_calculus,
   test_derivative_matches_finite_differences_in_float64
 - "returns a scalar tensor (one element)": shapes (), (1,), (1, 1) all accepted -> test_derivative_of_a_one_element_fn
 - "any floating dtype": result in x's dtype and shape, not requiring grad (float64/16, bfloat16)
@@ -24,7 +24,7 @@ derivative
   -> test_derivative_of_a_non_scalar_fn_is_a_value_error
 - "TypeError when x is not floating point" (integer, bool, complex) -> test_derivative_of_a_non_floating_x_is_a_type_error
 fit_polynomial
-- "highest power first"; recovers 5x^2 + 3 within the measured tolerance -> test_fit_recovers_the_seeds_curve
+- "highest power first"; recovers 5x^2 + 3 within the measured tolerance -> test_fit_recovers_a_noisy_parabola
 - "noise-free, |x| <= 2, degrees 1 to 3: within 1e-3" -> test_fit_other_degrees
 - "Adam at lr for steps steps on the full-batch mean squared error" (the mean, not the sum: tiny
   gradients show Adam's eps), "steps=0 returns the start", degree 0, one sample, non-contiguous
@@ -49,6 +49,25 @@ to_numpy / from_numpy
 - "read-only arrays are shared too" -> test_from_numpy_of_a_read_only_array
 - "negative strides: ValueError" -> test_from_numpy_of_negative_strides_is_a_value_error
 - "a CUDA tensor is copied to the host" -> test_on_cuda
+the pitfalls the lesson names, each recognised by its signature and named in the failure
+- "backward() adds: call it twice and .grad holds twice the gradient" -> test_derivative_gives_the_same_answer_every_time
+- "the caller's flag" (x.requires_grad_()), "its graph" -> test_derivative_leaves_the_callers_tensor_alone,
+  test_derivative_does_not_reach_into_the_callers_graph
+- "its memory": an in-place fn on the caller's memory or on a leaf that requires grad -> test_derivative_of_an_in_place_fn
+- "its context": torch.no_grad() records nothing, torch.enable_grad() -> test_derivative_inside_no_grad
+- "forget zero_grad and each step follows the sum of all the gradients so far"; Adam's default lr
+  -> test_fit_follows_adam_step_by_step
+- "(N, 1) minus (N,) broadcasts to (N, N)", hand-written (replayed) or F.mse_loss (its warning); "squeezing
+  is no cure: one sample, or degree 0" -> test_fit_follows_adam_step_by_step, test_fit_emits_no_warnings
+- "plain SGD at lr 0.1 ... diverges to inf and nan" -> test_fit_recovers_a_noisy_parabola, test_fit_follows_adam_step_by_step
+- "the tests want the mean" (Adam's eps) -> test_fit_follows_adam_step_by_step
+- "torch.tensor(tensor, requires_grad=True) copies, and warns" -> test_fit_emits_no_warnings
+- highest power first (the reverse recognised) -> test_fit_recovers_a_noisy_parabola, test_fit_other_degrees
+- ".numpy() refuses a tensor that requires grad"; "t.requires_grad_(False) ... switching off the caller's
+  flag" -> test_to_numpy_of_a_tensor_that_requires_grad, test_to_numpy_and_back_share_one_buffer
+- "what copies": .contiguous() of a view, dtype conversions, torch.tensor/np.array/.clone() -> check_shared in
+  test_non_contiguous_views_stay_views, test_dtypes_are_kept_both_ways, test_to_numpy_shares_memory,
+  test_from_numpy_shares_memory
 """
 
 import inspect
@@ -75,22 +94,39 @@ SHARED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int32, torch
                  torch.bool, torch.complex64)
 
 
-def call(what: str, fn, *args, hint: str = ""):
-    """fn(*args), with an exception other than a TODO turned into a message naming the call."""
+def fail(message: str) -> None:
+    """Fails the test with the kit's message alone (no traceback, no assert introspection)."""
+    __tracebackhide__ = True
+    pytest.fail(message, pytrace=False)
+
+
+def call(what: str, fn, *args, advice=None):
+    """fn(*args), with an exception other than a TODO turned into a message naming the call.
+
+    advice: a function of the exception that returns what the pitfall behind it is and its fix,
+    or "" when the exception is not that pitfall's signature (then the error is shown alone).
+    """
     __tracebackhide__ = True
     try:
         return fn(*args)
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 (any error is the learner's to see, with the call)
-        raise AssertionError(f"{what} raised {type(exc).__name__}: {exc}" + (f"\n{hint}" if hint else "")) from None
+        said = advice(exc) if advice else ""
+        message = f"{what} raised {type(exc).__name__}: {exc}" + (f"\n{said}" if said else "")
+    fail(message)  # outside `except`: no chained traceback
+
+
+def when(exc_type: type[BaseException], *pieces: str, then: str):
+    """Advice for call(): `then` when the exception is an exc_type whose message holds every piece."""
+    return lambda exc: then if isinstance(exc, exc_type) and all(p in str(exc) for p in pieces) else ""
 
 
 # --- derivative --------------------------------------------------------------------------------
 
 
 @pytest.mark.public
-def test_derivative_of_the_seeds_example(lesson):
+def test_derivative_of_the_first_example(lesson):
     x = torch.tensor(1.0, requires_grad=True)
     d = lesson.derivative(lambda t: -t * t, x)
     assert_close(d, torch.tensor(-2.0), what="derivative(lambda x: -x * x, tensor(1.)) (d/dx of -x*x is -2x)")
@@ -133,11 +169,11 @@ def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtyp
     x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4).requires_grad_()
     what = f"derivative(lambda x: x.sin().sum(), x) for x of {describe(x)} that requires grad"
     d = call(what, lesson.derivative, lambda t: t.sin().sum(), x)
-    assert isinstance(d, torch.Tensor), f"{what} returned {type(d).__name__}, not a tensor"
-    assert not d.requires_grad, (
-        f"{what} returned a tensor that requires grad: a gradient is a result, not part of a graph "
-        "(do not pass create_graph=True, and do not return a tensor that is still attached)."
-    )
+    if not isinstance(d, torch.Tensor):
+        fail(f"{what} returned {type(d).__name__}, not a tensor")
+    if d.requires_grad:
+        fail(f"{what} returned a tensor that requires grad: a gradient is a result, not part of a graph "
+             "(do not pass create_graph=True, and do not return a tensor that is still attached).")
     assert_close(d, x.detach().float().cos().to(dtype), what=what, **tolerance(dtype))
 
 
@@ -150,20 +186,17 @@ def test_derivative_leaves_the_callers_tensor_alone(lesson, kind):
     x.grad = old_grad
     what = f"derivative(lambda x: (x ** 3).sum(), x) for x = tensor([0.5, -1., 2.]) ({kind})"
     d = call(what, lesson.derivative, CUBE, x)
-    assert x.requires_grad == requires_grad, (
-        f"{what} changed x.requires_grad to {x.requires_grad}: that is the caller's flag. Work on a "
-        "private tensor (x.detach()) and switch gradients on there."
-    )
-    if old_grad is None:
-        assert x.grad is None, (
-            f"{what} left x.grad set to {x.grad}: .backward() accumulates into .grad; "
-            "torch.autograd.grad returns the gradient without storing it."
-        )
-    else:
-        assert x.grad is old_grad and torch.equal(x.grad, torch.tensor([7.0, 8.0, 9.0])), (
-            f"{what} changed the caller's x.grad from [7., 8., 9.] to {x.grad}: leave it as it was (no "
-            "x.grad = None, no backward() into it); torch.autograd.grad on a private leaf touches no .grad."
-        )
+    flag = x.requires_grad
+    if flag != requires_grad:
+        fail(f"{what} changed x.requires_grad to {flag}: that is the caller's flag. Work on a private "
+             "tensor (x.detach()) and switch gradients on there.")
+    grad = x.grad
+    if old_grad is None and grad is not None:
+        fail(f"{what} left x.grad set to {grad}: .backward() accumulates into .grad; "
+             "torch.autograd.grad returns the gradient without storing it.")
+    if old_grad is not None and not (grad is old_grad and torch.equal(grad, torch.tensor([7.0, 8.0, 9.0]))):
+        fail(f"{what} changed the caller's x.grad from [7., 8., 9.] to {grad}: leave it as it was (no "
+             "x.grad = None, no backward() into it); torch.autograd.grad on a private leaf touches no .grad.")
     assert_close(x.detach(), UNCHANGED, what=f"x after {what} (the caller's values must not change)")
     assert_close(d, CUBE_GRAD(x.detach()), what=what)
 
@@ -179,11 +212,10 @@ def test_derivative_fills_no_grad_anywhere(lesson, closed_over):
     d = call(what, lesson.derivative, lambda t: (t * used).pow(2).sum(), x)
     assert_close(d, 2 * x * used.detach() ** 2, what=f"{what} (d/dx of (x w)^2 is 2 x w^2)")
     for name, t in (("w", w), ("the tensor fn uses", used)):
-        assert t.grad is None, (
-            f"{what} filled {name}.grad with {t.grad}: .backward() adds into the .grad of every tensor in the "
-            "graph that requires grad, the caller's included. torch.autograd.grad(out, leaf) returns the "
-            "gradient for the leaf only and stores nothing anywhere."
-        )
+        if t.grad is not None:
+            fail(f"{what} filled {name}.grad with {t.grad}: .backward() adds into the .grad of every tensor in "
+                 "the graph that requires grad, the caller's included. torch.autograd.grad(out, leaf) returns "
+                 "the gradient for the leaf only and stores nothing anywhere.")
 
 
 def test_derivative_gives_the_same_answer_every_time(lesson):
@@ -192,9 +224,16 @@ def test_derivative_gives_the_same_answer_every_time(lesson):
     first = call(what, lesson.derivative, CUBE, x)
     kept = first.detach().clone()
     second = call(what, lesson.derivative, CUBE, x)
-    hint = " (gradients that .backward() adds into a .grad grow with every call)"
-    assert_close(second, CUBE_GRAD(x), what=f"the second call of {what}{hint}")
-    assert_close(first, kept, what=f"the first result of {what} after a second call{hint}")
+    expected = CUBE_GRAD(x)
+    if isinstance(second, torch.Tensor) and second.shape == expected.shape and torch.allclose(second, 2 * expected):
+        fail(f"the second call of {what} returned {second.tolist()}, twice the gradient {expected.tolist()}: "
+             "this is backward() accumulating into a .grad that outlives the call. torch.autograd.grad "
+             "returns the gradient and stores it nowhere.")
+    assert_close(second, expected, what=f"the second call of {what}")
+    if isinstance(first, torch.Tensor) and first.shape == kept.shape and not torch.equal(first, kept):
+        fail(f"the first result of {what} changed from {kept.tolist()} to {first.tolist()} when derivative was "
+             "called again: it is a .grad that the second backward() added into. Return a gradient of its "
+             "own (torch.autograd.grad), not a .grad.")
 
 
 @pytest.mark.points(2)
@@ -203,14 +242,19 @@ def test_derivative_of_an_in_place_fn(lesson, kind):
     base = UNCHANGED.clone().requires_grad_(kind != "a plain tensor")
     x = base * 1 if kind == "computed inside a graph" else base  # a non-leaf, computed from `base`
     what = f"derivative(lambda t: t.mul_(3).pow(2).sum(), x) with x {kind}"
-    d = call(
-        what, lesson.derivative, lambda t: t.mul_(3).pow(2).sum(), x,
-        hint="fn writes into its argument: give it a tensor of your own (a clone), never the caller's "
-        "memory; an in-place op on a leaf that requires grad is an error.",
-    )
-    assert_close(x.detach(), UNCHANGED, what=f"x after {what} (the caller's values must not change)")
+    d = call(what, lesson.derivative, lambda t: t.mul_(3).pow(2).sum(), x, advice=when(
+        RuntimeError, "leaf Variable", "in-place",
+        then="fn writes into its argument, and you handed it a leaf that requires grad. This is the in-place "
+        "pitfall: hand fn a .clone() of your leaf, memory of your own that fn may write into."))
+    after = x.detach()
+    if torch.equal(after, 3 * UNCHANGED):
+        fail(f"x after {what} is {after.tolist()}, 3 times the caller's values: fn wrote into the caller's "
+             "memory. This is the in-place pitfall: hand fn a .clone(), memory of your own, never x (nor a "
+             "detached x, which shares x's memory).")
+    assert_close(after, UNCHANGED, what=f"x after {what} (the caller's values must not change)")
     assert_close(d, torch.tensor([9.0, -18.0, 36.0]), what=f"{what} (d/dx of (3x)^2 is 18x)")
-    assert base.grad is None, f"{what} filled .grad of the tensor x was computed from: {base.grad}"
+    if base.grad is not None:
+        fail(f"{what} filled .grad of the tensor x was computed from: {base.grad}")
 
 
 def test_derivative_does_not_reach_into_the_callers_graph(lesson):
@@ -218,19 +262,20 @@ def test_derivative_does_not_reach_into_the_callers_graph(lesson):
     x = a * 2  # part of the caller's graph
     what = "derivative(lambda x: (x ** 3).sum(), x) for x = a * 2, with a requiring grad"
     d = call(what, lesson.derivative, CUBE, x)
+    if a.grad is not None:
+        fail(f"{what} filled a.grad with {a.grad}: the gradient flowed back through the caller's graph. "
+             "Differentiate with respect to a detached copy of x.")
     assert_close(d, CUBE_GRAD(x.detach()), what=what)
-    assert a.grad is None, (
-        f"{what} filled a.grad with {a.grad}: the gradient flowed back through the caller's graph. "
-        "Differentiate with respect to a detached copy of x."
-    )
 
 
 def test_derivative_inside_no_grad(lesson):
     x = UNCHANGED.clone()
     what = "derivative(lambda x: (x ** 3).sum(), x) called inside torch.no_grad()"
     with torch.no_grad():
-        d = call(what, lesson.derivative, CUBE, x,
-                 hint="Under torch.no_grad() nothing is recorded: switch recording back on with torch.enable_grad().")
+        d = call(what, lesson.derivative, CUBE, x, advice=when(
+            RuntimeError, "does not require grad",
+            then="Under torch.no_grad() nothing is recorded, so fn's result has no graph: this is the caller's "
+            "context pitfall. Switch recording back on around the call of fn with torch.enable_grad()."))
     assert_close(d, CUBE_GRAD(x), what=what)
 
 
@@ -246,9 +291,8 @@ def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, fn, x_s
     message = str(expect_raises(lambda: lesson.derivative(fn, x), ValueError, what=what,
                                 why="fn must return a scalar (one element); say which shape it returned."))
     forms = {str(shape), str(list(shape)), ", ".join(map(str, shape)) if len(shape) > 1 else str(shape)}
-    assert any(form in message for form in forms), (
-        f"{what}: the ValueError should name the shape fn returned, {shape}; it says: {message}"
-    )
+    if not any(form in message for form in forms):
+        fail(f"{what}: the ValueError should name the shape fn returned, {shape}; it says: {message}")
 
 
 @pytest.mark.parametrize(("shape", "fn_text", "fn", "expected"), [
@@ -259,20 +303,28 @@ def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, fn, x_s
 def test_derivative_of_a_one_element_fn(lesson, shape, fn_text, fn, expected):
     x = torch.linspace(-1, 2, max(1, int(np.prod(shape)))).reshape(shape)
     what = f"derivative(lambda x: {fn_text}, x) for x of shape {shape}"
-    d = call(what, lesson.derivative, fn, x, hint="fn returns one element: a scalar in all but shape. Check "
-             "out.numel() == 1, not out.dim() == 0.")
+    d = call(what, lesson.derivative, fn, x, advice=when(
+        ValueError, then="fn returned one element, a scalar in all but shape, which the docstring accepts: "
+        "count the elements (numel() == 1), not the dims (dim() == 0)."))
     assert_close(d, expected(x), what=what)
+
+
+def on_device_advice(exc: BaseException) -> str:
+    """Advice for an error about devices, in a test that runs on the meta device."""
+    if "meta" in str(exc) or "device" in str(exc):
+        return ("Work on x's device: make every new tensor with device=x.device (or from x: zeros_like, "
+                "new_zeros), and read no values into Python (.item(), .tolist(), .cpu()).")
+    return ""
 
 
 def test_derivative_on_the_meta_device(lesson):
     x = on_meta(torch.empty(2, 3, dtype=torch.float64))
     what = "derivative(lambda x: x.sin().sum(), x) for x of shape (2, 3), float64, on the meta device"
-    d = call(what, lesson.derivative, lambda t: t.sin().sum(), x,
-             hint="Work on x's device: no .cpu(), .item() or tensors made on the default device.")
-    assert isinstance(d, torch.Tensor) and (d.device.type, d.shape, d.dtype) == ("meta", x.shape, x.dtype), (
-        f"{what} returned {d!r}; expected a tensor of shape (2, 3), float64, on the meta device (x's)"
-    )
-    assert not d.requires_grad, f"{what} returned a tensor that requires grad"
+    d = call(what, lesson.derivative, lambda t: t.sin().sum(), x, advice=on_device_advice)
+    if not (isinstance(d, torch.Tensor) and (d.device.type, d.shape, d.dtype) == ("meta", x.shape, x.dtype)):
+        fail(f"{what} returned {d!r}; expected a tensor of shape (2, 3), float64, on the meta device (x's)")
+    if d.requires_grad:
+        fail(f"{what} returned a tensor that requires grad")
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.complex64])
@@ -281,9 +333,8 @@ def test_derivative_of_a_non_floating_x_is_a_type_error(lesson, dtype):
     what = f"derivative(lambda x: x.sum(), x) for x of {describe(x)}"
     message = str(expect_raises(lambda: lesson.derivative(lambda t: t.sum(), x), TypeError, what=what,
                                 why="gradients need floating point; check x's dtype before anything else."))
-    assert "floating" in message.lower(), (
-        f"{what}: the TypeError should say that gradients need floating point; it says: {message}"
-    )
+    if "floating" not in message.lower():
+        fail(f"{what}: the TypeError should say that gradients need floating point; it says: {message}")
 
 
 # --- to_numpy and from_numpy -----------------------------------------------------------------
@@ -293,45 +344,64 @@ def address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
-def check_shared(t: torch.Tensor, a: np.ndarray, what: str) -> None:
-    """t and a: the same dtype, shape, strides and memory; a write through one shows in the other."""
+def check_shared(t: torch.Tensor, a: np.ndarray, what: str, made: str) -> None:
+    """t and a: the same dtype, shape, strides and memory; a write through one shows in the other.
+
+    made: "array" or "tensor", the one the call under test returned (the other is its input).
+    """
     __tracebackhide__ = True
-    assert isinstance(a, np.ndarray), f"{what}: expected a numpy.ndarray, got {type(a).__name__}"
-    assert isinstance(t, torch.Tensor), f"{what}: expected a torch.Tensor, got {type(t).__name__}"
+    if not isinstance(a, np.ndarray):
+        fail(f"{what}: expected a numpy.ndarray, got {type(a).__name__}")
+    if not isinstance(t, torch.Tensor):
+        fail(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
     expected = torch.empty(0, dtype=t.dtype).numpy().dtype
-    assert a.dtype == expected, (
-        f"{what}: the NumPy dtype is {a.dtype}, expected {expected} for {t.dtype}: no conversions"
-    )
-    assert a.shape == tuple(t.shape), f"{what}: shapes differ, {a.shape} and {tuple(t.shape)}"
+    if a.dtype != expected:
+        fail(f"{what}: the NumPy dtype is {a.dtype}, expected {expected} for {t.dtype}. This is a dtype "
+             "conversion (.float(), .to(...), .astype(...)), which copies: share the memory as it is.")
+    if a.shape != tuple(t.shape):
+        fail(f"{what}: shapes differ, {a.shape} and {tuple(t.shape)}")
     if t.numel() == 0:
         return
     if address(a) != t.data_ptr():
-        raise AssertionError(
-            f"{what}: the array and the tensor are at different addresses, so one is a copy. torch.tensor(a), "
-            "np.array(t), .clone(), .contiguous() and dtype conversions all copy; "
-            "t.numpy() and torch.from_numpy(a) do not."
-        )
+        source_contiguous = a.flags.c_contiguous if made == "tensor" else t.is_contiguous()
+        result_contiguous = t.is_contiguous() if made == "tensor" else a.flags.c_contiguous
+        if result_contiguous and not source_contiguous:
+            fail(f"{what}: the {made} is a contiguous copy of a non-contiguous view (a different address). "
+                 "This is the .contiguous() pitfall (np.ascontiguousarray in NumPy): it copies every view "
+                 "that is not contiguous. Strides carry over, so share the view as it is.")
+        fail(f"{what}: the array and the tensor are at different addresses, so the {made} is a copy. "
+             "torch.tensor(a), np.array(t) and .clone() all copy; share the memory instead.")
     strides = tuple(s * t.element_size() for s in t.stride())
-    assert a.strides == strides, f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch"
+    if a.strides != strides:
+        fail(f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch")
     index = (0,) * t.dim()
     new = 0 if a[index] else 1  # a value it does not hold, for any dtype
     a[index] = new
-    assert t[index].item() == new, f"{what}: a write through the array is not seen through the tensor"
+    seen = t[index].item()
+    if seen != new:
+        fail(f"{what}: a write through the array is not seen through the tensor")
     with torch.no_grad():  # t may require grad: no in-place op on it otherwise
         t[index] = 1 - new
-    assert a[index] == 1 - new, f"{what}: a write through the tensor is not seen through the array"
+    if a[index] != 1 - new:
+        fail(f"{what}: a write through the tensor is not seen through the array")
 
 
 @pytest.mark.public
 def test_to_numpy_shares_memory(lesson):
     t = torch.arange(6.0).reshape(2, 3)
-    check_shared(t, lesson.to_numpy(t), "to_numpy(torch.arange(6.).reshape(2, 3))")
+    check_shared(t, lesson.to_numpy(t), "to_numpy(torch.arange(6.).reshape(2, 3))", "array")
 
 
 @pytest.mark.public
 def test_from_numpy_shares_memory(lesson):
     a = np.arange(6.0).reshape(2, 3)
-    check_shared(lesson.from_numpy(a), a, "from_numpy(np.arange(6.).reshape(2, 3))")
+    check_shared(lesson.from_numpy(a), a, "from_numpy(np.arange(6.).reshape(2, 3))", "tensor")
+
+
+NUMPY_REFUSES = when(
+    RuntimeError, "requires grad",
+    then="NumPy cannot record operations, so .numpy() refuses a tensor that requires grad. Hand it t.detach(): "
+    "the same memory, no history, and t keeps its flag.")
 
 
 @pytest.mark.points(2)
@@ -340,29 +410,31 @@ def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
     grad = torch.full((5,), 3.0)
     t.grad = grad
     what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True) with t.grad = 3s"
-    a = call(what, lesson.to_numpy, t, hint="t.numpy() refuses a tensor that requires grad: detach() it first.")
-    check_shared(t, a, what)
-    assert t.requires_grad and t.grad is grad and bool((grad == 3.0).all()), (
-        f"{what} changed t: requires_grad={t.requires_grad}, grad={t.grad}; t.detach() leaves both alone"
-    )
+    a = call(what, lesson.to_numpy, t, advice=NUMPY_REFUSES)
+    check_shared(t, a, what, "array")
+    if not t.requires_grad:
+        fail(f"{what} switched off the caller's t.requires_grad to get past .numpy()'s refusal. "
+             "t.detach() is a tensor over the same memory whose flag is its own: leave t's alone.")
+    if not (t.grad is grad and bool((grad == 3.0).all())):
+        fail(f"{what} changed t.grad to {t.grad}; t.detach() leaves it alone")
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool])
 def test_dtypes_are_kept_both_ways(lesson, dtype):
     t = torch.arange(6).reshape(2, 3).to(dtype)
-    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)}")
+    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)}", "array")
     a = np.arange(6).reshape(2, 3).astype(torch.empty(0, dtype=dtype).numpy().dtype)
-    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a of dtype {a.dtype}")
+    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a of dtype {a.dtype}", "tensor")
 
 
 @pytest.mark.parametrize("view", ["every other column", "transposed"])
 def test_non_contiguous_views_stay_views(lesson, view):
     t = torch.arange(24.0).reshape(4, 6)
     t = t[:, ::2] if view == "every other column" else t.t()
-    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)} ({view})")
+    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)} ({view})", "array")
     a = np.arange(24.0).reshape(4, 6)
     a = a[:, ::2] if view == "every other column" else a.T
-    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a non-contiguous array ({view})")
+    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a non-contiguous array ({view})", "tensor")
 
 
 @given(
@@ -374,9 +446,9 @@ def test_to_numpy_and_back_share_one_buffer(lesson, shape, dtype, layout, requir
     if requires_grad and (t.is_floating_point() or t.is_complex()):
         t.requires_grad_()
     what = f"to_numpy(t) for t of {describe(t)}, requires_grad={t.requires_grad}"
-    a = call(what, lesson.to_numpy, t)
-    check_shared(t, a, what)
-    check_shared(lesson.from_numpy(a), a, f"from_numpy(to_numpy(t)) for t of {describe(t)}")
+    a = call(what, lesson.to_numpy, t, advice=NUMPY_REFUSES)
+    check_shared(t, a, what, "array")
+    check_shared(lesson.from_numpy(a), a, f"from_numpy(to_numpy(t)) for t of {describe(t)}", "tensor")
 
 
 def test_to_numpy_of_bfloat16_is_a_type_error(lesson):
@@ -394,14 +466,16 @@ def test_from_numpy_of_a_read_only_array(lesson, view):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # torch warns that the tensor is writable: expected
         t = call(what, lesson.from_numpy, a)
-    assert isinstance(t, torch.Tensor), f"{what} returned {type(t).__name__}; expected a torch.Tensor"
-    assert (t.dtype, tuple(t.shape)) == (torch.float64, a.shape), f"{what} returned {t.dtype} of shape {tuple(t.shape)}"
-    assert t.data_ptr() == address(a), (
-        f"{what} returned a copy: a read-only array is shared too (torch.from_numpy only warns). "
-        "Copying it (np.array, .copy(), torch.tensor) to silence the warning breaks 'no copy'."
-    )
+    if not isinstance(t, torch.Tensor):
+        fail(f"{what} returned {type(t).__name__}; expected a torch.Tensor")
+    if (t.dtype, tuple(t.shape)) != (torch.float64, a.shape):
+        fail(f"{what} returned {t.dtype} of shape {tuple(t.shape)}")
+    if t.data_ptr() != address(a):
+        fail(f"{what} returned a copy: a read-only array is shared too (torch.from_numpy only warns). "
+             "Copying it (np.array, .copy(), torch.tensor) to silence the warning breaks 'no copy'.")
     strides = tuple(s * t.element_size() for s in t.stride())
-    assert a.strides == strides, f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch"
+    if a.strides != strides:
+        fail(f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch")
 
 
 def test_from_numpy_of_negative_strides_is_a_value_error(lesson):
@@ -414,37 +488,51 @@ def test_from_numpy_of_negative_strides_is_a_value_error(lesson):
 # --- fit_polynomial ----------------------------------------------------------------------------
 
 
-SEED_TOLERANCE = [0.05, 0.05, 1.0]  # measured, see fit_polynomial's docstring
+CURVE_TOLERANCE = [0.05, 0.05, 1.0]  # measured, see fit_polynomial's docstring
 
 
-def seed_samples(n: int = 100, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
-    """The seed's curve 5x^2 + 3, sampled at x uniform in [-10, 10], plus N(0, 1) noise."""
+def noisy_parabola(n: int = 100, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """The tests' curve 5x^2 + 3, sampled at x uniform in [-10, 10], plus N(0, 1) noise."""
     g = torch.Generator().manual_seed(0)
     x = torch.rand(n, generator=g, dtype=dtype) * 20 - 10
     return x, 5 * x * x + 3 + torch.randn(n, generator=g, dtype=dtype)
 
 
-def diagnose(w: torch.Tensor, target: torch.Tensor) -> str:
-    """A guess at the bug behind a wrong fit, for the failure message."""
+HIGHEST_FIRST = ("These are the right coefficients in reverse: lowest power first. Return them highest power "
+                 "first, w[0] x^degree + ... + w[degree].")
+DIVERGED = ("The fit diverged to inf/nan. Adam's steps are about lr long whatever the gradient, so it does not "
+            "do that; plain gradient descent (SGD), whose steps grow with the gradient, does. Use torch.optim.Adam.")
+
+
+def curve_mistake(w: torch.Tensor, target: torch.Tensor, atol: float) -> str:
+    """What the pitfall behind a wrong fit of a known curve is, when its signature shows, else ""."""
+    w = w.detach().float().cpu()
     if not torch.isfinite(w).all():
-        return "\nThe fit diverged (inf/nan): plain SGD at lr 0.1 does that here; use torch.optim.Adam."
-    if (w.flip(0) - target).abs().max() < 1.0:
-        return "\nThe coefficients are reversed: return the highest power first."
-    return ("\nCommon causes: predictions of shape (N, 1) against targets of shape (N,) (the difference "
-            "broadcasts to an (N, N) matrix); no optimizer.zero_grad() (gradients add up); lr not passed to Adam.")
+        return DIVERGED
+    if w.shape == target.shape and (w.flip(0) - target).abs().max() <= atol and (w - target).abs().max() > atol:
+        return HIGHEST_FIRST
+    return ""
 
 
 @pytest.mark.public
 @pytest.mark.points(2)
-def test_fit_recovers_the_seeds_curve(lesson):
-    x, y = seed_samples()
+def test_fit_recovers_a_noisy_parabola(lesson):
+    x, y = noisy_parabola()
     what = "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3 plus N(0, 1) noise, x in [-10, 10]"
+    torch.manual_seed(0)
     w = call(what, lesson.fit_polynomial, x, y, 2)
-    assert isinstance(w, torch.Tensor) and w.shape == (3,), f"{what} returned {w!r}; expected a tensor of shape (3,)"
+    if not (isinstance(w, torch.Tensor) and w.shape == (3,)):
+        fail(f"{what} returned {w!r}; expected a tensor of shape (3,)")
     target = torch.tensor([5.0, 0.0, 3.0])
-    if not ((w.detach() - target).abs() <= torch.tensor(SEED_TOLERANCE)).all():
-        raise AssertionError(f"{what} returned {w.tolist()}; expected [5, 0, 3] within {SEED_TOLERANCE} "
-                             "(highest power first)." + diagnose(w.detach(), target))
+    off = (w.detach() - target).abs()
+    if not (off <= torch.tensor(CURVE_TOLERANCE)).all():
+        mistake = curve_mistake(w, target, atol=1.0)
+        if not mistake:  # replay the known wrong fits from the same start (1000 steps each: only on failure)
+            torch.manual_seed(0)
+            start = call("fit_polynomial(x, y, 2, steps=0)", lesson.fit_polynomial, x, y, 2, 0)
+            mistake = fit_mistake(w.detach(), start, x, y, 2, 1000, 0.1, rtol=1e-3, atol=1e-3)
+        fail(f"{what} returned {w.tolist()}; expected [5, 0, 3] within {CURVE_TOLERANCE} (off by "
+             f"{off.tolist()})." + (f"\n{mistake}" if mistake else ""))
 
 
 @given(st.lists(st.floats(-3, 3, width=32), min_size=2, max_size=4))
@@ -458,19 +546,98 @@ def test_fit_other_degrees(lesson, coefficients):
     y = torch.stack([x**p for p in range(degree, -1, -1)], dim=1) @ c
     what = f"fit_polynomial(x, y, {degree}) for noise-free samples of coefficients {coefficients}, x in [-2, 2]"
     w = call(what, lesson.fit_polynomial, x, y, degree)
-    assert_close(w, c, rtol=0, atol=1e-3, what=what + diagnose(w, c))
+    try:
+        assert_close(w, c, rtol=0, atol=1e-3, what=what)
+        return
+    except AssertionError as exc:
+        mistake = curve_mistake(w, c, atol=1e-3) if isinstance(w, torch.Tensor) else ""
+        if not mistake:
+            raise
+        message = f"{exc}\n{mistake}"
+    fail(message)  # outside `except`: no chained traceback
 
 
-def adam_by_hand(start, x, y, degree, steps, lr):
-    """The expected fit: torch.optim.Adam on the full-batch mean squared error, from `start`."""
-    w = start.detach().clone().requires_grad_()
+def adam_by_hand(start, x, y, degree, steps, lr, *, optimizer=torch.optim.Adam, zero_grad=True, loss="mean",
+                 column=False):
+    """The expected fit: torch.optim.Adam on the full-batch mean squared error, from `start`.
+
+    The keywords make the known wrong fits, to recognise them: another optimizer, no zero_grad,
+    the sum of the squared errors, and coefficients kept as a column of shape (degree + 1, 1).
+    """
+    w = start.detach().clone().reshape(-1, 1) if column else start.detach().clone().reshape(-1)
+    w.requires_grad_()
     features = torch.stack([x**p for p in range(degree, -1, -1)], dim=1)
-    optimizer = torch.optim.Adam([w], lr=lr)
+    opt = optimizer([w], lr=lr)
     for _ in range(steps):
-        optimizer.zero_grad()
-        ((features @ w - y) ** 2).mean().backward()
-        optimizer.step()
-    return w.detach()
+        if zero_grad:
+            opt.zero_grad()
+        squared = (features @ w - y) ** 2  # (N, N) when w is a column
+        (squared.sum() if loss == "sum" else squared.mean()).backward()
+        opt.step()
+    return w.detach().reshape(-1)
+
+
+# Known wrong fits, each with the adam_by_hand keywords that replay it and what the learner must read.
+FIT_MISTAKES = (
+    ({"zero_grad": False},
+     "This is the accumulating-gradient pitfall: backward() adds into .grad, so with no optimizer.zero_grad() "
+     "each step follows the sum of all the gradients so far. Clear the gradients at the start of every step."),
+    ({"column": True},
+     "This is the shape pitfall: predictions of shape (N, 1) against y of shape (N,) broadcast to an (N, N) "
+     "matrix of differences, every prediction against every target. Keep the coefficients of shape "
+     "(degree + 1,), so that the prediction has shape (N,)."),
+    ({"loss": "sum"},
+     "This is the sum of the squared errors, not the mean: Adam's eps (1e-8) makes the two step differently "
+     "when gradients are tiny. Minimise the mean (F.mse_loss)."),
+    ({"lr": 1e-3},
+     "These are the steps of Adam at its default lr, 1e-3: pass the caller's lr to torch.optim.Adam."),
+    ({"optimizer": torch.optim.SGD},
+     "These are the steps of plain gradient descent (torch.optim.SGD): use torch.optim.Adam."),
+)
+
+
+def fit_mistake(w, start, x, y, degree, steps, lr, *, rtol, atol) -> str:
+    """What the pitfall behind a fit that is not Adam's is, when a known wrong fit replays it, else ""."""
+    if not isinstance(w, torch.Tensor) or not isinstance(start, torch.Tensor):
+        return ""
+    if w.dim() == 0 and degree == 0:
+        return ("The coefficients came back as a 0-d tensor: a squeeze() drops every dim of size 1, the one "
+                "of degree + 1 = 1 coefficient too. Keep the coefficients of shape (degree + 1,) from the "
+                "start, and nothing needs squeezing.")
+    if start.numel() != degree + 1 or w.numel() != degree + 1:
+        return ""
+    if not torch.isfinite(w).all():
+        return DIVERGED
+    for keywords, mistake in FIT_MISTAKES:
+        replay = adam_by_hand(start, x, y, degree, steps, **{"lr": lr, **keywords})
+        if torch.allclose(w.reshape(-1), replay, rtol=rtol, atol=atol):
+            return mistake
+    expected = adam_by_hand(start, x, y, degree, steps, lr)
+    if degree > 0 and torch.allclose(w.reshape(-1).flip(0), expected, rtol=rtol, atol=atol):
+        return HIGHEST_FIRST
+    return ""
+
+
+def warning_mistake(text: str) -> str:
+    """What the pitfall behind one of fit_polynomial's warnings is, when its text shows it, else ""."""
+    if "To copy construct from a tensor" in text:
+        return ("This is the torch.tensor(tensor) pitfall: torch.tensor copies its argument, and warns when that "
+                "is a tensor. Make the coefficients with the flag (torch.zeros(..., requires_grad=True)) or "
+                "with t.detach().clone().requires_grad_().")
+    if "Using a target size" in text and "input size (torch.Size([]))" in text:
+        return ("The prediction is a 0-d tensor: a squeeze() drops every dim of size 1, the one of a single "
+                "sample too. Keep the coefficients of shape (degree + 1,), so that the prediction has y's "
+                "shape (N,) and nothing needs squeezing.")
+    if "Using a target size" in text and ", 1]))" in text:
+        return ("This is the shape pitfall: predictions of shape (N, 1) against y of shape (N,) broadcast to an "
+                "(N, N) matrix of differences, every prediction against every target. Keep the coefficients "
+                "of shape (degree + 1,), so that the prediction has shape (N,).")
+    return ""
+
+
+def warned(exc: BaseException) -> str:
+    """Advice for call(): the pitfall behind a warning turned into an error, if its text shows it."""
+    return warning_mistake(str(exc)) if isinstance(exc, UserWarning) else ""
 
 
 def adam_case(case: str):
@@ -499,26 +666,29 @@ def test_fit_follows_adam_step_by_step(lesson, case):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # the text promises no warnings: one fails the call
         torch.manual_seed(0)  # the same start, zeros or random
-        start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", lesson.fit_polynomial, x, y, degree, 0)
+        start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", lesson.fit_polynomial, x, y, degree, 0,
+                     advice=warned)
         torch.manual_seed(0)
-        w = call(what, lesson.fit_polynomial, x, y, degree, steps, lr,
-                 hint="Predictions of shape (N,) against y of shape (N,): no squeeze of a column, which turns "
-                 "one sample into shape () (F.mse_loss warns about the mismatch).")
+        w = call(what, lesson.fit_polynomial, x, y, degree, steps, lr, advice=warned)
     expected = adam_by_hand(start, x, y, degree, steps, lr)
-    assert_close(w, expected, rtol=1e-6, atol=atol, what=(
-        f"{what}, against torch.optim.Adam(lr={lr}) for {steps} step(s) on the mean squared error over all "
-        "samples (the mean, not the sum: Adam's eps makes them differ), from the start that steps=0 returns "
-        "(after the same torch.manual_seed), shape (degree + 1,); every step uses the current gradient only "
-        "(zero_grad), and steps and lr are the caller's"
-    ))
+    try:
+        assert_close(w, expected, rtol=1e-6, atol=atol, what=(
+            f"{what}, against torch.optim.Adam(lr={lr}) for {steps} step(s) on the mean squared error over all "
+            "samples, from the start that steps=0 returns (after the same torch.manual_seed)"))
+        return
+    except AssertionError as exc:
+        mistake = fit_mistake(w, start, x, y, degree, steps, lr, rtol=1e-6, atol=atol)
+        if not mistake:
+            raise
+        message = f"{exc}\n{mistake}"
+    fail(message)  # outside `except`: no chained traceback
 
 
 def test_fit_defaults(lesson):
     parameters = inspect.signature(lesson.fit_polynomial).parameters
     defaults = {name: parameters[name].default for name in ("steps", "lr") if name in parameters}
-    assert defaults == {"steps": 1000, "lr": 0.1}, (
-        f"fit_polynomial's defaults are {defaults}; the text promises steps=1000 and lr=0.1 (keep the signature)."
-    )
+    if defaults != {"steps": 1000, "lr": 0.1}:
+        fail(f"fit_polynomial's defaults are {defaults}; the text promises steps=1000 and lr=0.1 (keep the signature).")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -526,58 +696,65 @@ def test_fit_keeps_half_precision(lesson, dtype):
     x = torch.linspace(-1, 1, 9, dtype=dtype)
     what = f"fit_polynomial(x, y, 2, steps=3) for x and y of {describe(x)}"
     w = call(what, lesson.fit_polynomial, x, (x * x).to(dtype), 2, 3)
-    assert isinstance(w, torch.Tensor) and (w.shape, w.dtype) == ((3,), dtype), (
-        f"{what} returned {w!r}; expected shape (3,) in x's dtype, {dtype}"
-    )
+    if not (isinstance(w, torch.Tensor) and (w.shape, w.dtype) == ((3,), dtype)):
+        fail(f"{what} returned {w!r}; expected shape (3,) in x's dtype, {dtype}")
 
 
 def test_fit_on_the_meta_device(lesson):
     x, y = on_meta(torch.empty(10)), on_meta(torch.empty(10))
     what = "fit_polynomial(x, y, 2, steps=3) for x and y of shape (10,), float32, on the meta device"
-    w = call(what, lesson.fit_polynomial, x, y, 2, 3,
-             hint="Create the coefficients on x's device (device=x.device), and read no values into Python.")
-    assert isinstance(w, torch.Tensor) and (w.device.type, w.shape, w.dtype) == ("meta", (3,), torch.float32), (
-        f"{what} returned {w!r}; expected shape (3,), float32, on the meta device (x's)"
-    )
-    assert not w.requires_grad, f"{what} returned a tensor that requires grad"
+    w = call(what, lesson.fit_polynomial, x, y, 2, 3, advice=on_device_advice)
+    if not (isinstance(w, torch.Tensor) and (w.device.type, w.shape, w.dtype) == ("meta", (3,), torch.float32)):
+        fail(f"{what} returned {w!r}; expected shape (3,), float32, on the meta device (x's)")
+    if w.requires_grad:
+        fail(f"{what} returned a tensor that requires grad")
 
 
 def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):
-    x, y = seed_samples(n=30, dtype=torch.float64)
+    x, y = noisy_parabola(n=30, dtype=torch.float64)
     x.requires_grad_()
     y.requires_grad_()
     x_before, y_before = x.detach().clone(), y.detach().clone()
     what = "fit_polynomial(x, y, 2, steps=20) for float64 x and y, both requiring grad"
-    w = call(what, lesson.fit_polynomial, x, y, 2, 20)
-    assert isinstance(w, torch.Tensor) and w.shape == (3,), f"{what} returned {w!r}; expected a tensor of shape (3,)"
-    assert w.dtype == torch.float64, f"{what} returned {w.dtype}; expected x's dtype, float64"
-    assert not w.requires_grad, f"{what} returned a tensor that requires grad: return the coefficients detached"
+    w = call(what, lesson.fit_polynomial, x, y, 2, 20, advice=when(
+        RuntimeError, "gradient computation",
+        then="x and y require grad here, so every loss built from them reaches back into the caller's graph: "
+        "the samples are data, not parameters (detach them)."))
+    if not (isinstance(w, torch.Tensor) and w.shape == (3,)):
+        fail(f"{what} returned {w!r}; expected a tensor of shape (3,)")
+    if w.dtype != torch.float64:
+        fail(f"{what} returned {w.dtype}; expected x's dtype, float64")
+    if w.requires_grad:
+        fail(f"{what} returned a tensor that requires grad: return the coefficients detached")
     for name, t in (("x", x), ("y", y)):
-        assert t.grad is None, f"{what} filled {name}.grad: the samples are data, not parameters (detach them)"
-        assert t.requires_grad, f"{what} switched off {name}.requires_grad: that is the caller's flag"
+        if t.grad is not None:
+            fail(f"{what} filled {name}.grad: the samples are data, not parameters (detach them)")
+        if not t.requires_grad:
+            fail(f"{what} switched off {name}.requires_grad: that is the caller's flag")
     assert_close(x.detach(), x_before, what=f"x after {what}")
     assert_close(y.detach(), y_before, what=f"y after {what}")
 
 
 def test_fit_emits_no_warnings(lesson):
-    x, y = seed_samples(n=30)
+    x, y = noisy_parabola(n=30)
     what = "fit_polynomial(x, y, 2, steps=5)"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         call(what, lesson.fit_polynomial, x, y, 2, 5)
     found = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    assert not found, f"{what} warned: {found[0]}"
+    if found:
+        mistake = warning_mistake(found[0])
+        fail(f"{what} warned: {found[0]}" + (f"\n{mistake}" if mistake else ""))
 
 
 def test_fit_is_reproducible(lesson):
-    x, y = seed_samples(n=30)
+    x, y = noisy_parabola(n=30)
     torch.manual_seed(1)
     first = lesson.fit_polynomial(x, y, 2, steps=10)
     torch.manual_seed(1)
     second = lesson.fit_polynomial(x, y, 2, steps=10)
-    assert torch.equal(first, second), (
-        f"fit_polynomial gave {first.tolist()}, then {second.tolist()} after the same torch.manual_seed"
-    )
+    if not torch.equal(first, second):
+        fail(f"fit_polynomial gave {first.tolist()}, then {second.tolist()} after the same torch.manual_seed")
 
 
 # --- devices ---------------------------------------------------------------------------------
@@ -588,11 +765,15 @@ def test_on_cuda(lesson):
     x = torch.linspace(-2, 2, 7, device="cuda", requires_grad=True)
     d = lesson.derivative(lambda t: t.sin().sum(), x)
     assert_close(d, x.detach().cos(), what="derivative(lambda x: x.sin().sum(), x) for x on CUDA")
-    xs, ys = (t.cuda() for t in seed_samples())
+    xs, ys = (t.cuda() for t in noisy_parabola())
     w = lesson.fit_polynomial(xs, ys, 2)
-    assert w.device == xs.device, f"fit_polynomial on CUDA returned a tensor on {w.device}"
-    assert ((w.cpu() - torch.tensor([5.0, 0.0, 3.0])).abs() <= torch.tensor(SEED_TOLERANCE)).all(), w.tolist()
+    if w.device != xs.device:
+        fail(f"fit_polynomial on CUDA returned a tensor on {w.device}")
+    if not ((w.cpu() - torch.tensor([5.0, 0.0, 3.0])).abs() <= torch.tensor(CURVE_TOLERANCE)).all():
+        fail(f"fit_polynomial(x, y, 2) on CUDA returned {w.tolist()}; expected [5, 0, 3] within {CURVE_TOLERANCE}")
     a = lesson.to_numpy(x)  # a copy: NumPy cannot see GPU memory
-    assert isinstance(a, np.ndarray) and a.dtype == np.float32, f"to_numpy(cuda tensor) returned {a!r}"
+    if not (isinstance(a, np.ndarray) and a.dtype == np.float32):
+        fail(f"to_numpy(cuda tensor) returned {a!r}")
     np.testing.assert_array_equal(a, x.detach().cpu().numpy())
-    assert x.requires_grad and x.is_cuda, "to_numpy(t) changed the caller's CUDA tensor"
+    if not (x.requires_grad and x.is_cuda):
+        fail("to_numpy(t) changed the caller's CUDA tensor")

@@ -1,5 +1,7 @@
 """Builds torch.optim.Adam([w]) without lr: PyTorch's default 1e-3 instead of the caller's `lr`, far too slow to fit."""
 
+EXPECT = r"default lr"
+
 _reference = fit_polynomial  # noqa: F821 (the reference's)
 
 

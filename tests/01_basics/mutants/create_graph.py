@@ -1,5 +1,7 @@
 """Passes create_graph=True: the returned gradient is still attached to a graph and requires grad."""
 
+EXPECT = r"create_graph=True"
+
 import torch
 
 

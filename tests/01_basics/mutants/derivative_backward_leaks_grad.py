@@ -1,5 +1,7 @@
 """Uses out.backward() on a private leaf instead of torch.autograd.grad: breaks "computed with torch.autograd.grad" / grad() "stores nothing anywhere" (closed-over tensors that require grad get a .grad)."""
 
+EXPECT = r"autograd\.grad"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Uses backward() on x itself, then tidies up by restoring the flag and setting x.grad = None: breaks "x itself is left exactly as it was: values, requires_grad flag and .grad"."""
 
+EXPECT = r"autograd\.grad"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Hands fn the private leaf itself instead of a clone: breaks "fn ... may modify its argument in place" (an in-place fn now raises RuntimeError on a leaf that requires grad)."""
 
+EXPECT = r"in-place pitfall: hand fn a \.clone\(\)"
+
 import torch
 
 

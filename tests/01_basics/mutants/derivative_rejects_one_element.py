@@ -1,5 +1,7 @@
 """Checks out.dim() != 0 instead of numel() != 1: breaks "returns a scalar tensor (one element)" (an fn returning shape (1,) or (1, 1) now raises ValueError)."""
 
+EXPECT = r"numel\(\) == 1"
+
 import torch
 
 

@@ -1,4 +1,6 @@
-"""Builds the features from x without detaching it: when x requires grad, every backward() also adds into x.grad."""
+"""Builds the features from x without detaching it: when x requires grad, every backward() reaches into the caller's graph (torch.vander's backward even fails there)."""
+
+EXPECT = r"detach them"
 
 import torch
 

@@ -1,5 +1,7 @@
 """Creates the start coefficients without device=x.device: breaks "in x's dtype and on x's device" (fails for a non-CPU x, e.g. on the meta device)."""
 
+EXPECT = r"device=x\.device"
+
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,7 @@
 """Column-vector weights squeezed afterwards: breaks "Returns shape (degree + 1,)" for degree=0 (returns shape ()) and "no warnings" for N=1 (prediction () vs y (1,))."""
 
+EXPECT = r"squeeze\(\) drops every dim of size 1"
+
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,7 @@
 """Hand-written sum of squared errors instead of the mean: breaks "Minimises the mean squared error ... follows Adam on the full batch step by step" (Adam's eps makes the steps differ when gradients are small)."""
 
+EXPECT = r"sum of the squared errors, not the mean"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """np.ascontiguousarray(a) first: fine for contiguous arrays, a silent copy of every non-contiguous view."""
 
+EXPECT = r"\.contiguous\(\) pitfall"
+
 import numpy as np
 import torch
 

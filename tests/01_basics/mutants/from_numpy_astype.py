@@ -1,5 +1,7 @@
 """Converts with a.astype(np.float32) first: a copy, and float64 or integer arrays change dtype."""
 
+EXPECT = r"dtype conversion"
+
 import numpy as np
 import torch
 

@@ -1,5 +1,7 @@
 """torch.tensor(a) copies the array: writes no longer reach the other side."""
 
+EXPECT = r"is a copy"
+
 import torch
 
 

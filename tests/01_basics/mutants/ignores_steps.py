@@ -1,4 +1,4 @@
-"""Always runs 1000 steps, whatever `steps` says (the number copied from the seed)."""
+"""Always runs 1000 steps, whatever `steps` says (the number copied from the classic recipe)."""
 
 _reference = fit_polynomial  # noqa: F821 (the reference's)
 

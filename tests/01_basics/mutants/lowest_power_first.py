@@ -1,5 +1,7 @@
 """Returns the coefficients lowest power first (torch.vander(..., increasing=True)): 5x^2 + 3 comes back as [3, 0, 5]."""
 
+EXPECT = r"lowest power first"
+
 import torch
 import torch.nn.functional as F
 

@@ -1,4 +1,4 @@
-"""Fits on a random batch of 16 samples per step (the seed drew fresh samples each step): not the full-batch mean squared error."""
+"""Fits on a random batch of 16 samples per step (the classic recipe drew fresh samples each step): not the full-batch mean squared error."""
 
 import torch
 

@@ -1,5 +1,7 @@
 """Forgets torch.enable_grad(): called inside torch.no_grad(), nothing is recorded and autograd.grad fails."""
 
+EXPECT = r"torch\.enable_grad\(\)"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Forgets optimizer.zero_grad(): backward() adds every step's gradient to the last, and Adam follows their running sum."""
 
+EXPECT = r"accumulating-gradient pitfall"
+
 import torch
 
 

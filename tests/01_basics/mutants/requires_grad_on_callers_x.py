@@ -1,5 +1,7 @@
 """Switches gradients on with x.requires_grad_(): the caller's tensor comes back with its flag flipped."""
 
+EXPECT = r"the caller's flag"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Returns the parameter itself, not w.detach(): the caller gets a tensor that still requires grad."""
 
+EXPECT = r"return the coefficients detached"
+
 import torch
 
 

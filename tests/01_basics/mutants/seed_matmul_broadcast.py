@@ -1,4 +1,6 @@
-"""The seed's w of shape (3, 1) without its squeeze: (N, 1) predictions against (N,) targets broadcast to an (N, N) loss."""
+"""The classic recipe's w of shape (3, 1) without its squeeze: (N, 1) predictions against (N,) targets broadcast to an (N, N) loss."""
+
+EXPECT = r"shape pitfall: .*\(N, N\)"
 
 import torch
 

@@ -1,4 +1,6 @@
-"""The seed's w = torch.tensor(torch.randn(...), requires_grad=True): a copy of a tensor, and a UserWarning on every call."""
+"""The classic recipe's w = torch.tensor(torch.randn(...), requires_grad=True): a copy of a tensor, and a UserWarning on every call."""
+
+EXPECT = r"torch\.tensor\(tensor\) pitfall"
 
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,7 @@
 """Plain SGD at lr 0.1 instead of Adam: the x^2 column reaches 100, every step overshoots more, and the fit diverges to inf/nan."""
 
+EXPECT = r"[Uu]se torch\.optim\.Adam"
+
 import torch
 
 

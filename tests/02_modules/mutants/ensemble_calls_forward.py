@@ -1,5 +1,7 @@
 """Averages member.forward(x) instead of member(x): breaks "Call the module, not .forward ... model.forward(x) skips all of them [hooks], silently" (members' hooks, e.g. pruning, never run)."""
 
+EXPECT = r"\.forward pitfall"
+
 from torch import nn
 import torch
 

@@ -1,5 +1,7 @@
 """Ensemble reads `members` twice (to check it is not empty, then to register it): a generator is used up, so it keeps no member."""
 
+EXPECT = r"generator was read twice"
+
 from torch import nn
 
 _Reference = Ensemble  # noqa: F821 (the reference's class)

@@ -1,5 +1,7 @@
 """Ensemble keeps its members in a plain Python list (the classic): parameters(), state_dict(), .to() and .eval() miss them all."""
 
+EXPECT = r"plain-list pitfall"
+
 import torch
 from torch import nn
 

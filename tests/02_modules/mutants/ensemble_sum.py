@@ -1,5 +1,7 @@
 """Ensemble returns the sum of the members' outputs, not their mean."""
 
+EXPECT = r"not their mean"
+
 import torch
 
 _Reference = Ensemble  # noqa: F821 (the reference's class)

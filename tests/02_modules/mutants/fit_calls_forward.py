@@ -1,5 +1,7 @@
 """fit calls model.forward(x) instead of model(x): the module's hooks never run."""
 
+EXPECT = r"\.forward pitfall"
+
 import torch
 import torch.nn.functional as F
 

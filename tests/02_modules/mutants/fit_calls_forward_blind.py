@@ -1,5 +1,7 @@
 """Computes the prediction with model.forward(x): breaks "The module is called as model(x), exactly once per step, so its hooks run"."""
 
+EXPECT = r"\.forward pitfall"
+
 import torch
 import torch.nn.functional as F
 

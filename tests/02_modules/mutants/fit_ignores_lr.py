@@ -1,4 +1,4 @@
-"""fit hard-codes the seed's lr=0.01 and ignores the `lr` it is given."""
+"""fit hard-codes the classic recipe's lr=0.01 and ignores the `lr` it is given."""
 
 _reference = fit  # noqa: F821 (the reference's function)
 

@@ -1,5 +1,7 @@
 """Reports the loss of the trained model, evaluated after the loop: breaks "Returns the last step's loss (computed before that step's update)" and "called as model(x), exactly once per step" (hooks fire steps + 1 times)."""
 
+EXPECT = r"loss after the last update"
+
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,7 @@
 """Returns loss.detach() (a 0-d tensor) instead of loss.item(): breaks "Returns the last step's loss ... as a Python float" (compares equal to floats, but is a Tensor)."""
 
+EXPECT = r"loss\.item\(\)"
+
 import torch
 import torch.nn.functional as F
 

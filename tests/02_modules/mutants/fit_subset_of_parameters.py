@@ -1,5 +1,7 @@
 """fit builds the optimizer over the first parameter only: the rest (Linear1D's b, an MLP's later layers) never move."""
 
+EXPECT = r"all of model\.parameters\(\)"
+
 import torch
 import torch.nn.functional as F
 

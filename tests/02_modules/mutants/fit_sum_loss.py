@@ -1,5 +1,7 @@
 """fit minimises the summed squared error, not its mean: the step size grows with the number of samples."""
 
+EXPECT = r"not their mean \(F\.mse_loss\)"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """fit never clears the gradients: each step adds the new gradient to all the old ones."""
 
+EXPECT = r"accumulating-gradient pitfall"
+
 import torch
 import torch.nn.functional as F
 

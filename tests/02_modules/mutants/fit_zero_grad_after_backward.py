@@ -1,5 +1,7 @@
 """fit clears the gradients between backward() and step(): every step updates with zero gradients, nothing trains."""
 
+EXPECT = r"between backward\(\) and step\(\)"
+
 import torch
 
 

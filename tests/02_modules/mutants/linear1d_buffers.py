@@ -1,5 +1,7 @@
 """Linear1D registers a and b as buffers: saved in the state_dict and moved by .to(), but not trainable parameters."""
 
+EXPECT = r"registered as buffers"
+
 import torch
 from torch import nn
 

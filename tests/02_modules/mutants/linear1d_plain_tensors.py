@@ -1,5 +1,7 @@
 """Linear1D with plain tensors (requires_grad=True) instead of nn.Parameter: they get gradients, but parameters() never lists them."""
 
+EXPECT = r"plain-tensor pitfall"
+
 import torch
 from torch import nn
 

@@ -1,5 +1,7 @@
 """Linear1D keeps its two parameters in a Python list: the module does not register them."""
 
+EXPECT = r"plain-list pitfall"
+
 import torch
 from torch import nn
 

@@ -1,5 +1,7 @@
 """MLP puts an activation after the last Linear too: a ReLU output can never be negative."""
 
+EXPECT = r"no activation after the\s+output layer"
+
 from torch import nn
 
 _Reference = MLP  # noqa: F821 (the reference's class)

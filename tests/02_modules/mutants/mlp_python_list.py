@@ -1,5 +1,7 @@
 """MLP keeps its layers in a plain Python list: no parameters, empty state_dict, invisible to an optimizer."""
 
+EXPECT = r"plain-list pitfall"
+
 from torch import nn
 
 _Reference = MLP  # noqa: F821 (the reference's class, in whose module this file runs)

@@ -1,5 +1,7 @@
 """MLP calls activation() once and reuses that instance in every hidden layer: with nn.PReLU all layers share one slope."""
 
+EXPECT = r"shared-activation pitfall"
+
 from torch import nn
 
 _Reference = MLP  # noqa: F821 (the reference's class)

@@ -1,5 +1,7 @@
 """Creates the activation once and reuses it: breaks "called with no arguments once per hidden layer, so each activation is its own instance (with its own parameters, if any)"."""
 
+EXPECT = r"shared-activation pitfall"
+
 from collections import OrderedDict
 
 from torch import nn

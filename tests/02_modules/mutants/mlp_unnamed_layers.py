@@ -1,5 +1,7 @@
 """MLP built with nn.Sequential(*layers): the layers are named "0", "1", ..., so the state_dict keys are "0.weight"."""
 
+EXPECT = r"positional-names pitfall"
+
 from torch import nn
 
 _Reference = MLP  # noqa: F821 (the reference's class)

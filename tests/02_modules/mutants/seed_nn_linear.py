@@ -1,4 +1,4 @@
-"""The seed's nn.Linear(1, 1) version: parameters named linear.weight/linear.bias, and unsqueeze(1) breaks x with more than one dim."""
+"""The classic nn.Linear(1, 1) version: parameters named linear.weight/linear.bias, and unsqueeze(1) breaks x with more than one dim."""
 
 from torch import nn
 
