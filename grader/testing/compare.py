@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
+from typing import Callable
 
 import torch
 from torch.testing import _comparison
@@ -24,14 +25,27 @@ def tolerance(dtype: torch.dtype) -> dict[str, float]:
     return {"rtol": rtol, "atol": atol}
 
 
-def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool = True, **kwargs) -> None:
+def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool = True,
+                 explain: Callable[[], str] | None = None, **kwargs) -> None:
     """``torch.testing.assert_close`` (dtype, shape, device, values), prefixed with `what`.
 
     `what` names the call, e.g. ``"stable_softmax(x, dim=1) for x of shape (3, 4)"``, so the
     learner reads which call went wrong before torch's "Mismatched elements: 3 / 8 ..." lines.
     NaN equals NaN by default: the lessons match torch's behaviour, NaNs included.
+    `explain`, called only on a failure, returns the pitfall behind it and its fix when the
+    result has that pitfall's signature, else "": its words follow torch's.
     """
     __tracebackhide__ = True
+    if explain is not None:
+        try:
+            assert_close(actual, expected, what=what, equal_nan=equal_nan, **kwargs)
+            return
+        except AssertionError as exc:
+            cause = explain()
+            if not cause:
+                raise
+            message = f"{exc}\n{cause}"
+        raise AssertionError(message)  # outside `except`: no chained traceback
     if isinstance(expected, torch.Tensor) and not isinstance(actual, torch.Tensor):
         raise AssertionError(
             f"{what}: expected a torch.Tensor, got {type(actual).__name__}"

@@ -35,10 +35,12 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
 
 
 @contextmanager
-def explained(what: str, *, when: str, advice: str) -> Iterator[None]:
-    """Inside the block, PyTorch's RuntimeError whose message contains `when` fails the test
-    with the lesson's `advice` for that pitfall (and the original message); any other error
-    passes through unchanged.
+def explained(what: str, *, when: str, advice: str,
+              exc_type: type[BaseException] | tuple[type[BaseException], ...] = RuntimeError) -> Iterator[None]:
+    """Inside the block, PyTorch's error (a RuntimeError, or `exc_type`: a warning turned into
+    an error, a ValueError) whose message contains `when` fails the test with the lesson's
+    `advice` for that pitfall (and the original message); any other error passes through
+    unchanged (a stub's NotImplementedError too).
 
     what: the learner's call, e.g. "Merge(...)(a, b)"; when: a piece of PyTorch's message that
     names the pitfall, e.g. "Boolean value of Tensor"; advice: what went wrong and the fix.
@@ -46,7 +48,9 @@ def explained(what: str, *, when: str, advice: str) -> Iterator[None]:
     __tracebackhide__ = True
     try:
         yield
-    except RuntimeError as exc:
+    except NotImplementedError:
+        raise
+    except exc_type as exc:
         if when not in str(exc):
             raise
         raise AssertionError(f"{what} raised '{exc}': {advice}") from None

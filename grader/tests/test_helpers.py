@@ -221,3 +221,26 @@ def test_assert_close_keeps_torchs_dtensor_rule_once_dtensors_exist():
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["torch TypeError", "kit TypeError"], done.stdout + done.stderr
     assert all("Comparing a DTensor to a non-DTensor is ambiguous" in line for line in lines), done.stdout
+
+
+def test_assert_close_explains_a_failure_only_when_the_explanation_matches():
+    with pytest.raises(AssertionError, match=r"(?s)f\(x\):\nTensor-likes are not close!.*\nThe pitfall: its fix\.$"):
+        assert_close(torch.ones(2), torch.zeros(2), what="f(x)", explain=lambda: "The pitfall: its fix.")
+    with pytest.raises(AssertionError) as plain:
+        assert_close(torch.ones(2), torch.zeros(2), what="f(x)", explain=lambda: "")  # not that pitfall's signature
+    assert str(plain.value).endswith("(up to 1.3e-06 allowed)")
+    assert_close(torch.ones(2), torch.ones(2), explain=lambda: pytest.fail("explain runs only on a failure"))
+
+
+def test_explained_turns_the_named_error_into_advice_and_lets_others_through():
+    from grader.testing import explained
+
+    with pytest.raises(AssertionError, match=r"f\(x\) raised 'bad shape \(3,\)': squeeze it"):
+        with explained("f(x)", when="bad shape", advice="squeeze it", exc_type=(ValueError, UserWarning)):
+            raise ValueError("bad shape (3,)")
+    with pytest.raises(ValueError, match="other"):
+        with explained("f(x)", when="bad shape", advice="squeeze it", exc_type=ValueError):
+            raise ValueError("other")
+    with pytest.raises(NotImplementedError):  # a stub's TODO stays a TODO
+        with explained("f(x)", when="", advice="-", exc_type=Exception):
+            raise NotImplementedError

@@ -115,20 +115,6 @@ def with_cause(message: str, cause: str) -> str:
     return f"{message}\n{cause}" if cause else message
 
 
-def assert_close_or_explain(actual, expected, *, what: str, explain, **kwargs) -> None:
-    """assert_close, with explain()'s words (the pitfall behind the difference, or "") after its message."""
-    __tracebackhide__ = True
-    try:
-        assert_close(actual, expected, what=what, **kwargs)
-        return
-    except AssertionError as exc:
-        cause = explain()
-        if not cause:
-            raise
-        message = f"{exc}\n{cause}"
-    fail(message)  # outside `except`: no chained traceback
-
-
 def line_data() -> tuple[torch.Tensor, torch.Tensor]:
     """Noisy samples of y = 5x + 3, with x = 0, 0.01, ..., 0.99."""
     x = torch.arange(100, dtype=torch.float32) / 100
@@ -454,7 +440,7 @@ def test_ensemble_returns_the_mean_of_its_members(lesson):
     expected = (outputs[0] + outputs[1] + outputs[2]) / 3
     out = lesson.Ensemble(members)(x)
     what = "Ensemble of 3 Linear(3, 2) on x of shape (5, 3) (the mean of their outputs)"
-    assert_close_or_explain(out, expected, what=what, explain=lambda: mean_mistake(out, outputs))
+    assert_close(out, expected, what=what, explain=lambda: mean_mistake(out, outputs))
 
 
 @given(st.integers(1, 4), shapes(min_dims=0, max_dims=2, max_side=3))
@@ -680,7 +666,7 @@ def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype, steps):
     what = (f"after fit(model, x, y, steps={steps}, lr=0.3) with a {dtype} model, against {steps} step(s) of "
             "torch.optim.SGD(model.parameters(), lr=0.3) on the mean squared error")
     for (name, got), want in zip(model.state_dict().items(), reference.state_dict().values()):
-        assert_close_or_explain(got, want, what=f"{name} {what}", **tolerance(dtype),
+        assert_close(got, want, what=f"{name} {what}", **tolerance(dtype),
                                 explain=lambda: fit_mistake(model, start, x, y, steps, 0.3, dtype))
     if not isinstance(loss, float):
         fail(f"fit returned a {type(loss).__name__}; expected a Python float (loss.item()).")
