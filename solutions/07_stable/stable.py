@@ -28,6 +28,11 @@ Log-sum-exp, log(sum_j exp(x_j)), gets the same treatment:
 
 and it gives log-probabilities directly: log_softmax(x) = x - logsumexp(x).
 
+Infinite entries need one more thought. In a slice that is entirely -inf (fully masked), the
+maximum c is -inf itself, and x - c is -inf - (-inf) = nan; the same happens with a +inf
+entry (inf - inf). Such a slice has nothing to shift: its log-sum-exp is -inf (the log of an
+empty sum) or +inf as it stands.
+
 The pitfall: log(softmax(x))
 ----------------------------
 With logits [1000, 0] the softmax is exactly [1, 0]: exp(-1000) underflows to 0. Its log is
@@ -66,8 +71,10 @@ def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
     Returns a tensor of the same shape and dtype whose entries along `dim` are in [0, 1] and
     sum to 1 (nan for a slice that is entirely -inf, as in torch.softmax).
     """
-    # TODO: subtract the maximum along `dim` (keep the dim so it broadcasts back), then
-    #       exponentiate and divide by the sum along `dim`.
+    # TODO: return the softmax of `logits` along `dim`: the same shape and dtype, no overflow
+    #       and no nan for finite logits of any magnitude (nan only for an all -inf slice, the
+    #       empty tensor for an empty one). Build it from exp, max and sum over whole tensors:
+    #       no loop over slices, no torch.softmax, and leave `logits` unchanged.
     ### BEGIN SOLUTION
     if logits.numel() == 0:
         return logits.clone()  # nothing to normalise (and amax refuses an empty dim)
@@ -84,8 +91,9 @@ def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     x: float tensor of any shape. Returns x's shape without `dim`, in x's dtype. A slice that
     is entirely -inf gives -inf, one holding +inf gives +inf, an empty slice gives -inf.
     """
-    # TODO: shift by the maximum along `dim`. Careful: when that maximum is infinite, x - max
-    #       is nan (inf - inf). Shift by 0 there instead, then add the shift back.
+    # TODO: return log(sum(exp(x))) along `dim`, with `dim` removed, in x's dtype: finite for
+    #       finite x of any magnitude, -inf for an all -inf or empty slice, +inf for a slice
+    #       holding +inf, never nan. Whole tensors, no torch.logsumexp, x left unchanged.
     ### BEGIN SOLUTION
     if x.numel() == 0:
         return x.exp().sum(dim=dim).log()  # the log of an empty sum: -inf (amax refuses an empty dim)
@@ -103,9 +111,10 @@ def softmax_cross_entropy(labels: torch.Tensor, logits: torch.Tensor, dim: int =
     logits: float tensor. Returns the per-example loss: the broadcast shape without `dim`.
     Finite for finite logits of any magnitude, with finite gradients.
     """
-    # TODO: compute log-probabilities as shifted - logsumexp(shifted), with shifted = logits
-    #       minus their maximum along `dim` (never as log(softmax(...))); then weight by
-    #       labels and sum over `dim`.
+    # TODO: return -sum(labels * log_softmax(logits)) over `dim` only (one loss per example,
+    #       labels broadcast against logits): finite, with finite and correct gradients, for
+    #       finite logits of any magnitude, even where a probability underflows to 0, and
+    #       accurate for large, nearly equal logits. No F.cross_entropy or log_softmax built-in.
     ### BEGIN SOLUTION
     if logits.numel() == 0:
         return -(labels * logits).sum(dim=dim)  # an empty sum: 0 (amax refuses an empty dim)

@@ -46,16 +46,16 @@ parameters and the optimizer's state, e.g. Adam's moments and step count, stay a
 were) and halves S. After `growth_interval` clean steps in a row it doubles S again, so S
 hovers just below the overflow point. A few skipped steps at the start are normal.
 
-The order in one training step:
+One training step, in this order:
 
-    optimizer.zero_grad(set_to_none=True)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        loss = loss_fn(model(inputs), targets)
-    scaler.scale(loss).backward()     # gradients are S times too large
-    scaler.unscale_(optimizer)        # only if you look at the gradients: now true size
-    torch.nn.utils.clip_grad_norm_(params, max_norm)   # clip TRUE gradients, never scaled ones
-    scaler.step(optimizer)            # unscales if you did not, skips on inf/nan
-    scaler.update()                   # back off after a skip, grow after a clean streak
+1. clear the gradients the last step left behind;
+2. run the forward pass and the loss under autocast, and nothing else;
+3. backpropagate the SCALED loss: every gradient is now S times too large;
+4. only if you look at or change the gradients (clipping them to a maximum norm, say):
+   unscale them first, so that you work on the true gradients;
+5. the scaler's step: it unscales what is still scaled, then runs the optimizer's step,
+   or skips it when a gradient holds inf or nan;
+6. the scaler's update: back off after a skip, grow after a clean streak.
 
 Traps we measured
 -----------------
@@ -65,7 +65,7 @@ Traps we measured
 - `torch.cuda.amp.autocast` and `torch.cuda.amp.GradScaler` (in older tutorials) are
   deprecated: use `torch.autocast(device_type, ...)` and `torch.amp.GradScaler(device, ...)`.
 - Clipping before unscale_ clips the scaled gradients: the threshold is compared with a norm
-  65536 times too large, so it clips almost everything to nothing.
+  65536 times too large, so once unscaled the clipped gradients are 65536 times too small.
 
 Your task
 ---------
@@ -76,27 +76,29 @@ sparse gradients, closures, `update(new_scale)`, bookkeeping per device (torch k
 inf flag per device for models split across GPUs); plain Python floats and ints for the
 scale and the counter are fine (torch keeps them in tensors).
 
-The last test trains the seed's checkerboard: a net of 1x1 convolutions maps (x, y) pixel
+The last test trains a checkerboard: a net of 1x1 convolutions maps (x, y) pixel
 coordinates to a checkerboard. If the environment variable KATA_IMAGES names a folder, it
 writes `checkerboard.png` there: what the net learned next to the target.
 
 What the tests expect
 ---------------------
-- scale(loss) is loss times the scale (a float32 0-dim loss stays float32); get_scale() is a
-  Python float: init_scale before training, 1.0 when disabled;
+- scale(loss) is loss times the scale, in the graph, with torch's dtype (a 0-dim float16 or
+  bfloat16 loss comes back float32, a float32 one stays float32); get_scale() is a Python
+  float: init_scale before training, 1.0 when disabled;
 - step for step equal to torch.amp.GradScaler("cpu") with SGD and Adam: the scale, the
   parameters and the optimizer state, with inf or nan injected into a gradient on some steps
   (those steps change nothing but the scale), with several param groups and with parameters
   that got no gradient (.grad is None);
 - unscale_ divides the gradients in place; calling it twice, or calling step twice, before
   update() raises RuntimeError; step() returns what optimizer.step() returned (None on a
-  skipped step);
+  skipped step, where optimizer.step() is not called at all);
 - state_dict() has torch's keys and values; load_state_dict accepts yours and torch's;
 - enabled=False: scale returns the loss itself, step just steps, update does nothing,
   state_dict() is {};
-- train_step: the forward's matmuls run in `dtype`; it calls the scaler it is given (scale,
-  unscale_ only when clipping, step, update, in that order); it returns a Python float; and it
-  matches a reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm);
+- train_step: the forward's matmuls run in `dtype`, the model stays float32; it calls the
+  scaler it is given (scale, unscale_ only when clipping, step, update, in that order); it
+  returns a Python float; and it matches the step above written with torch's GradScaler (SGD,
+  Adam, with and without max_grad_norm);
 - the checkerboard trains with bfloat16 autocast, and (on a CPU with AVX512-BF16 or AMX) a
   bfloat16 step is at least 1.2x as fast as a float32 one.
 
@@ -121,8 +123,8 @@ class DynamicLossScaler:
     def __init__(self, init_scale: float = 2.0**16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
                  growth_interval: int = 2000, enabled: bool = True) -> None:
         """Store the settings; the growth counter starts at 0 and no optimizer has been seen."""
-        # TODO: store the settings (as floats / an int), a growth counter at 0, and an empty
-        #       per-optimizer record for this iteration (was it unscaled? stepped? inf found?).
+        # TODO: set up the scaler's state: the settings, the scale at init_scale, no clean step
+        #       counted yet, and nothing seen yet of any optimizer in this iteration.
         ### BEGIN SOLUTION
         self._enabled = enabled
         self._scale = float(init_scale)
@@ -135,13 +137,14 @@ class DynamicLossScaler:
         ### END SOLUTION
 
     def scale(self, loss: torch.Tensor) -> torch.Tensor:
-        """Return loss * S (the loss itself when disabled).
+        """Return loss * S (the loss itself, the same object, when disabled).
 
-        S is applied as a float32 0-dim tensor on the loss's device, as torch does, so the
-        result's dtype follows type promotion (a float32 loss stays float32).
+        The result stays in the autograd graph, on the loss's device, with the dtype torch's
+        gives: a 0-dim float16 or bfloat16 loss comes back float32 (torch's S is a float32
+        number), a float32 loss stays float32.
         """
-        # TODO: when disabled return the loss; else multiply it by the scale as a float32 0-dim
-        #       tensor on the loss's device.
+        # TODO: return the scaled loss, with the dtype, device and graph the docstring asks for
+        #       (the very same loss object when disabled).
         ### BEGIN SOLUTION
         if not self._enabled:
             return loss
@@ -154,9 +157,10 @@ class DynamicLossScaler:
         Parameters whose .grad is None are skipped. Raises RuntimeError when called twice
         for the same optimizer, or after step(), before update(). No-op when disabled.
         """
-        # TODO: refuse a second call (or a call after step) for this optimizer with RuntimeError;
-        #       multiply every grad that is not None by 1/S in place (under no_grad), note whether
-        #       any held inf or nan, and record that this optimizer is unscaled.
+        # TODO: unscale the gradients of `optimizer`'s parameters in place (code holding a .grad
+        #       sees it change), and remember, for this optimizer and this iteration, that they
+        #       are unscaled and whether any held inf or nan. RuntimeError for a second call or a
+        #       call after step() before update(). Nothing at all when disabled.
         ### BEGIN SOLUTION
         if not self._enabled:
             return
@@ -185,8 +189,10 @@ class DynamicLossScaler:
         RuntimeError when called twice for the same optimizer before update().
         When disabled: just optimizer.step().
         """
-        # TODO: refuse a second step before update(); unscale_ first if it was not called;
-        #       call optimizer.step() only when no inf/nan was found; record the step; return.
+        # TODO: step the optimizer on unscaled gradients, unless they held inf or nan: then
+        #       skip it, without calling optimizer.step(), so the parameters and the optimizer's
+        #       state stay as they are. Return optimizer.step()'s result (None when skipped);
+        #       RuntimeError for a second step before update(). Disabled: just the step.
         ### BEGIN SOLUTION
         if not self._enabled:
             return optimizer.step()
@@ -210,9 +216,9 @@ class DynamicLossScaler:
         growth_interval, S *= growth_factor and the counter goes back to 0. Then a new
         iteration begins (unscale_ and step may be called again). No-op when disabled.
         """
-        # TODO: any inf/nan this iteration -> back off and reset the counter; otherwise count
-        #       the clean step and grow (and reset) when the counter reaches growth_interval.
-        #       Then forget this iteration's per-optimizer records.
+        # TODO: adjust the scale and the counter for this iteration as the docstring says
+        #       (inf/nan in any optimizer counts; one update is one step, however many
+        #       optimizers stepped), then start a new iteration. Nothing when disabled.
         ### BEGIN SOLUTION
         if not self._enabled:
             return
@@ -229,7 +235,7 @@ class DynamicLossScaler:
 
     def get_scale(self) -> float:
         """The current scale S as a Python float (1.0 when disabled)."""
-        # TODO: return the scale (1.0 when disabled).
+        # TODO: the current scale, a Python float (1.0 when disabled).
         ### BEGIN SOLUTION
         return self._scale if self._enabled else 1.0
         ### END SOLUTION
@@ -237,7 +243,7 @@ class DynamicLossScaler:
     def state_dict(self) -> dict[str, Any]:
         """{"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}
         with Python numbers, as torch's; {} when disabled."""
-        # TODO: return torch's five keys ({} when disabled).
+        # TODO: torch's five keys with Python numbers ({} when disabled).
         ### BEGIN SOLUTION
         if not self._enabled:
             return {}
@@ -255,7 +261,8 @@ class DynamicLossScaler:
 
         No-op when disabled; RuntimeError for an empty dict (saved from a disabled scaler).
         """
-        # TODO: restore the five values (no-op when disabled; RuntimeError for {}).
+        # TODO: restore the five values, from your dict or torch's (nothing when disabled;
+        #       RuntimeError for {}).
         ### BEGIN SOLUTION
         if not self._enabled:
             return
@@ -277,13 +284,15 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler:
 
     scaler: a DynamicLossScaler or a torch.amp.GradScaler (the same methods).
     dtype: the autocast dtype (torch.bfloat16 or torch.float16) for the forward and the loss.
-    max_grad_norm: when given, the unscaled gradients of the optimizer's parameters are
-    clipped to this total norm (torch.nn.utils.clip_grad_norm_) before the step.
+    max_grad_norm: when given (0.0 too), the TRUE (unscaled) gradients of the optimizer's
+    parameters are clipped to this total norm, as torch.nn.utils.clip_grad_norm_ does, before
+    the step.
     """
-    # TODO: zero the grads (set_to_none), run the model and the loss under
-    #       torch.autocast(device_type, dtype=dtype), backward through scaler.scale(loss); when
-    #       max_grad_norm is given, unscale_ and clip_grad_norm_ the optimizer's params; then
-    #       scaler.step, scaler.update, and return the loss as a Python float.
+    # TODO: one training step, in the order the lesson text gives, with the `scaler` given
+    #       (no scaler of your own): the forward and the loss, and only those, under autocast
+    #       for `device_type` and `dtype` (the model stays float32); no gradient left over from
+    #       an earlier step; the scaler's methods called scale, unscale_ (only when clipping),
+    #       step, update. Return the loss as a Python float.
     ### BEGIN SOLUTION
     optimizer.zero_grad(set_to_none=True)  # no leftovers from the last step
     with torch.autocast(device_type, dtype=dtype):  # only the forward and the loss

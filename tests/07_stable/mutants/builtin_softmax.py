@@ -1,5 +1,7 @@
 """Calls the built-in it was asked to write: correct values, but the lesson's point is lost."""
 
+EXPECT = r"write yourself"
+
 import torch
 
 

@@ -1,17 +1,19 @@
-"""Shifts by one maximum for the whole tensor (the seed's reduce_max without a dim): rows far below it underflow to 0/0."""
+"""Shifts by one maximum for the whole tensor (a max without a dim): rows far below it underflow to 0/0."""
+
+EXPECT = r"one maximum for the whole tensor"
 
 import torch
 
 
 def stable_softmax(logits, dim=-1):
-    if logits.shape[dim] == 0:
+    if logits.numel() == 0:
         return logits.clone()
     exp = torch.exp(logits - logits.max())
     return exp / exp.sum(dim=dim, keepdim=True)
 
 
 def logsumexp(x, dim=-1):
-    if x.shape[dim] == 0:
+    if x.numel() == 0:
         return x.exp().sum(dim=dim).log()
     shift = x.max()
     return torch.exp(x - shift).sum(dim=dim).log() + shift

@@ -1,5 +1,7 @@
 """No special case for an empty `dim`: amax raises on a zero-size reduction; breaks "an empty slice gives -inf" / "an empty dim to reduce over: ... logsumexp returns -inf"."""
 
+EXPECT = r"has no maximum"
+
 import torch
 
 

@@ -1,10 +1,12 @@
 """Normalises one row at a time in a Python loop: right values, many times slower."""
 
+EXPECT = r"Python loop"
+
 import torch
 
 
 def stable_softmax(logits, dim=-1):
-    if logits.shape[dim] == 0:
+    if logits.numel() == 0:
         return logits.clone()
     moved = logits.movedim(dim, -1)
     rows = moved.reshape(-1, moved.shape[-1])

@@ -1,4 +1,6 @@
-"""The seed's stable cross entropy: torch.sum over every dim returns one number for a whole batch."""
+"""A cross entropy: torch.sum over every dim returns one number for a whole batch."""
+
+EXPECT = r"sums over every dim"
 
 import torch
 

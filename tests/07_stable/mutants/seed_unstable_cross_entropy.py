@@ -1,4 +1,6 @@
-"""The seed's first cross entropy: log(softmax(x)) is -inf once a probability underflows."""
+"""The first cross entropy one writes: log(softmax(x)) is -inf once a probability underflows."""
+
+EXPECT = r"log\(softmax\(x\)\)"
 
 import torch
 

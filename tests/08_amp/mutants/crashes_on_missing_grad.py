@@ -1,5 +1,7 @@
 """Forgets that a parameter may have no gradient: p.grad is None crashes unscale_."""
 
+EXPECT = r"grad is None"
+
 
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def unscale_(self, optimizer):

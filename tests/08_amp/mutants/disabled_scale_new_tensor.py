@@ -1,5 +1,7 @@
 """When disabled, scale() returns loss * 1.0 (a new tensor with the same value) instead of the loss itself; breaks "enabled=False: scale returns the loss itself" (torch returns the very same object)."""
 
+EXPECT = r"returns the loss itself"
+
 import torch
 
 

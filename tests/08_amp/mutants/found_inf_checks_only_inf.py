@@ -1,5 +1,7 @@
 """Looks for inf with isinf only: a nan gradient (nan != inf) is stepped into the weights."""
 
+EXPECT = r"misses nan"
+
 
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def unscale_(self, optimizer):

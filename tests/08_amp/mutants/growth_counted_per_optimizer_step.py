@@ -1,5 +1,7 @@
 """Counts a clean step in step() instead of update(): with two optimizers the scale grows twice as fast; breaks "counts one more clean step" per update()."""
 
+EXPECT = r"ONE clean step per update\(\)"
+
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def step(self, optimizer):
         r = super().step(optimizer)

@@ -1,5 +1,7 @@
 """Detects overflow with torch.isinf(grad).any(), which is False for nan: a nan gradient is stepped into the params and the scale grows; breaks "with inf or nan injected into a gradient on some steps (those steps change nothing but the scale)"."""
 
+EXPECT = r"misses nan"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """One "unscaled" record for the whole scaler: unscale_(a) then unscale_(b) raises; breaks "RuntimeError when called twice for the SAME optimizer" (torch keeps a record per optimizer)."""
 
+EXPECT = r"per optimizer"
+
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def unscale_(self, optimizer):
         key = id(optimizer)

@@ -1,5 +1,7 @@
 """Keeps ONE found_inf flag for the whole scaler, overwritten by every unscale_: with two optimizers, an inf in the first is forgotten when the second is clean, so update() grows instead of backing off; breaks "Found inf/nan (for any optimizer this iteration): S *= backoff_factor" (torch backs off)."""
 
+EXPECT = r"ANY optimizer"
+
 from typing import Any
 
 import torch

@@ -1,5 +1,7 @@
 """On inf/nan it zeroes the bad gradients and still calls optimizer.step() ("a zero gradient changes nothing"): true for plain SGD, but Adam's step count and moments advance and its params move; breaks "the scaler SKIPS it (the parameters and the optimizer's state, e.g. Adam's moments and step count, stay as they were)" and "step() returns ... None on a skipped step"."""
 
+EXPECT = r"does not call it at all"
+
 from typing import Any
 
 import torch

@@ -1,5 +1,7 @@
 """train_step runs scale(loss).backward() inside the autocast block; breaks "Put the forward pass and the loss inside autocast and nothing else"."""
 
+EXPECT = r"only the forward and the loss go inside"
+
 import torch
 def train_step(model, optimizer, scaler, inputs, targets, loss_fn, *, device_type="cpu", dtype=torch.bfloat16, max_grad_norm=None):
     optimizer.zero_grad(set_to_none=True)

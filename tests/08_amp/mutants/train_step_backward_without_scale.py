@@ -1,5 +1,7 @@
 """Calls loss.backward() without scaler.scale: step() then divides unscaled gradients by 65536."""
 
+EXPECT = r"scaler\.scale\(loss\)"
+
 import torch
 
 _reference = train_step  # noqa: F821 (the reference's)

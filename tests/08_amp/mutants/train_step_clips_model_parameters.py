@@ -1,5 +1,7 @@
 """train_step clips model.parameters() (a parameter in no optimizer still holds a scaled gradient); breaks "the unscaled gradients of the optimizer's parameters are clipped"."""
 
+EXPECT = r"clips model\.parameters\(\)"
+
 import torch
 def train_step(model, optimizer, scaler, inputs, targets, loss_fn, *, device_type="cpu", dtype=torch.bfloat16, max_grad_norm=None):
     optimizer.zero_grad(set_to_none=True)

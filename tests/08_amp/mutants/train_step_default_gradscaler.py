@@ -1,5 +1,7 @@
 """Makes its own torch.amp.GradScaler() (device 'cuda': disabled on a CPU) and ignores the scaler it was given."""
 
+EXPECT = r"without a device"
+
 import torch
 
 _reference = train_step  # noqa: F821 (the reference's)

@@ -1,5 +1,7 @@
 """train_step computes the loss after the autocast block; breaks "the autocast dtype ... for the forward and the loss"."""
 
+EXPECT = r"the model AND the loss"
+
 import torch
 def train_step(model, optimizer, scaler, inputs, targets, loss_fn, *, device_type="cpu", dtype=torch.bfloat16, max_grad_norm=None):
     optimizer.zero_grad(set_to_none=True)

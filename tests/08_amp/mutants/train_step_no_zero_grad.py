@@ -1,5 +1,7 @@
 """Never zeroes the gradients: each step adds to the last one's."""
 
+EXPECT = r"never cleared"
+
 import torch
 
 _reference = train_step  # noqa: F821 (the reference's)

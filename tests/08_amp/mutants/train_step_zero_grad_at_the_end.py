@@ -1,5 +1,7 @@
 """train_step zeroes the gradients after the step instead of before the forward: leftover gradients are summed in, and none are left to look at; breaks the loop's order (zero_grad first)."""
 
+EXPECT = r"cleared after the step"
+
 import torch
 def train_step(model, optimizer, scaler, inputs, targets, loss_fn, *, device_type="cpu", dtype=torch.bfloat16, max_grad_norm=None):
     with torch.autocast(device_type, dtype=dtype):

@@ -1,5 +1,7 @@
 """unscale_ assigns p.grad = p.grad / scale (a new tensor); breaks "Divide every .grad ... by S in place"."""
 
+EXPECT = r"IN PLACE"
+
 import torch
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def unscale_(self, optimizer):
