@@ -78,8 +78,13 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
                    "cannot be tested).")
         return Failure(None, exception, message, at), message
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
+    # hypothesis's note names the example that failed: the input, which the learner needs
+    examples = [_example(note) for note in getattr(exc, "__notes__", ()) if note.startswith(("Falsifying", "Failing"))]
     if isinstance(exc, AssertionError) and frame is None and not str(exc).startswith("assert "):
-        message = _without_introspection(str(exc))
+        message = "\n".join([_without_introspection(str(exc)), *examples])
+        return Failure(kind, exception, message, at), message
+    if isinstance(exc, pytest.fail.Exception) and not exc.pytrace and examples:  # the kit's own words
+        message = "\n".join([exc.msg, *examples])
         return Failure(kind, exception, message, at), message
     worker = worker_traceback(exc, code)
     if worker is not None:  # the learner's line in the worker, and the worker's own error
@@ -88,6 +93,11 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
         return Failure(kind, exception, worker.error, at), _learners_frames(item, exc, code, worker)
     crash = _learners_frames(item, exc, code) if frame is not None else None
     return Failure(kind, exception, excinfo.exconly(tryshort=True), at), crash
+
+
+def _example(note: str) -> str:
+    """hypothesis's note on the failing example, without the `lesson` fixture's module repr."""
+    return "\n".join(line for line in note.splitlines() if not line.strip().startswith("lesson=<module "))
 
 
 def _without_introspection(message: str) -> str:

@@ -224,6 +224,24 @@ def test_a_tests_own_message_is_shown_without_pytests_introspection(kit):
     result.stdout.fnmatch_lines(["*assert -1 == 5*"])  # a bare assert keeps the explanation: it is all there is
 
 
+def test_a_property_tests_failure_names_its_example_without_the_lesson_module(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a + b + (a > 2)"))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import pytest
+        from hypothesis import given, strategies as st
+
+
+        @given(st.integers(0, 9))
+        def test_add(lesson, a):
+            if lesson.add(a, 1) != a + 1:
+                pytest.fail(f"add({a}, 1) gave {lesson.add(a, 1)}", pytrace=False)
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["add(3, 1) gave 5", "Failing test case: test_add(", "    a=3,", ")"]))
+    assert "lesson=<module" not in result.stdout.str()
+
+
 def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it_fails(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(textwrap.dedent("""\
         import torch
