@@ -238,7 +238,7 @@ def test_a_property_tests_failure_names_its_example_without_the_lesson_module(ki
     """))
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=1)
-    result.stdout.fnmatch_lines(["add(3, 1) gave 5", "Failing test case: test_add(", "    a=3,", ")"]))
+    result.stdout.fnmatch_lines(["add(3, 1) gave 5", "Failing test case: test_add(", "    a=3,", ")"])
     assert "lesson=<module" not in result.stdout.str()
 
 
