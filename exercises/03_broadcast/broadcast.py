@@ -4,11 +4,13 @@ The rules
 ---------
 An elementwise op on two tensors of different shapes lines their shapes up from the RIGHT.
 Each pair of sizes must be equal, or one of them must be 1; a missing leading dim counts as 1.
-The result takes the larger size of each pair:
+In each pair the result takes the size that is not 1, so 1 against 0 gives 0 (a 1 stretches
+to any size, even 0; taking the larger of the two would wrongly give 1):
 
     [5, 3, 5]
     [   1, 5]      ->  [5, 3, 5]
-    [3, 1]  +  [2]  ->  [3, 2]         ([2] is read as [1, 2])
+    [3, 1]  +  [2]  ->  [3, 2]         ([2] is read as [1, 2], not as [2, 1])
+    [2, 1]  +  [0]  ->  [2, 0]
     [3, 2]  +  [4]  ->  error          (2 against 4)
 
 A size-1 dim is stretched to the other size without copying anything: the stretched tensor
@@ -22,25 +24,44 @@ A common pattern joins per-item features `a` [B, N, Fa] with per-batch features 
     c = torch.cat([a, b.repeat(1, N, 1)], -1)     # [B, N, Fa + Fb], a full copy of b N times
     out = linear(c)
 
-A Linear layer on a concatenation is the sum of two Linear layers, one per part:
-W @ [a; b] == W_a @ a + W_b @ b. So project each part on its own and let broadcasting add
-them:
+A Linear layer on a concatenation is the sum of two Linear layers, one per part: with W split
+by columns into W_a and W_b, W @ [a; b] == W_a @ a + W_b @ b. And a sum is something
+broadcasting can stretch for free. The idea on a smaller case, a per-batch offset added to
+every item of its batch:
 
-    out = linear1(a) + linear2(b)                 # [B, N, out] + [B, 1, out] -> [B, N, out]
+    items = torch.randn(64, 128, 32)     # [B, N, F]
+    offset = torch.randn(64, 1, 32)      # [B, 1, F]: one row per batch
+    items + offset                       # [B, N, F]: each batch's row is read N times, never copied
 
-Nothing of size N * Fb is ever built: on [64, 128, 256] inputs the tiled version allocates
-24 MiB for `repeat` and `cat` alone; the broadcast one allocates about its output. The same
-code works for any leading dims that broadcast, which is what makes it a good `Merge` module.
+Apply the same idea to the Linear layer on [a; b] and nothing of size N * Fb is ever built:
+on [64, 128, 256] inputs the tiled version allocates 24 MiB for `repeat` and `cat` alone,
+while a broadcast one allocates about its output. Written that way, the same code works for
+any leading dims that broadcast, which is what makes it a good `Merge` module. Three ways to
+lose that:
+
+- a tiled copy under another name: `expand` is free, but a Linear layer (or `cat`) fed an
+  expanded tensor writes out every one of its rows;
+- an in-place `+=`: it writes into the tensor on its left, whose shape cannot grow, so it
+  fails as soon as the left side is the one with the 1s;
+- an activation on each part: the Linear layer on [a; b] is followed by ONE activation, of
+  the whole sum; f(u) + f(v) is not f(u + v).
 
 Pairwise distances are broadcasting's other classic: x [N, D] against y [M, D] gives an
-[N, M] table, with no loop, by turning one side into a column and the other into a row:
-x[:, None, :] is [N, 1, D] and y[None, :, :] is [1, M, D]. That builds an [N, M, D]
-intermediate, though. |x - y|^2 = |x|^2 - 2 x.y + |y|^2 needs only [N, M] and a matrix
-product, but it subtracts large, nearly equal numbers: for points far from the origin
-(coordinates near 1e4, float32) the result is off by hundreds, and a point's distance to
-itself comes out as a small NEGATIVE number instead of 0. Move the points near the origin
-first (subtracting the same vector from x and y changes no distance) and never return a
-negative square.
+[N, M] table, with no loop, by turning one side into a column and the other into a row. The
+idea on 1-d tensors, an addition table:
+
+    >>> torch.arange(3)[:, None] + torch.arange(4)[None, :]     # [3, 1] + [1, 4] -> [3, 4]
+    tensor([[0, 1, 2, 3],
+            [1, 2, 3, 4],
+            [2, 3, 4, 5]])
+
+With D coordinates per point, the difference of every pair is an [N, M, D] intermediate,
+though. |x - y|^2 = |x|^2 - 2 x.y + |y|^2 needs only [N, M] and a matrix product, but it
+subtracts large, nearly equal numbers: for points far from the origin (coordinates near 1e4,
+float32) the results are off by up to hundreds, a point's distance to itself included, and
+even near the origin rounding leaves tiny NEGATIVE squares where the answer is 0. Two fixes,
+both needed with that formula: move the points near the origin first (subtracting the same
+vector from x and y changes no distance), and never return a negative square.
 
 The ugly: silent stretching
 ---------------------------
@@ -53,17 +74,20 @@ Broadcasting never complains when the shapes *happen* to fit:
 
 `a + b` is [[2, 3], [3, 4]], a [2, 2] table. Be explicit: name the dim of every reduction
 (`torch.sum(a + b, 0)` returns [5, 7], a shape that makes the bug visible) and of every
-squeeze (`x.squeeze(1)`, never `x.squeeze()`, which also drops a batch of size 1).
+squeeze (`x.squeeze(1)`, never `x.squeeze()`, which drops EVERY size-1 dim: a batch of one,
+or the 1 that was there to broadcast, after which the rest lines up against the wrong dims).
 
 What the tests expect
 ---------------------
-- `Merge` equals Linear(cat(a, tiled b)) with the same weights, for the seed's shapes and for
-  any broadcastable leading dims (either side may be the one that is stretched, ranks may
-  differ), with gradients for both layers; and it never allocates anything the size of the
-  tiled input (measured with the PyTorch profiler).
+- `Merge` equals Linear(cat(a, tiled b)) with the same weights, on the example shapes
+  (a [5, 3, 5], b [5, 1, 6]) and for any broadcastable leading dims (either side may be the
+  one that is stretched, ranks may differ), with gradients for both layers; the activation
+  is applied once, to the sum; and it never allocates anything the size of the tiled input
+  (measured with the PyTorch profiler).
 - `broadcast_shape` agrees with `torch.broadcast_shapes` on many random shape pairs, written
-  by hand from the rules above (no tensors, no torch or NumPy broadcasting helpers), and
-  raises a ValueError naming both shapes when they don't broadcast.
+  by hand from the rules above (no tensors, no torch or NumPy broadcasting helpers), returns
+  a tuple, works for sizes far too big to allocate, and raises a ValueError naming both shapes
+  when they don't broadcast.
 - `pairwise_sq_dist` equals the loop definition, with no Python loop (its speed and the
   number of ops it runs are measured), never returns a negative value, and stays accurate
   for points far from the origin, including a point against itself (0).
@@ -94,12 +118,17 @@ class Merge(nn.Module):
     def __init__(self, in_features1: int, in_features2: int, out_features: int,
                  activation: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         super().__init__()
-        # TODO: create self.linear1, self.linear2 and keep self.activation.
+        # TODO: build the two layers and keep the activation, under the attribute names the
+        #       docstring gives, registered with the module (its .parameters(), .to() and
+        #       optimizers must see both layers).
         raise NotImplementedError
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        # TODO: project a and b separately and add them; broadcasting does the tiling.
-        #       Then apply the activation, if there is one.
+        # TODO: return what Linear(cat(a, b tiled)) followed by the activation (none when it
+        #       is None) returns, for any broadcastable leading dims, either side stretched,
+        #       in the inputs' dtype, with gradients to both layers and both inputs, but without
+        #       ever building the concatenation or a tiled copy of a or b (the tests measure
+        #       what it allocates).
         raise NotImplementedError
 
 
@@ -110,8 +139,10 @@ def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int
     ints. Raises ValueError, with both shapes in the message, when they don't broadcast.
     Written from the rules by hand: no tensors and no library broadcasting helpers.
     """
-    # TODO: walk both shapes from the right; a missing dim counts as 1. Each pair must be
-    #       equal or hold a 1; the result keeps the other size. Reverse back at the end.
+    # TODO: return the broadcast shape as a tuple of Python ints, from the rules in the
+    #       lesson text applied to the sizes alone (no tensors, no arrays, no library
+    #       helper), for any ranks, 0-d shapes and 0-sized dims, and sizes too big to
+    #       allocate; raise a ValueError naming both shapes when a pair clashes.
     raise NotImplementedError
 
 
@@ -122,6 +153,8 @@ def pairwise_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out[i, j] = sum_k (x[i, k] - y[j, k]) ** 2: never negative, 0 for a point against
     itself, accurate for points far from the origin. No Python loop.
     """
-    # TODO: either broadcast x as [N, 1, D] against y as [1, M, D], or expand the square
-    #       into norms and a matrix product (center the points first; clamp at 0).
+    # TODO: return the [N, M] table in x's dtype, with no Python loop over points or
+    #       coordinates: never negative, 0 for a point against itself, accurate for float32
+    #       points near 1e4, for any N, M, D (0 included) and layout. x and y stay unchanged;
+    #       anything new lives on their device.
     raise NotImplementedError

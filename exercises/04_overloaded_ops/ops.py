@@ -32,10 +32,16 @@ rows of x = torch.rand(500, 10) by hand,
     for i in range(500):
         z += x[i]          # one select and one add per row: 1000 tiny ops
 
-is slow. `for row in torch.unbind(x)` splits off all rows in one op and saves about a third
-of the time, but still runs 500 additions. `torch.sum(x, dim=0)` is one op and runs about a
-hundred times faster than the loop. Python's built-in `sum(x)` is the same loop in disguise:
-iterating over a tensor unbinds it into its rows.
+is slow. `for row in torch.unbind(x)` splits off all rows in one op and saves some of the
+time, but still runs 500 additions. Python's built-in `sum(x)` is the same loop in
+disguise: iterating over a tensor unbinds it into its rows (and the sum of no rows is the
+int 0, not a tensor). The cure is a single op that reduces a whole dim at once: the reductions
+(sum, mean, amax, ...) take a `dim` argument, and one call does all the rows, many times
+faster than the loop (the tests ask for 30x on this input). For instance the largest entry of
+each ROW of a tensor, in one op:
+
+    >>> torch.tensor([[1, 5, 2], [7, 0, 3]]).amax(dim=1)
+    tensor([5, 7])
 
 Why `and`, `or` and `not` do not work on tensors
 ------------------------------------------------
@@ -65,22 +71,30 @@ entries never reaches the result, and their gradient is exactly 0.
     (tensor(nan), tensor(1.))
 
 A mean over a mask divides by the number of selected entries; when that count can be 0,
-clamp it to at least 1 (the sum is 0 there too), or 0 / 0 gives nan.
+raise it to at least 1 (the sum is 0 there too), or 0 / 0 gives nan. Count in the integers
+and divide a float by them: the float's dtype wins, where a `.float()` on the count or the
+mask would turn a float16 result into float32.
 
 Dividing by a norm
 ------------------
-To scale each row to length 1, divide by its norm with `keepdim=True`: a norm of shape
-(N, 1) broadcasts along each row, while one of shape (N,) lines up with the last dim, the
-wrong axis (and on a square input nothing even complains). A zero row has norm 0: clamp the
-norm from below at a small eps with `clamp_min` (adding eps to it changes every tiny row).
-Prefer `torch.linalg.vector_norm` to the square root of a sum of squares: the derivative of
-sqrt at 0 is infinite, which turns the gradient of a zero row into nan, and squaring a float16
-value above 256 overflows (65504 is float16's largest number), while vector_norm accumulates
-half-precision inputs in float32.
+Scaling each row to length 1 means dividing it by its own norm, one number per row, and that
+division is broadcasting again. Four traps:
+
+- the norms' shape: a reduction drops the dim it reduces, so the norms of an (N, D) tensor
+  have shape (N,), which lines up with the LAST dim of x, the wrong axis (an error when N != D;
+  on a square input, silently wrong numbers). Keep the reduced dim (`keepdim=True`): (N, 1)
+  broadcasts along each row;
+- a zero row: its norm is 0, and 0 / 0 is nan. Raise the norm to at least a small eps before
+  dividing; adding eps to it instead changes every row whose norm is near eps;
+- the square root of a sum of squares, by hand: the derivative of sqrt at 0 is infinite, which
+  turns the gradient of a zero row into nan, and squaring a float16 value above 256 overflows
+  (65504 is float16's largest number). PyTorch's own vector norm has neither problem: it
+  accumulates half-precision inputs in float32;
+- a cast for accuracy that is never undone: the result keeps x's dtype.
 
 What the tests expect
 ---------------------
-- row_sum: the same values and dtype as torch.sum(x, dim=0) for any shape, dtype and layout
+- row_sum: the values and dtype of PyTorch's own sum over dim 0 for any shape, dtype and layout
   (bool and integer inputs give int64, an empty first dim gives zeros), at least 30x as fast
   as the slicing loop above on a (500, 10) input, and no op count that grows with the number
   of rows;
@@ -89,7 +103,8 @@ What the tests expect
   float16, for an eps it can hold: the default 1e-12 rounds to 0 there, and 0 / 0 is nan);
 - masked_mean: the mean of the selected entries along any dim; 0 for a slice with no True; inf
   or nan in unselected entries changes neither the result nor the gradient;
-- none of them modifies its inputs, and every result is on the input's device.
+- none of them modifies its inputs (the in-place traps above are named when they show), and
+  every result is on the input's device.
 
 Check your work with:  pytest exercises/04_overloaded_ops
 """
@@ -101,10 +116,14 @@ def row_sum(x: torch.Tensor) -> torch.Tensor:
     """The sum of the rows of `x`, that is, over dim 0, as one reduction (no loop, no indexing).
 
     x: tensor of any dtype and at least one dim, shape (N, ...). Returns a tensor of shape
-    x.shape[1:] with the values and dtype of torch.sum(x, dim=0): bool and integer inputs give
-    int64, floating ones keep their dtype; N = 0 gives zeros. x is not modified.
+    x.shape[1:]: bool and integer inputs give int64 (a bool mask's sum counts its True entries,
+    int8 sums do not wrap around), floating and complex ones keep their dtype; N = 0 gives
+    zeros. x is not modified.
     """
-    # TODO: one call that reduces over dim 0.
+    # TODO: return the sum over dim 0 in the dtype the docstring gives, for any dtype, shape
+    #       (N = 0 included) and layout, running the same ops whatever N is: no loop, no
+    #       indexing, no iteration over x, and at least 30x as fast as the loop in the lesson
+    #       text. x stays unchanged.
     raise NotImplementedError
 
 
@@ -117,8 +136,9 @@ def normalize_rows(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     1e-12 to 0: pass eps=1e-4 or more there). Equals torch.nn.functional.normalize(x, p=2,
     dim=-1, eps=eps). x is not modified.
     """
-    # TODO: take the L2 norm over the last dim, keeping that dim so it broadcasts, clamp it
-    #       from below at eps, and divide x by it.
+    # TODO: return x / max(norm, eps) row by row (the norm over the last dim), square inputs
+    #       included: zero rows give zeros and finite gradients, float16 rows above 256 do not
+    #       overflow, the result keeps x's shape and dtype, and x stays unchanged.
     raise NotImplementedError
 
 
@@ -130,6 +150,7 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
     nan. Unselected entries affect neither the result nor its gradient, even when they hold inf
     or nan: the gradient with respect to x is 1 / count on the selected entries, 0 elsewhere.
     """
-    # TODO: select with torch.where (do not multiply by the mask), sum along `dim`, and divide
-    #       by the number of True entries along `dim`, clamped to at least 1.
+    # TODO: return the mean of the selected entries along `dim`, in x's dtype and on x's
+    #       device: 0 where a slice has nothing selected, and nothing an unselected entry holds
+    #       (inf, nan) may reach the result or its gradient. x and mask stay unchanged.
     raise NotImplementedError

@@ -4,7 +4,7 @@
 
 Contract (lesson text, docstrings, hints) -> the tests that check it:
 Merge
-- equals Linear(cat(a, tiled b)) with the same weights, seed's shapes -> test_merge_on_the_seed_shapes
+- equals Linear(cat(a, tiled b)) with the same weights, the example shapes -> test_merge_on_the_example_shapes
 - any broadcastable leading dims: either side stretched, ranks differ, 0-d and empty ones
   -> test_merge_broadcasts_any_leading_dims
 - gradients for both layers (and for a and b, as the tiled version gives) -> test_merge_trains_both_layers
@@ -13,15 +13,22 @@ Merge
   -> test_merge_keeps_the_inputs_dtype, test_merge_broadcasts_any_leading_dims
 - `linear1`/`linear2` are nn.Linear of the documented sizes, registered (bias=False allowed)
   -> test_merge_layers_are_what_the_docstring_says, test_merge_trains_both_layers
-- `activation`: a function or a module, or None for none, applied once to the sum
-  -> test_merge_applies_the_activation_to_the_sum, test_merge_layers_are_what_the_docstring_says
+- `activation`: a function or a module, or None for none, applied once to the sum (one per part
+  is named as such) -> test_merge_applies_the_activation_to_the_sum, test_merge_layers_are_what_the_docstring_says,
+  test_merge_broadcasts_any_leading_dims
+- pitfalls named by name: an in-place += on the stretched side, a squeeze() without a dim, a tiled copy
+  -> test_merge_broadcasts_any_leading_dims, test_merge_on_the_example_shapes, test_merge_never_materialises_the_tiled_tensor
 - runs on the inputs' device -> test_merge_builds_nothing_on_the_default_device, test_runs_on_the_inputs_device (CUDA)
 broadcast_shape
 - agrees with torch.broadcast_shapes (0-d shapes, 0-sized dims: "a 1 takes the other size, even 0")
   -> test_broadcast_shape_examples, test_broadcast_shape_agrees_with_torch_when_shapes_broadcast,
   test_broadcast_shape_agrees_with_torch_on_any_pair
-- tuples, lists or torch.Size in; a tuple of Python ints out -> test_broadcast_shape_examples,
-  test_broadcast_shape_accepts_torch_size_and_lists
+- tuples, lists or torch.Size in; a tuple of Python ints out (a list is named as such)
+  -> test_broadcast_shape_examples, test_broadcast_shape_accepts_torch_size_and_lists
+- lines up from the right, a missing dim counts as 1, a 1 takes the other size even 0 (each broken
+  rule named when the result shows it) -> test_broadcast_shape_examples,
+  test_broadcast_shape_agrees_with_torch_when_shapes_broadcast, test_broadcast_shape_agrees_with_torch_on_any_pair
+- sizes too big to allocate; sizes compared by value (`is` named) -> test_broadcast_shape_of_huge_shapes
 - ValueError naming both shapes when they don't broadcast -> test_broadcast_shape_rejects_with_both_shapes_named,
   test_broadcast_shape_agrees_with_torch_on_any_pair
 - by hand: no tensors (nor NumPy arrays), no torch or NumPy broadcasting helpers, whatever the alias
@@ -34,9 +41,12 @@ pairwise_sq_dist
   test_pairwise_sq_dist_keeps_half_precision, test_pairwise_sq_dist_small_example
 - no Python loop (over points or coordinates); faster than a row loop -> test_pairwise_sq_dist_runs_no_python_loop,
   test_pairwise_sq_dist_is_faster_than_a_row_loop
-- never negative -> test_pairwise_sq_dist_is_never_negative
-- accurate far from the origin, 0 for a point against itself -> test_pairwise_sq_dist_far_from_the_origin,
+- never negative (a missing clamp named) -> test_pairwise_sq_dist_is_never_negative, test_pairwise_sq_dist_keeps_half_precision
+- accurate far from the origin, 0 for a point against itself (uncentred cancellation named when the
+  same points near the origin come out right) -> test_pairwise_sq_dist_far_from_the_origin,
   test_pairwise_sq_dist_is_never_negative
+- every row of x against every row of y, summed over the coordinates (x - y row by row, or a sum
+  over the wrong dim, named) -> test_pairwise_sq_dist_small_example, test_pairwise_sq_dist_matches_the_loop_definition
 - x and y are not modified -> test_pairwise_sq_dist_does_not_modify_its_inputs
 - runs on the inputs' device -> test_pairwise_sq_dist_builds_nothing_on_the_default_device,
   test_runs_on_the_inputs_device (CUDA)
@@ -53,7 +63,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch import nn
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, explained, grad_of
+from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, grad_of
 from grader.testing.differential import on_another_default_device
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import ALL_LAYOUTS, with_layout
@@ -106,7 +116,7 @@ def library_calls(fn) -> list[str]:
 
 
 def tiled_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """The seed's version, from the module's own weights: tile, concatenate, one Linear."""
+    """The lesson text's tiled version, from the module's own weights: tile, concatenate, one Linear."""
     lead = torch_says(a.shape[:-1], b.shape[:-1])
     c = torch.cat([a.expand(*lead, -1), b.expand(*lead, -1)], -1)  # (*lead, F1 + F2)
     weight = torch.cat([merge.linear1.weight, merge.linear2.weight], 1)
@@ -115,12 +125,89 @@ def tiled_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
     return out if merge.activation is None else merge.activation(out)
 
 
-def explains_in_place(what: str):
-    """The lesson's advice where PyTorch's error names the pitfall ("broadcast shape")."""
-    return explained(
-        what, when="broadcast shape",
-        advice="an in-place `c += ...` writes into c, whose shape cannot grow to the "
-        "broadcast shape when c is the stretched side. Write `c = linear1(a) + linear2(b)`.")
+def fail(message: str) -> None:
+    """Fail with the kit's message alone. One line for every failure a helper reports, so that
+    hypothesis counts them as one failure, not as "distinct failures" in an exception group."""
+    __tracebackhide__ = True
+    pytest.fail(message, pytrace=False)
+
+
+def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
+    """assert_close's message when `actual` is not `expected`, or None."""
+    try:
+        assert_close(actual, expected, what=what, **tolerance)
+    except AssertionError as exc:
+        return str(exc)
+    return None
+
+
+def same(actual, expected, **tolerance) -> bool:
+    return mismatch(actual, expected, what="", **tolerance) is None
+
+
+def raises_the_same(call, error: BaseException) -> bool:
+    """Whether call() raises an error of the same type with the same message as `error`."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001
+        return type(exc) is type(error) and str(exc) == str(error)
+    return False
+
+
+IN_PLACE = ("This is the in-place add: `c += ...` writes into c, whose shape cannot grow to the broadcast "
+            "shape when c is the side with the 1s. Add into a new tensor: `c = ... + ...`.")
+SQUEEZE = ("This is `.squeeze()` without a dim: it drops every size-1 dim of the projection, the 1 that was "
+           "there to broadcast included, and what is left lines up against the wrong dims of the other side. "
+           "Leave the projections' shapes as they are (they broadcast), or name the dim you mean.")
+ACTIVATION_PER_PART = ("This is the activation applied to each projection: Linear(cat(a, b)) is followed by ONE "
+                       "activation, of the whole sum, and f(u) + f(v) is not f(u + v). Add first, then activate.")
+
+
+def squeezed_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor, side: str) -> torch.Tensor:
+    """What Merge gives when the projection of `side` goes through .squeeze() with no dim."""
+    pa, pb = merge.linear1(a), merge.linear2(b)
+    c = pa.squeeze() + pb if side == "a" else pa + pb.squeeze()
+    return c if merge.activation is None else merge.activation(c)
+
+
+def merge_per_part(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """What Merge gives with the activation applied to each projection before the sum."""
+    pa, pb = merge.linear1(a), merge.linear2(b)
+    return pa + pb if merge.activation is None else merge.activation(pa) + merge.activation(pb)
+
+
+def run_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor, what: str) -> torch.Tensor:
+    """merge(a, b); a RuntimeError that is one of the lesson's pitfalls fails the test naming it."""
+    __tracebackhide__ = True
+    try:
+        return merge(a, b)
+    except RuntimeError as exc:
+        error = exc
+    if "broadcast shape" in str(error):
+        fail(f"{what} raised '{error}'. {IN_PLACE}")
+    if any(raises_the_same(lambda: squeezed_merge(merge, a, b, side), error) for side in "ab"):
+        fail(f"{what} raised '{error}'. {SQUEEZE}")
+    raise error
+
+
+def check_merge(out, merge: nn.Module, a: torch.Tensor, b: torch.Tensor, what: str, **tolerance) -> None:
+    """`out` must equal the tiled formula; where it equals what a named pitfall gives, say so."""
+    __tracebackhide__ = True
+    expected = tiled_merge(merge, a, b)
+    wrong = mismatch(out, expected, what=what, **tolerance)
+    if wrong is None:
+        return
+    with torch.no_grad():
+        for pitfall, variant in ((SQUEEZE, partial(squeezed_merge, side="b")), (SQUEEZE, partial(squeezed_merge, side="a")),
+                                 (ACTIVATION_PER_PART, merge_per_part)):
+            try:
+                looks_like = isinstance(out, torch.Tensor) and same(out.detach(), variant(merge, a, b), **tolerance)
+            except RuntimeError:
+                looks_like = False
+            if looks_like:
+                wrong = f"{wrong}\n{pitfall}"
+                break
+    fail(wrong)
 
 
 def make_merge(lesson, f1, f2, out, activation=None, seed=0):
@@ -141,6 +228,58 @@ def loop_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
+ROW_BY_ROW = ("This is x - y taken as they are: it pairs row i of x with row i of y only (and needs N == M). "
+              "Give x and y size-1 dims in different places, so that every row of x meets every row of y.")
+WRONG_DIM = ("This is a sum over the wrong dim: the [N, M, D] differences were summed over the points, "
+             "not over the coordinates. Name the dim of the reduction: the last one.")
+NEGATIVE = ("Rounding in |x|^2 - 2 x.y + |y|^2 leaves tiny negatives where the answer is 0: clamp the result "
+            "at 0 (a sqrt of it would be nan).")
+UNCENTRED = ("This is cancellation in |x|^2 - 2 x.y + |y|^2: |x|^2 is about 1.6e9 here, and float32 holds it "
+             "only to about +-100, so nothing of a distance of ~30 survives the subtraction. Move both sets "
+             "near the origin first (subtract one common point from x and y: no distance changes).")
+
+
+def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Tensor:
+    """pairwise_sq_dist(x, y); a shape error that x - y row by row gives fails naming it."""
+    __tracebackhide__ = True
+    try:
+        return lesson.pairwise_sq_dist(x, y)
+    except RuntimeError as exc:
+        error = exc
+    if raises_the_same(lambda: x - y, error):
+        fail(f"{what} raised '{error}'. {ROW_BY_ROW}")
+    raise error
+
+
+def check_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str, out=None, **tolerance) -> None:
+    """pairwise_sq_dist(x, y) (or its `out`) must be the loop definition (in x's dtype); where it
+    is what a pitfall gives, say which."""
+    __tracebackhide__ = True
+    out = run_sq_dist(lesson, x, y, what) if out is None else out
+    truth = loop_sq_dist(x, y)
+    wrong = mismatch(out, truth.to(x.dtype), what=what, **tolerance)
+    if wrong is None:
+        return
+    if isinstance(out, torch.Tensor) and out.dtype.is_floating_point:
+        got = out.detach().double()
+        diffs = (x.detach().double()[:, None, :] - y.detach().double()[None, :, :]) ** 2  # (N, M, D)
+        if any(got.shape == diffs.sum(dim).shape and same(got, diffs.sum(dim), rtol=1e-2, atol=1e-2) for dim in (0, 1)):
+            wrong = f"{wrong}\n{WRONG_DIM}"
+        elif x.shape == y.shape and got.shape == truth.shape and got.numel():
+            row_by_row = ((x.detach().double() - y.detach().double()) ** 2).sum(-1)  # (N,)
+            if any(same(got, variant, rtol=1e-3, atol=1e-3) for variant in
+                   (row_by_row[:, None].expand_as(got), row_by_row[None, :].expand_as(got))):
+                wrong = f"{wrong}\n{ROW_BY_ROW}"
+    fail(wrong)
+
+
+def gradients_agree(fn, inputs, what: str) -> None:
+    """torch.autograd.gradcheck, failing with the kit's message rather than torch's traceback."""
+    __tracebackhide__ = True
+    if not torch.autograd.gradcheck(fn, inputs, raise_exception=False):
+        fail(f"{what}: the analytic gradient (backward) differs from the numerical one (finite differences)")
+
+
 def row_loop_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The one-loop version a learner writes first: vectorised inside, a loop over x's rows."""
     return torch.stack([((row - y) ** 2).sum(1) for row in x])
@@ -151,23 +290,24 @@ def row_loop_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.public
 @pytest.mark.points(2)
-def test_merge_on_the_seed_shapes(lesson):
+def test_merge_on_the_example_shapes(lesson):
     merge = make_merge(lesson, 5, 6, 10, activation=torch.relu)
     a, b = rand(5, 3, 5, seed=1), rand(5, 1, 6, seed=2)
-    out = merge(a, b)
     what = "Merge(5, 6, 10, activation=torch.relu)(a, b) for a (5, 3, 5), b (5, 1, 6)"
-    assert_close(out, tiled_merge(merge, a, b), what=what)
+    check_merge(run_merge(merge, a, b, what), merge, a, b, what)
 
 
 def test_merge_layers_are_what_the_docstring_says(lesson):
     merge = make_merge(lesson, 5, 6, 10)
     for name, fan_in in (("linear1", 5), ("linear2", 6)):
         layer = getattr(merge, name, None)
-        assert isinstance(layer, nn.Linear), f"Merge.{name} should be an nn.Linear, found {type(layer).__name__}"
-        assert (layer.in_features, layer.out_features) == (fan_in, 10), (
-            f"Merge(5, 6, 10).{name} is Linear({layer.in_features}, {layer.out_features}); expected Linear({fan_in}, 10)"
-        )
-    assert merge.activation is None, "Merge(..., activation=None) must apply no activation"
+        if not isinstance(layer, nn.Linear):
+            fail(f"Merge.{name} should be an nn.Linear, found {type(layer).__name__}")
+        if (layer.in_features, layer.out_features) != (fan_in, 10):
+            fail(f"Merge(5, 6, 10).{name} is Linear({layer.in_features}, {layer.out_features}); expected Linear({fan_in}, 10)")
+    activation = merge.activation
+    if activation is not None:
+        fail(f"Merge(5, 6, 10, activation=None).activation is {activation!r}; None means no activation")
 
 
 @st.composite
@@ -178,7 +318,7 @@ def merge_shapes(draw):
 
 
 @given(merge_shapes(), st.sampled_from([None, "relu", "tanh"]))
-@example(((5, 3), (5, 1), 5, 6, 10), "relu")  # the seed's shapes
+@example(((5, 3), (5, 1), 5, 6, 10), "relu")  # the example shapes
 @example(((4, 1), (4, 3), 2, 3, 2), None)  # a is the one stretched
 @example(((2, 3, 4), (4,), 2, 3, 2), None)  # b has fewer dims
 @example(((), (3,), 2, 2, 2), None)  # a has none at all
@@ -194,9 +334,7 @@ def test_merge_broadcasts_any_leading_dims(lesson, shapes, activation):
     merge = make_merge(lesson, f1, f2, out_features, activation=act)
     a, b = rand(*lead_a, f1, seed=1), rand(*lead_b, f2, seed=2)
     what = f"Merge({f1}, {f2}, {out_features}, activation={activation})(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
-    with explains_in_place(what):
-        out = merge(a, b)
-    assert_close(out, tiled_merge(merge, a, b), what=what)
+    check_merge(run_merge(merge, a, b, what), merge, a, b, what)
 
 
 @pytest.mark.parametrize("stretched", ["b", "a"])
@@ -207,20 +345,22 @@ def test_merge_trains_both_layers(lesson, stretched):
         a, b = rand(6, 1, 3, seed=1), rand(6, 5, 4, seed=2)
     a.requires_grad_(), b.requires_grad_()
     names = {name for name, _ in merge.named_parameters()}
-    assert {"linear1.weight", "linear2.weight"} <= names, (
-        f"Merge.named_parameters() gives {sorted(names)}: both layers must be registered submodules "
-        "(assign them as attributes of self after super().__init__())"
-    )
-    loss = merge(a, b).square().mean()
+    if not {"linear1.weight", "linear2.weight"} <= names:
+        fail(f"Merge.named_parameters() gives {sorted(names)}: both layers must be registered submodules "
+             "(assign them as attributes of self after super().__init__())")
+    what = f"Merge(3, 4, 2, activation=torch.tanh)(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
+    loss = run_merge(merge, a, b, what).square().mean()
     loss.backward()
     for name, param in merge.named_parameters():
-        assert param.grad is not None and param.grad.abs().sum() > 0, f"{name} got no gradient from the loss"
+        if param.grad is None or not param.grad.abs().sum().item() > 0:
+            fail(f"{name} got no gradient from the loss of {what}")
     # The gradients are those of the tiled formula.
     expected = torch.autograd.grad(tiled_merge(merge, a, b).square().mean(), [*merge.parameters(), a, b])
     for (name, param), grad in zip(merge.named_parameters(), expected):
         assert_close(param.grad, grad, what=f"the gradient of {name} (a {tuple(a.shape)}, b {tuple(b.shape)})")
     for name, tensor, grad in (("a", a, expected[-2]), ("b", b, expected[-1])):
-        assert tensor.grad is not None, f"Merge(...)(a, b): no gradient reached the input {name} (no .detach() on the inputs)"
+        if tensor.grad is None:
+            fail(f"{what}: no gradient reached the input {name} (no .detach() on the inputs)")
         assert_close(tensor.grad, grad, what=f"the gradient of the input {name} of shape {tuple(tensor.shape)}")
 
 
@@ -247,24 +387,25 @@ def test_merge_applies_the_activation_to_the_sum(lesson, stretched):
         activation = Recorded(fn)
         merge = make_merge(lesson, 3, 2, 4, activation=activation)
         what = f"Merge(3, 2, 4, activation={name})(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
-        out = merge(a, b)
-        assert activation.shapes == [(4, 3, 4)], (
-            f"{what} called the activation on tensors of shapes {activation.shapes}; expected one call, on the "
-            "sum of the two projections, (4, 3, 4): the activation of Linear(cat(a, b)) is applied to the sum, "
-            "not to each projection"
-        )
-        assert_close(out, tiled_merge(merge, a, b), what=what)
+        out = run_merge(merge, a, b, what)
+        calls = activation.shapes
+        if len(calls) > 1:
+            fail(f"{what} called the activation {len(calls)} times, on tensors of shapes {calls}; expected one "
+                 f"call, on the sum of the two projections, (4, 3, 4). {ACTIVATION_PER_PART}")
+        if calls != [(4, 3, 4)]:
+            fail(f"{what} called the activation on tensors of shapes {calls}; expected one call, on the sum of the "
+                 "two projections, (4, 3, 4)")
+        check_merge(out, merge, a, b, what)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
 def test_merge_keeps_the_inputs_dtype(lesson, dtype):
     merge = make_merge(lesson, 3, 4, 2, activation=torch.tanh).to(dtype)
     a, b = rand(2, 5, 3, seed=1, dtype=dtype), rand(2, 1, 4, seed=2, dtype=dtype)
-    out = merge(a, b)
     what = f"Merge(3, 4, 2, activation=torch.tanh).to({dtype}) on {dtype} inputs a (2, 5, 3), b (2, 1, 4)"
-    assert isinstance(out, torch.Tensor) and out.dtype == dtype, (
-        f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; expected {dtype}, the inputs' dtype"
-    )
+    out = run_merge(merge, a, b, what)
+    if not (isinstance(out, torch.Tensor) and out.dtype == dtype):
+        fail(f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; expected {dtype}, the inputs' dtype")
     # The truth in float64, from the very same (rounded) weights and inputs.
     expected = tiled_merge(make_merge(lesson, 3, 4, 2, activation=torch.tanh).to(dtype).double(), a.double(), b.double())
     eps = torch.finfo(dtype).eps
@@ -276,6 +417,7 @@ def test_merge_builds_nothing_on_the_default_device(lesson):
     for lead_a, lead_b in (((2, 5), (2, 1)), ((1, 5), (2, 1))):
         a, b = rand(*lead_a, 3, seed=1), rand(*lead_b, 4, seed=2)
         what = f"Merge(3, 4, 2, activation=torch.relu)(a, b) for CPU a {tuple(a.shape)}, b {tuple(b.shape)}"
+        run_merge(merge, a, b, what)  # an error of its own is reported as itself, not as a device problem
         out = on_another_default_device(lambda: merge(a, b), what=what, fix=BUILD_FROM_INPUTS)
         assert_close(out, tiled_merge(merge, a, b), what=f"{what}, with the default device set to 'meta'")
 
@@ -290,19 +432,87 @@ def test_merge_never_materialises_the_tiled_tensor(lesson, stretched):
     big, small = rand(64, 128, 256, seed=1), rand(64, 1, 256, seed=2)
     a, b = (big, small) if stretched == "b" else (small, big)
     tiled_bytes = big.numel() * big.element_size()
+    run_merge(merge, a, b, f"Merge(256, 256, 64)(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}")
     found = allocations(lambda: merge(a, b))
     reference = allocations(lambda: tiled_merge(merge, a, b))
     total, reference_total = sum(x.nbytes for x in found), sum(x.nbytes for x in reference)
-    assert found[0].nbytes < tiled_bytes and total < reference_total / 2, (
-        f"Merge allocated {total / MiB:.1f} MiB for a {tuple(a.shape)}, b {tuple(b.shape)} "
-        f"({format_allocations(found)}); the tiled version allocates {reference_total / MiB:.1f} MiB, "
-        f"and a tiled copy of {'b' if stretched == 'b' else 'a'} is {tiled_bytes / MiB:.1f} MiB. "
-        "Don't repeat, expand-and-copy or concatenate the inputs: project each one with its own "
-        "Linear layer and let `+` broadcast the projections."
-    )
+    if not (found[0].nbytes < tiled_bytes and total < reference_total / 2):
+        fail(f"Merge allocated {total / MiB:.1f} MiB for a {tuple(a.shape)}, b {tuple(b.shape)} "
+             f"({format_allocations(found)}); the tiled version allocates {reference_total / MiB:.1f} MiB, "
+             f"and a tiled copy of {'b' if stretched == 'b' else 'a'} is {tiled_bytes / MiB:.1f} MiB. This is "
+             "the tiled copy the lesson warns of: no repeat, no cat, and no expand fed to a Linear layer (it "
+             "writes out every row of the expanded tensor). Project each input with its own Linear layer and "
+             "let `+` broadcast the projections.")
 
 
 # --- broadcast_shape -------------------------------------------------------------------------
+
+
+def by_the_rules(a: tuple, b: tuple) -> tuple | None:
+    """Sizes paired position by position (the shapes already of one length): a 1 takes the
+    other size; None where a pair clashes."""
+    out = []
+    for size_a, size_b in zip(a, b):
+        if size_a != size_b and 1 not in (size_a, size_b):
+            return None
+        out.append(size_b if size_a == 1 else size_a)
+    return tuple(out)
+
+
+def pitfall_shapes(shape_a, shape_b) -> list[tuple[object, str]]:
+    """What broadcast_shape returns after each pitfall of the rules (None: it refuses), and the
+    pitfall in words."""
+    a, b = tuple(shape_a), tuple(shape_b)
+    n, k = max(len(a), len(b)), min(len(a), len(b))
+    from_the_right = by_the_rules((1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b)
+    return [
+        (by_the_rules(a + (1,) * (n - len(a)), b + (1,) * (n - len(b))),
+         "This is lining the shapes up from the LEFT: sizes pair up from the right, and a missing dim is a "
+         "leading 1 ((2,) is read as (1, 2), not (2, 1))."),
+        (from_the_right[n - k:] if from_the_right is not None and k < n else "no such pitfall",
+         "The longer shape's leading dims were lost: zip() stops at the shorter shape. A missing dim counts as "
+         "1, so the longer shape's extra sizes come through as they are."),
+        (tuple(max(x, y) for x, y in zip((1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b))
+         if from_the_right is not None else "no such pitfall",
+         "This is taking the larger size of each pair: a 1 stretches to the other size, whatever it is, even 0 "
+         "(1 against 0 gives 0: an empty dim stays empty). Keep the size that is not 1."),
+    ]
+
+
+def shape_problem(lesson, shape_a, shape_b, expected: tuple) -> str | None:
+    """What is wrong with broadcast_shape(shape_a, shape_b) for shapes that broadcast to
+    `expected`, naming the pitfall whose result it is, or None when it is right."""
+    what = f"broadcast_shape({shape_a}, {shape_b})"
+    try:
+        got = lesson.broadcast_shape(shape_a, shape_b)
+    except ValueError as exc:
+        got, said = None, f"{what} raised ValueError({str(exc)!r}); these shapes broadcast to {expected}."
+    else:
+        said = f"{what} returned {got!r}; expected the tuple {expected}."
+    if got is not None and isinstance(got, tuple) and got == expected:
+        kinds = sorted({type(size).__name__ for size in got if type(size) is not int})
+        if not kinds:
+            return None
+        return (f"{what} returned {got!r}, with sizes of type {', '.join(kinds)}; the docstring promises a tuple "
+                "of Python ints (compare and pick the sizes themselves)")
+    if isinstance(got, list) and tuple(got) == expected:
+        return (f"{said} This is a list for a tuple: a list never equals a tuple in Python ([3, 2] == (3, 2) is "
+                "False). Return tuple(...).")
+    for number, (wrong, pitfall) in enumerate(pitfall_shapes(shape_a, shape_b)):
+        if wrong != expected and (got == wrong or (isinstance(got, list) and tuple(got) == wrong)):
+            if got is None and not (number == 0 and left_aligned(lesson)):
+                continue  # a refusal is the pitfall's only where the code shows that pitfall elsewhere too
+            return f"{said} {pitfall}"
+    return said
+
+
+def left_aligned(lesson) -> bool:
+    """Whether broadcast_shape((2, 1), (2,)) gives (2, 1), as shapes lined up from the left do."""
+    try:
+        got = lesson.broadcast_shape((2, 1), (2,))
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(got, (tuple, list)) and tuple(got) == (2, 1)
 
 
 def shape_id(shape) -> str:
@@ -319,15 +529,9 @@ def shape_id(shape) -> str:
     ids=lambda shape: shape_id(shape),
 )
 def test_broadcast_shape_examples(lesson, shape_a, shape_b, expected):
-    got = lesson.broadcast_shape(shape_a, shape_b)
-    assert got == expected and isinstance(got, tuple), (
-        f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}; expected the tuple {expected}"
-    )
-    kinds = sorted({type(size).__name__ for size in got if type(size) is not int})
-    assert not kinds, (
-        f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}, with sizes of type {', '.join(kinds)}; "
-        "the docstring promises a tuple of Python ints (compare and pick the sizes themselves)"
-    )
+    problem = shape_problem(lesson, shape_a, shape_b, expected)
+    if problem:
+        fail(problem)
 
 
 @pytest.mark.public
@@ -347,8 +551,9 @@ def test_broadcast_shape_agrees_with_torch_when_shapes_broadcast(lesson, shapes)
     (shape_a, shape_b), _ = shapes
     expected = torch_says(shape_a, shape_b)
     assume(expected is not None)  # numpy and torch differ on nothing here, but be sure
-    got = lesson.broadcast_shape(shape_a, shape_b)
-    assert got == expected, f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}; torch says {expected}"
+    problem = shape_problem(lesson, shape_a, shape_b, expected)
+    if problem:
+        fail(problem)
 
 
 @given(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=3),
@@ -361,15 +566,15 @@ def test_broadcast_shape_agrees_with_torch_on_any_pair(lesson, shape_a, shape_b)
                       what=f"broadcast_shape({shape_a}, {shape_b})", why="torch refuses these shapes.",
                       mention=(str(shape_a), str(shape_b)))
     else:
-        got = lesson.broadcast_shape(shape_a, shape_b)
-        assert got == expected, f"broadcast_shape({shape_a}, {shape_b}) returned {got!r}; torch says {expected}"
+        problem = shape_problem(lesson, shape_a, shape_b, expected)
+        if problem:
+            fail(problem)
 
 
 def test_broadcast_shape_accepts_torch_size_and_lists(lesson):
-    got = lesson.broadcast_shape(torch.Size([4, 1, 3]), [2, 1])
-    assert got == (4, 2, 3) and type(got) in (tuple, torch.Size), (
-        f"broadcast_shape(torch.Size([4, 1, 3]), [2, 1]) returned {got!r}; expected (4, 2, 3) as a tuple"
-    )
+    problem = shape_problem(lesson, torch.Size([4, 1, 3]), [2, 1], (4, 2, 3))
+    if problem:
+        fail(problem)
 
 
 def test_broadcast_shape_works_out_the_rules_itself(lesson, monkeypatch):
@@ -385,10 +590,9 @@ def test_broadcast_shape_works_out_the_rules_itself(lesson, monkeypatch):
                         (np, "broadcast"), (np, "broadcast_to"), (torch, "broadcast_to")):
         monkeypatch.setattr(owner, name, refuse)
     ops = count_ops(lambda: lesson.broadcast_shape((5, 1, 6), (3, 1)))
-    assert not ops, (
-        f"broadcast_shape ran tensor operations ({', '.join(sorted(ops))}); work with the shape tuples "
-        "alone: building tensors to read the shape of their sum is not applying the rules"
-    )
+    if ops:
+        fail(f"broadcast_shape ran tensor operations ({', '.join(sorted(ops))}); work with the shape tuples "
+             "alone: building tensors to read the shape of their sum is not applying the rules")
     # Any other spelling (torch.functional.broadcast_shapes, np.lib.stride_tricks, NumPy arrays
     # added together, ...) is a call into torch or NumPy: none is needed to compare sizes.
     for shape_a, shape_b in (((5, 1, 6), (3, 1)), (torch.Size([4, 1]), [2, 1, 3]), ((2,), (3,))):
@@ -414,11 +618,36 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
     try:
         got = lesson.broadcast_shape(shape_a, shape_b)
     except (MemoryError, RuntimeError, ValueError) as exc:
-        pytest.fail(f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected {expected}. These shapes "
-                    "broadcast, but no array of them fits in memory: work with the sizes, not with tensors or "
-                    "arrays of these shapes (and compare sizes with == and !=, never `is`: two equal ints "
-                    "above 256 are often different objects)", pytrace=False)
-    assert got == expected, f"{what} returned {got!r}; expected {expected}"
+        got, error = None, exc
+    else:
+        error = None
+    if isinstance(error, ValueError):
+        # The same sizes, each value one int object shared by both shapes: `is` finds them equal.
+        one = {}
+        shared_a, shared_b = (tuple(one.setdefault(size, size) for size in shape) for shape in (shape_a, shape_b))
+        try:
+            identity = lesson.broadcast_shape(shared_a, shared_b) == expected
+        except Exception:  # noqa: BLE001
+            identity = False
+        if identity:
+            fail(f"{what} raised ValueError({str(error)[:200]!r}); these shapes broadcast to {expected}. The same "
+                 "shapes built from shared int objects pass: this is comparing sizes with `is`, which asks whether "
+                 "two ints are the same object. Equal ints above 256 are often different objects (sizes read off "
+                 "two tensors are): compare sizes with == and !=.")
+        # The same pattern with small sizes: right there, the size of these is what breaks the code.
+        small_a, small_b = (tuple(min(size, 5) for size in shape) for shape in (shape_a, shape_b))
+        try:
+            small_right = lesson.broadcast_shape(small_a, small_b) == torch_says(small_a, small_b)
+        except Exception:  # noqa: BLE001
+            small_right = False
+        if not small_right:
+            fail(f"{what} raised ValueError({str(error)[:200]!r}); these shapes broadcast to {expected}.")
+    if error is not None:
+        fail(f"{what} raised {type(error).__name__}({str(error)[:200]!r}); expected {expected}. These shapes "
+             "broadcast, but no array of them fits in memory: work with the sizes, not with tensors or "
+             "arrays of these shapes")
+    if got != expected:
+        fail(f"{what} returned {got!r}; expected {expected}")
 
 
 # --- pairwise_sq_dist ------------------------------------------------------------------------
@@ -428,8 +657,7 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
 def test_pairwise_sq_dist_small_example(lesson):
     x = torch.tensor([[0.0, 0.0], [1.0, 1.0], [3.0, 4.0]])
     y = torch.tensor([[0.0, 0.0], [3.0, 0.0]])
-    expected = torch.tensor([[0.0, 9.0], [2.0, 5.0], [25.0, 16.0]])
-    assert_close(lesson.pairwise_sq_dist(x, y), expected, what="pairwise_sq_dist(x (3, 2), y (2, 2))")
+    check_sq_dist(lesson, x, y, what="pairwise_sq_dist(x (3, 2), y (2, 2))")
 
 
 @given(st.integers(0, 6), st.integers(0, 6), st.integers(0, 5), st.sampled_from([1.0, 10.0, 1e3]),
@@ -440,35 +668,34 @@ def test_pairwise_sq_dist_small_example(lesson):
 def test_pairwise_sq_dist_matches_the_loop_definition(lesson, n, m, d, scale, layout_x, layout_y, seed):
     x = with_layout(rand(n, d, seed=seed) * scale, layout_x)
     y = with_layout(rand(m, d, seed=seed + 1) * scale, layout_y)
-    truth = loop_sq_dist(x, y)
-    out = lesson.pairwise_sq_dist(x, y)
     # float32 rounding of squares of size ~scale**2 * d: relative error of a few eps of that.
     atol = 1e-5 * scale**2 * max(d, 1)
-    assert_close(out, truth.float(), rtol=1e-4, atol=atol,
-                 what=f"pairwise_sq_dist(x, y) for x of {describe(x)}, y of {describe(y)} ({layout_x}, {layout_y})")
+    check_sq_dist(lesson, x, y, rtol=1e-4, atol=atol,
+                  what=f"pairwise_sq_dist(x, y) for x of {describe(x)}, y of {describe(y)} ({layout_x}, {layout_y})")
 
 
 def test_pairwise_sq_dist_of_edge_shapes(lesson):
     for n, m, d in ((0, 3, 2), (3, 0, 2), (0, 0, 2), (2, 3, 0), (1, 1, 1), (1, 4, 3), (4, 1, 3)):
         x, y = rand(n, d, seed=1) + 5, rand(m, d, seed=2) + 5
         what = f"pairwise_sq_dist(x, y) for x of shape {(n, d)}, y of shape {(m, d)}"
-        assert_close(lesson.pairwise_sq_dist(x, y), loop_sq_dist(x, y).float(), rtol=1e-4, atol=1e-4,
-                     what=f"{what} (no points give an empty (N, M) table; no coordinates give zeros)")
+        check_sq_dist(lesson, x, y, rtol=1e-4, atol=1e-4,
+                      what=f"{what} (no points give an empty (N, M) table; no coordinates give zeros)")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_pairwise_sq_dist_keeps_half_precision(lesson, dtype):
     x, y = rand(6, 4, seed=1, dtype=dtype), rand(5, 4, seed=2, dtype=dtype) + 1
-    out = lesson.pairwise_sq_dist(x, y)
     what = f"pairwise_sq_dist(x, y) for {dtype} x (6, 4), y (5, 4)"
-    assert isinstance(out, torch.Tensor) and out.dtype == dtype, (
-        f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; the docstring promises x's dtype, {dtype} "
-        "(compute in it, or cast the result back)"
-    )
+    out = run_sq_dist(lesson, x, y, what)
+    if not (isinstance(out, torch.Tensor) and out.dtype == dtype):
+        fail(f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; the docstring promises x's dtype, "
+             f"{dtype} (compute in it, or cast the result back)")
     truth = loop_sq_dist(x, y)  # float64, from the very same rounded inputs
     eps = torch.finfo(dtype).eps
-    assert_close(out, truth.to(dtype), rtol=8 * eps, atol=16 * eps * truth.max().item(), what=what)
-    assert out.min().item() >= 0, f"{what} has negative entries (down to {out.min().item():.3g}): clamp at 0"
+    check_sq_dist(lesson, x, y, what, out=out, rtol=8 * eps, atol=16 * eps * truth.max().item())
+    worst = out.min().item()
+    if worst < 0:
+        fail(f"{what} has negative entries (down to {worst:.3g}). {NEGATIVE}")
 
 
 def test_pairwise_sq_dist_builds_nothing_on_the_default_device(lesson):
@@ -485,20 +712,18 @@ def test_pairwise_sq_dist_float64_and_gradients(lesson):
     out = lesson.pairwise_sq_dist(x, y)
     assert_close(out.detach(), loop_sq_dist(x.detach(), y.detach()), what="pairwise_sq_dist on float64 inputs")
     grad_of(out, x, "pairwise_sq_dist(x, y) for float64 x")  # the clear message first
-    assert torch.autograd.gradcheck(lesson.pairwise_sq_dist, (x, y)), "pairwise_sq_dist: analytic and numerical gradients differ"
+    gradients_agree(lambda x, y: lesson.pairwise_sq_dist(x, y), (x, y), "pairwise_sq_dist(x, y) for float64 x (4, 3), y (5, 3)")
 
 
 @pytest.mark.points(2)
 def test_pairwise_sq_dist_is_never_negative(lesson):
     # |x|^2 - 2 x.y + |y|^2 for x == y rounds to tiny values of either sign.
     x = rand(64, 16, seed=3) * 10
-    out = lesson.pairwise_sq_dist(x, x)
+    out = run_sq_dist(lesson, x, x, f"pairwise_sq_dist(x, x) for x of {describe(x)}")
     worst = out.min().item()
-    assert worst >= 0, (
-        f"pairwise_sq_dist(x, x) for x of {describe(x)} has negative entries (down to {worst:.3g}); a "
-        "squared distance is never negative. Rounding in |x|^2 - 2 x.y + |y|^2 leaves tiny negatives "
-        "where the answer is 0: clamp them at 0 (and sqrt of a negative would be nan)."
-    )
+    if worst < 0:
+        fail(f"pairwise_sq_dist(x, x) for x of {describe(x)} has negative entries (down to {worst:.3g}); a "
+             f"squared distance is never negative. {NEGATIVE}")
     assert_close(out.diagonal(), torch.zeros(64), atol=1e-2, rtol=0, what="pairwise_sq_dist(x, x).diagonal(), each point against itself")
 
 
@@ -508,12 +733,23 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
     # holds it to about +-100, so the expanded formula cancels away every digit of a distance
     # of ~30 unless the points are moved near the origin first.
     x, y = rand(100, 16, seed=4) + 1e4, rand(120, 16, seed=5) + 1e4
-    for x_part, y_part in ((x, y), (x[:1], y[:6]), (x[:6], y[:1])):  # one point against a few, too
+    for x_part, y_part in ((x, y), (x[:1], y[:6]), (x[:6], y[:1]), (x, x)):  # one point against a few; x against itself
         what = f"pairwise_sq_dist(x, y) for points near 1e4 (shapes {tuple(x_part.shape)}, {tuple(y_part.shape)})"
-        assert_close(lesson.pairwise_sq_dist(x_part, y_part), loop_sq_dist(x_part, y_part).float(), rtol=1e-3, atol=1e-2,
-                     what=f"{what} (move both sets near the origin first: subtract their common mean)")
-    same = lesson.pairwise_sq_dist(x, x).diagonal()
-    assert_close(same, torch.zeros(100), atol=1e-2, rtol=0, what="pairwise_sq_dist(x, x).diagonal() for points near 1e4 (each point against itself)")
+        if x_part is y_part:
+            what = f"pairwise_sq_dist(x, x) for points near 1e4 (shape {tuple(x_part.shape)}; 0 on the diagonal)"
+        tolerance = {"rtol": 1e-3, "atol": 1e-2}
+        truth = loop_sq_dist(x_part, y_part).float()
+        wrong = mismatch(run_sq_dist(lesson, x_part, y_part, what), truth, what=what, **tolerance)
+        if wrong is None:
+            continue
+        # The signature of the uncentred expansion: the very same points moved near the origin
+        # (exactly: subtracting a float32 point within a factor 2 of each coordinate rounds nothing)
+        # have the same distances, and come out right.
+        center = torch.cat([x_part, y_part]).mean(0)
+        near = lesson.pairwise_sq_dist(x_part - center, y_part - center)
+        if same(near, truth, **tolerance):
+            wrong = f"{wrong}\nThe same points moved near the origin give the right table. {UNCENTRED}"
+        fail(wrong)
 
 
 def test_pairwise_sq_dist_does_not_modify_its_inputs(lesson):

@@ -7,10 +7,12 @@ Contract (lesson text, docstrings, hints) -> the tests that check it:
 row_sum
 - torch.sum(x, dim=0)'s values and dtype, any shape (one dim or more), dtype (bool, integer, float,
   half, complex) and layout (expanded too) -> test_row_sum_same_as_torch_sum_for_every_dtype,
-  test_row_sum_matches_torch_sum, test_row_sum_of_the_seeds_matrix
-- bool and integer inputs give int64 (no wrap-around), floating ones keep their dtype
-  -> test_row_sum_of_bool_and_integers_promotes_like_torch, test_row_sum_same_as_torch_sum_for_every_dtype
-- N = 0 gives zeros of shape x.shape[1:] -> test_row_sum_of_edge_shapes, test_row_sum_same_as_torch_sum_for_every_dtype
+  test_row_sum_matches_torch_sum, test_row_sum_of_the_example_matrix
+- bool and integer inputs give int64 (no wrap-around), floating ones keep their dtype (a sum kept
+  in the input's dtype named) -> test_row_sum_of_bool_and_integers_promotes_like_torch,
+  test_row_sum_same_as_torch_sum_for_every_dtype
+- N = 0 gives zeros of shape x.shape[1:] (built-in sum()'s int 0 named) -> test_row_sum_of_edge_shapes,
+  test_row_sum_same_as_torch_sum_for_every_dtype
 - one reduction: no loop, no indexing, not built-in sum() -> test_row_sum_runs_the_same_ops_for_10_or_1000_rows,
   test_row_sum_is_much_faster_than_the_slicing_loop (30x)
 normalize_rows
@@ -18,27 +20,35 @@ normalize_rows
   float64/float32/float16/bfloat16, empty and one-element shapes -> test_normalize_rows_same_as_F_normalize,
   test_normalize_rows_matches_F_normalize, test_normalize_rows_in_low_precision_keeps_dtype,
   test_normalize_rows_of_a_non_contiguous_input
-- x / max(norm, eps): a zero row gives zeros, tiny rows are divided by eps, the eps given is used
-  -> test_normalize_rows_with_a_zero_row, test_rows_below_eps_are_divided_by_eps, test_eps_argument_is_used
-- norm over the last dim with keepdim (square inputs) -> test_normalize_rows_of_a_square_input
-- finite gradients at a zero row; float16 squares that overflow -> test_zero_rows_have_finite_gradients,
-  test_float16_rows_whose_squares_overflow, test_normalize_rows_gradcheck_float64
+- x / max(norm, eps): a zero row gives zeros (no clamp named), tiny rows are divided by eps (eps added
+  named), the eps given is used -> test_normalize_rows_with_a_zero_row, test_rows_below_eps_are_divided_by_eps,
+  test_eps_argument_is_used
+- norm over the last dim with keepdim (a missing keepdim named, square or not)
+  -> test_normalize_rows_of_a_square_input, test_normalize_rows_matches_F_normalize
+- finite gradients at a zero row; float16 squares that overflow (sqrt of a sum of squares named)
+  -> test_zero_rows_have_finite_gradients, test_float16_rows_whose_squares_overflow, test_normalize_rows_gradcheck_float64
+- x's dtype (a cast never undone named) -> test_normalize_rows_in_low_precision_keeps_dtype
 masked_mean
 - the mean of the selected entries along any dim (negative too), x's shape without dim
   -> test_masked_mean_matches_a_row_by_row_mean, test_masked_mean_along_each_dim, test_masked_mean_of_small_shapes
-- a slice with no True gives 0; empty dims -> test_masked_mean_with_an_empty_row, test_masked_mean_of_empty_dims
-- unselected inf/nan change neither value nor gradient; selected ones count
-  -> test_masked_out_inf_and_nan_change_neither_value_nor_gradient, test_selected_inf_and_nan_are_part_of_the_mean
+- a slice with no True gives 0 (0 / 0 named); empty dims -> test_masked_mean_with_an_empty_row,
+  test_masked_mean_of_empty_dims
+- unselected inf/nan change neither value nor gradient (multiplying by the mask named); selected ones
+  count -> test_masked_out_inf_and_nan_change_neither_value_nor_gradient, test_selected_inf_and_nan_are_part_of_the_mean,
+  test_masked_mean_matches_a_row_by_row_mean
+- masks combined with &, |, ~ (`and`/`or`/`not` and `-mask` named) -> test_masked_mean_with_an_empty_row,
+  test_masked_mean_matches_a_row_by_row_mean
 - gradient 1 / count on selected entries, 0 elsewhere -> test_masked_mean_gradient_is_one_over_the_count,
   test_masked_mean_gradcheck_float64
-- x's dtype (float64, float16, bfloat16); any layout of x and mask, expanded included
+- x's dtype (float64, float16, bfloat16; a .float() named); any layout of x and mask, expanded included
   -> test_masked_mean_in_low_precision_keeps_dtype, test_masked_mean_matches_a_row_by_row_mean
 all three
-- no input modified -> test_inputs_are_not_modified
+- no input modified (each in-place trap named when its trace shows) -> test_inputs_are_not_modified
 - every result on the input's device -> test_results_are_built_on_the_inputs_device, test_runs_on_the_inputs_device (CUDA)
 """
 
 import itertools
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -70,38 +80,102 @@ def order_tolerance(x: torch.Tensor) -> dict[str, float]:
     return {"rtol": tol["rtol"], "atol": tol["atol"] + 8 * torch.finfo(x.dtype).eps * big}
 
 
-def explains_ambiguous_bool(what: str):
-    """The lesson's advice where PyTorch's error names the pitfall ("Boolean value of Tensor")."""
-    return explained(
-        what, when="Boolean value of Tensor",
-        advice="Python's `and`, `or`, `not` (and `if`, and chained comparisons like a < x < b) call "
-        "bool() on a tensor. Combine masks with &, |, ~ and pick values with torch.where.")
+def fail(message: str) -> None:
+    """Fail with the kit's message alone. One line for every failure a helper reports, so that
+    hypothesis counts them as one failure, not as "distinct failures" in an exception group."""
+    __tracebackhide__ = True
+    pytest.fail(message, pytrace=False)
+
+
+def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
+    """assert_close's message when `actual` is not `expected`, or None."""
+    try:
+        assert_close(actual, expected, what=what, **tolerance)
+    except AssertionError as exc:
+        return str(exc)
+    return None
+
+
+def same(actual, expected, **tolerance) -> bool:
+    return mismatch(actual, expected, what="", **tolerance) is None
+
+
+def raises_the_same(call, error: BaseException) -> bool:
+    """Whether call() raises an error of the same type with the same message as `error`."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001
+        return type(exc) is type(error) and str(exc) == str(error)
+    return False
+
+
+def gradients_agree(fn, inputs, what: str) -> None:
+    """torch.autograd.gradcheck, failing with the kit's message rather than torch's traceback."""
+    __tracebackhide__ = True
+    if not torch.autograd.gradcheck(fn, inputs, raise_exception=False):
+        fail(f"{what}: the analytic gradient (backward) differs from the numerical one (finite differences)")
+
+
+@contextmanager
+def explains_mask_operators(what: str):
+    """The lesson's advice where PyTorch's error names a pitfall of Python's operators on masks:
+    bool() of a tensor (`and`, `or`, `not`, `if`, a chained comparison), `-` on a bool tensor."""
+    __tracebackhide__ = True
+    with explained(
+            what, when="Boolean value of Tensor",
+            advice="This is Python's `and`, `or`, `not` (or an `if`, or a chained comparison like a < x < b) on a "
+            "tensor: they call bool() on it. Combine masks with &, |, ~ and pick values with torch.where."):
+        with explained(
+                what, when="with a bool tensor is not supported",
+                advice="This is `-mask` or `1 - mask` on a bool mask: invert it with `~mask` (or mask.logical_not())."):
+            yield
 
 
 # --- row_sum ---------------------------------------------------------------------------------
 
 
-def seed_slicing_loop(x: torch.Tensor) -> torch.Tensor:
-    """The seed's row sum: one select and one add per row."""
+def slicing_loop(x: torch.Tensor) -> torch.Tensor:
+    """The lesson text's row sum: one select and one add per row."""
     z = torch.zeros(x.shape[1:], dtype=x.dtype)
     for i in range(x.shape[0]):
         z += x[i]
     return z
 
 
+BUILTIN_SUM = ("This is Python's built-in sum(): it iterates over the tensor, one row at a time, and the sum of "
+               "no rows is its start value, the int 0. Use PyTorch's reduction over dim 0.")
+NARROW_SUM = ("This is a sum kept in the input's dtype (a dtype= argument, or a running total that starts as a row "
+              "of x): a bool sum is True/False instead of a count, and int8 or uint8 sums wrap around. PyTorch's sum, "
+              "given no dtype, already gives int64 for bool and integers.")
+
+
+def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
+    """row_sum(x) must equal torch.sum(x, dim=0), dtype included; where it shows a named
+    pitfall, say which."""
+    __tracebackhide__ = True
+    expected = torch.sum(x, dim=0)  # first: a learner's in-place bug may change x
+    out = lesson.row_sum(x)
+    wrong = mismatch(out, expected, what=what, **tolerance)
+    if wrong is None:
+        return
+    if not isinstance(out, torch.Tensor) and x.shape[0] == 0 and out == 0:
+        wrong = f"{what} returned {out!r}, not a tensor of shape {tuple(expected.shape)}. {BUILTIN_SUM}"
+    elif isinstance(out, torch.Tensor) and out.dtype == x.dtype != expected.dtype:
+        wrong = f"{wrong}\n{NARROW_SUM}"
+    fail(wrong)
+
+
 @pytest.mark.public
-def test_row_sum_of_the_seeds_matrix(lesson):
+def test_row_sum_of_the_example_matrix(lesson):
     x = torch.rand([500, 10], generator=torch.Generator().manual_seed(0))
-    expected = torch.sum(x, dim=0)
-    assert_close(lesson.row_sum(x), expected, what="row_sum(x) for x = torch.rand([500, 10])")
+    check_row_sum(lesson, x, what="row_sum(x) for x = torch.rand([500, 10])")
 
 
 @given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64, *LOW_PRECISION), extremes=False))
 @example(torch.arange(12.0).reshape(3, 4))
 @pytest.mark.points(2)
 def test_row_sum_matches_torch_sum(lesson, x):
-    expected, tol = torch.sum(x, dim=0), order_tolerance(x)
-    assert_close(lesson.row_sum(x), expected, what=f"row_sum(x) for x of {describe(x)}", **tol)
+    check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}", **order_tolerance(x))
 
 
 @pytest.mark.parametrize("dtype", INTEGERS, ids=str)
@@ -109,11 +183,8 @@ def test_row_sum_of_bool_and_integers_promotes_like_torch(lesson, dtype):
     g = torch.Generator().manual_seed(1)
     x = torch.randint(0, 2, (7, 3), generator=g).bool() if dtype == torch.bool else torch.randint(
         0, 100, (7, 3), generator=g, dtype=dtype)
-    assert_close(
-        lesson.row_sum(x), torch.sum(x, dim=0), rtol=0, atol=0,
-        what=f"row_sum(x) for x of {describe(x)} (torch.sum promotes bool and integer inputs to int64, "
-        "so the row_sum of a bool mask counts its True entries; int8 sums must not wrap around)",
-    )
+    check_row_sum(lesson, x, rtol=0, atol=0,
+                  what=f"row_sum(x) for x of {describe(x)} (bool and integer inputs give int64 sums)")
 
 
 # Shapes and layouts for the differential tests: one dim or more, empty, one-element. (No
@@ -140,17 +211,16 @@ def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=str)
 def test_row_sum_of_edge_shapes(lesson, shape, dtype):
     x = torch.arange(float(np.prod(shape))).reshape(shape).to(dtype)
-    assert_close(
-        lesson.row_sum(x), torch.sum(x, dim=0),
-        what=f"row_sum(x) for x of {describe(x)} (no rows give zeros of shape x.shape[1:])",
-    )
+    empty = " (no rows give zeros of shape x.shape[1:])" if shape[0] == 0 else ""
+    check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}{empty}")
 
 
 @pytest.mark.points(2)
 def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
     assert_no_loop(
         lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum", unit="rows",
-        hint="Indexing, unbind and Python's built-in sum() all go row by row: reduce over dim 0 in one call.",
+        hint="This is a loop over the rows: indexing, unbind and Python's built-in sum() all go row by row. "
+        "Reduce over dim 0 in one call.",
     )
 
 
@@ -159,7 +229,7 @@ def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
 def test_row_sum_is_much_faster_than_the_slicing_loop(lesson):
     x = torch.rand([500, 10], generator=torch.Generator().manual_seed(2))
     assert_speed(
-        lambda: seed_slicing_loop(x), lambda: lesson.row_sum(x),
+        lambda: slicing_loop(x), lambda: lesson.row_sum(x),
         at_least=30, what="row_sum on a (500, 10) tensor", baseline_name="the loop `z += x[i]` over its rows",
         hint="One reduction over dim 0 replaces 500 selects and 500 additions.",
     )
@@ -172,57 +242,102 @@ def reference_normalize(x, eps=1e-12):
     return F.normalize(x, p=2, dim=-1, eps=eps)
 
 
+KEEPDIM = ("This is the norm without keepdim: the norms of (..., N, D) rows have shape (..., N), which lines up "
+           "with the LAST dim of x, so each entry is divided by another row's norm (or the shapes clash). Keep "
+           "the reduced dim (keepdim=True): (..., N, 1) broadcasts along each row.")
+NO_CLAMP = ("This is dividing by the bare norm: a zero row gives 0 / 0 = nan, and a row whose norm is below eps "
+            "comes out at length 1 instead of divided by eps. Raise the norm to at least eps before dividing "
+            "(clamp_min).")
+EPS_ADDED = ("This is eps added to the norm: x / (norm + eps) changes every row whose norm is near or below eps. "
+             "Take max(norm, eps) instead (clamp_min).")
+BY_HAND = ("This is the norm as the square root of a sum of squares: in float16, 300 ** 2 already overflows "
+           "(65504 is its largest number), and sqrt's derivative at 0 is infinite. Use torch.linalg.vector_norm, "
+           "which accumulates half precision in float32 and has a finite gradient at 0.")
+CAST_KEPT = ("This is a cast for accuracy that is never undone: the result must keep x's dtype. Let "
+             "torch.linalg.vector_norm accumulate in float32 for you, or cast the result back.")
+
+
+def normalize_pitfalls(x: torch.Tensor, eps: float):
+    """What normalize_rows gives after each named pitfall, and the pitfall in words."""
+    yield lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), KEEPDIM
+    yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True), NO_CLAMP
+    yield lambda: x / (torch.linalg.vector_norm(x, dim=-1, keepdim=True) + eps), EPS_ADDED
+    yield lambda: x / (x * x).sum(-1, keepdim=True).sqrt().clamp_min(eps), BY_HAND
+
+
+def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None, **tolerance) -> torch.Tensor:
+    """normalize_rows(x[, eps]) must equal F.normalize; where it is what a named pitfall gives,
+    say which. Returns the result."""
+    __tracebackhide__ = True
+    kwargs = {} if eps is None else {"eps": eps}
+    eps = 1e-12 if eps is None else eps
+    try:
+        out = lesson.normalize_rows(x, **kwargs)
+    except RuntimeError as exc:
+        error = exc
+    else:
+        error = None
+    if error is not None:
+        if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
+            fail(f"{what} raised '{error}'. {KEEPDIM}")
+        raise error
+    wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
+    if wrong is None:
+        return out
+    if isinstance(out, torch.Tensor) and out.is_floating_point():
+        got = out.detach()
+        if got.dtype != x.dtype:
+            wrong = f"{wrong}\n{CAST_KEPT}"
+        else:
+            for pitfall, why in normalize_pitfalls(x.detach(), eps):
+                try:
+                    looks_like = same(got, pitfall(), **tolerance)
+                except RuntimeError:
+                    looks_like = False
+                if looks_like:
+                    wrong = f"{wrong}\n{why}"
+                    break
+    fail(wrong)
+
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_normalize_rows_with_a_zero_row(lesson):
     x = torch.tensor([[3.0, 4.0], [0.0, 0.0], [-2.0, 0.0]])
-    expected = torch.tensor([[0.6, 0.8], [0.0, 0.0], [-1.0, 0.0]])
-    assert_close(
-        lesson.normalize_rows(x), expected,
-        what="normalize_rows(tensor([[3., 4.], [0., 0.], [-2., 0.]])) (a zero row stays zeros: clamp the norm at eps)",
-    )
+    check_normalize(lesson, x, what="normalize_rows(tensor([[3., 4.], [0., 0.], [-2., 0.]])) (a zero row stays zeros)")
 
 
 @given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0, 1e-13, 1e4)))
 @example(torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [0.0, 0.0], [1e4, -1e4]]))
 @pytest.mark.points(2)
 def test_normalize_rows_matches_F_normalize(lesson, x):
-    assert_close(
-        lesson.normalize_rows(x), reference_normalize(x), what=f"normalize_rows(x) for x of {describe(x)}",
-    )
+    check_normalize(lesson, x, what=f"normalize_rows(x) for x of {describe(x)}")
 
 
 def test_rows_below_eps_are_divided_by_eps(lesson):
-    x = torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [3e-12, 4e-12]])
-    assert_close(
-        lesson.normalize_rows(x), torch.tensor([[0.1, 0.0], [0.3, 0.4], [0.6, 0.8]]),
-        what="normalize_rows(x) for rows of norm 1e-13, 5e-13 and 5e-12 (a norm below eps=1e-12 is "
-        "replaced by eps: clamp it with clamp_min; adding eps to the norm changes every tiny row)",
-    )
+    x = torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [3e-12, 4e-12]])  # F.normalize: [[0.1, 0], [0.3, 0.4], [0.6, 0.8]]
+    check_normalize(lesson, x, what="normalize_rows(x) for rows of norm 1e-13, 5e-13 and 5e-12 (a norm below "
+                    "eps=1e-12 is replaced by eps)")
 
 
 def test_eps_argument_is_used(lesson):
-    x = torch.tensor([[0.3, 0.4], [3.0, 4.0]])
-    assert_close(
-        lesson.normalize_rows(x, eps=1.0), torch.tensor([[0.3, 0.4], [0.6, 0.8]]),
-        what="normalize_rows(tensor([[0.3, 0.4], [3., 4.]]), eps=1.0) (use the eps you are given)",
-    )
+    x = torch.tensor([[0.3, 0.4], [3.0, 4.0]])  # F.normalize: [[0.3, 0.4], [0.6, 0.8]]
+    check_normalize(lesson, x, eps=1.0, what="normalize_rows(tensor([[0.3, 0.4], [3., 4.]]), eps=1.0) (use the eps "
+                    "you are given)")
 
 
 @pytest.mark.parametrize("n", [3, 4])
 def test_normalize_rows_of_a_square_input(lesson, n):
     # A square input is where a norm without keepdim broadcasts along the wrong axis silently.
     x = seeded(n, n, seed=3) * 5
-    out = lesson.normalize_rows(x)
     what = f"normalize_rows(x) for x of {describe(x)}"
-    assert_close(out, reference_normalize(x), what=what)
+    out = check_normalize(lesson, x, what=what)
     assert_close(torch.linalg.vector_norm(out, dim=-1), torch.ones(n), what=f"the row norms of {what}")
 
 
 @pytest.mark.parametrize("layout", ["transposed", "strided"])
 def test_normalize_rows_of_a_non_contiguous_input(lesson, layout):
     x = with_layout(seeded(4, 3, 5, seed=4), layout)
-    assert_close(lesson.normalize_rows(x), reference_normalize(x), what=f"normalize_rows(x) for x of {describe(x)}")
+    check_normalize(lesson, x, what=f"normalize_rows(x) for x of {describe(x)}")
 
 
 @pytest.mark.points(2)
@@ -230,23 +345,24 @@ def test_zero_rows_have_finite_gradients(lesson):
     x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0], [0.0, -3.0, 4.0]], requires_grad=True)
     upstream = seeded(3, 3, seed=6)
     what = "the gradient of normalize_rows(x) at x with a zero row"
-    got = grad_of(lesson.normalize_rows(x), x, what, upstream)
-    finite = bool(torch.isfinite(got).all())
-    assert finite, (
-        f"{what} has non-finite entries:\n{got}\nThe derivative of sqrt at 0 is infinite: take the norm "
-        "with torch.linalg.vector_norm, not sqrt((x * x).sum()), and clamp it with clamp_min."
-    )
+    out = lesson.normalize_rows(x)
+    got = grad_of(out, x, what, upstream)
+    if not bool(torch.isfinite(got).all()):
+        if not bool(torch.isfinite(out.detach()).all()):
+            fail(f"normalize_rows(x) at x with a zero row returned non-finite entries:\n{out.detach()}\n{NO_CLAMP}")
+        x_by_hand = x.detach().clone().requires_grad_()
+        by_hand = grad_of(x_by_hand / (x_by_hand * x_by_hand).sum(-1, keepdim=True).sqrt().clamp_min(1e-12),
+                          x_by_hand, what, upstream)
+        sqrt_at_zero = torch.equal(torch.isfinite(got), torch.isfinite(by_hand))
+        fail(f"{what} has non-finite entries:\n{got}\nThe result itself is finite: a step of the computation has "
+             "an infinite derivative at the zero row." + (f" {BY_HAND}" if sqrt_at_zero else ""))
     assert_close(got, grad_of(reference_normalize(x), x, what, upstream), what=what)
 
 
 def test_float16_rows_whose_squares_overflow(lesson):
     x = torch.tensor([[300.0, 400.0], [0.5, 0.0]], dtype=torch.float16)
-    assert_close(
-        lesson.normalize_rows(x), reference_normalize(x),
-        what="normalize_rows(tensor([[300., 400.], [0.5, 0.]], dtype=torch.float16)) (300 ** 2 overflows "
-        "float16, whose largest number is 65504: torch.linalg.vector_norm accumulates in float32)",
-        **tolerance(torch.float16),
-    )
+    check_normalize(lesson, x, what="normalize_rows(tensor([[300., 400.], [0.5, 0.]], dtype=torch.float16))",
+                    **tolerance(torch.float16))
 
 
 def eps_for(dtype: torch.dtype) -> float:
@@ -257,10 +373,7 @@ def eps_for(dtype: torch.dtype) -> float:
 @given(tensors(dtypes=LOW_PRECISION, scales=(1.0, 30.0), extremes=False))
 def test_normalize_rows_in_low_precision_keeps_dtype(lesson, x):
     eps = eps_for(x.dtype)
-    assert_close(
-        lesson.normalize_rows(x, eps=eps), reference_normalize(x, eps=eps),
-        what=f"normalize_rows(x, eps={eps}) for x of {describe(x)}", **tolerance(x.dtype),
-    )
+    check_normalize(lesson, x, eps=eps, what=f"normalize_rows(x, eps={eps}) for x of {describe(x)}", **tolerance(x.dtype))
 
 
 # Gradients (and values) of half precision: each correct order of operations rounds differently.
@@ -283,7 +396,7 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
 def test_normalize_rows_gradcheck_float64(lesson):
     x = seeded(3, 4, dtype=torch.float64, seed=7).requires_grad_()
     grad_of(lesson.normalize_rows(x), x, "normalize_rows(x) for float64 x")  # the clear message first
-    assert torch.autograd.gradcheck(lesson.normalize_rows, (x,)), "normalize_rows: analytic and numerical gradients differ"
+    gradients_agree(lambda t: lesson.normalize_rows(t), (x,), "normalize_rows(x) for float64 x (3, 4)")
 
 
 # --- masked_mean -----------------------------------------------------------------------------
@@ -303,12 +416,45 @@ def masked_tolerance(x, mask):
     return order_tolerance(torch.where(mask, x, 0))
 
 
+MULTIPLIED = ("This is multiplying by the mask: an unselected inf or nan times 0 is nan, which spreads through the "
+              "sum (and the gradient). Select with torch.where(mask, x, 0) instead.")
+EMPTY_SLICE = ("This is the mean of a slice with nothing selected, 0 / 0 = nan: raise the count to at least 1 (the "
+               "sum is 0 there too).")
+FLOAT_COUNT = ("This is a .float() on the count or the mask: it turns a float16 or bfloat16 result into float32. "
+               "Divide x's float sum by the int64 count as it is: the float's dtype wins.")
+
+
+def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
+    """`wrong` (the mismatch's message), with the named pitfall whose trace `out` shows, if any."""
+    if not isinstance(out, torch.Tensor) or not out.is_floating_point():
+        return wrong
+    got = out.detach()
+    if got.dtype == torch.float32 and x.dtype in LOW_PRECISION:
+        return f"{wrong}\n{FLOAT_COUNT}"
+    if got.shape != expected.shape:
+        return wrong
+    new_nan = got.isnan() & ~expected.isnan()
+    if not new_nan.any():
+        return wrong
+    count = mask.sum(dim)
+    if bool((count[new_nan] == 0).all()):
+        return f"{wrong}\n{EMPTY_SLICE}"
+    with torch.no_grad():
+        multiplied = (x.detach() * mask).sum(dim) / count.clamp_min(1)
+    if bool(multiplied.isnan()[new_nan].all()):
+        return f"{wrong}\n{MULTIPLIED}"
+    return wrong
+
+
 def check_masked_mean(lesson, x, mask, dim, what=None):
     __tracebackhide__ = True
     what = what or f"masked_mean(x, mask, dim={dim}) for x of {describe(x)}"
-    with explains_ambiguous_bool(what):
+    with explains_mask_operators(what):
         out = lesson.masked_mean(x, mask, dim)
-    assert_close(out, reference_masked_mean(x, mask, dim), what=what, **masked_tolerance(x, mask))
+    expected = reference_masked_mean(x, mask, dim)
+    wrong = mismatch(out, expected, what=what, **masked_tolerance(x, mask))
+    if wrong is not None:
+        fail(masked_mean_problem(x, mask, dim, out, expected, wrong))
 
 
 @st.composite
@@ -327,9 +473,7 @@ def test_masked_mean_with_an_empty_row(lesson):
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     mask = torch.tensor([[True, False, True], [False, False, False]])
     what = "masked_mean(x, mask, dim=-1) for x = [[1., 2., 3.], [4., 5., 6.]], mask = [[T, F, T], [F, F, F]]"
-    with explains_ambiguous_bool(what):
-        out = lesson.masked_mean(x, mask, -1)
-    assert_close(out, torch.tensor([2.0, 0.0]), what=f"{what} (a row with no True gives 0)")
+    check_masked_mean(lesson, x, mask, -1, what=f"{what} (expected [2., 0.]: a row with no True gives 0)")
 
 
 @pytest.mark.public
@@ -338,12 +482,14 @@ def test_masked_out_inf_and_nan_change_neither_value_nor_gradient(lesson):
     x = torch.tensor([[1.0, INF, 3.0], [NAN, 2.0, -INF]], requires_grad=True)
     mask = torch.tensor([[True, False, True], [False, True, False]])
     what = "masked_mean(x, mask, dim=1) for x = [[1., inf, 3.], [nan, 2., -inf]], mask = [[T, F, T], [F, T, F]]"
-    with explains_ambiguous_bool(what):
+    with explains_mask_operators(what):
         out = lesson.masked_mean(x, mask, 1)
-    hint = " (inf * 0 and nan * 0 are nan: select with torch.where(mask, x, 0), never x * mask)"
-    assert_close(out.detach(), torch.tensor([2.0, 2.0]), what=what + hint)
+    expected = torch.tensor([2.0, 2.0])
+    wrong = mismatch(out.detach() if isinstance(out, torch.Tensor) else out, expected, what=what)
+    if wrong is not None:
+        fail(masked_mean_problem(x, mask, 1, out, expected, wrong))
     got = grad_of(out, x, f"the gradient of {what}")
-    assert_close(got, torch.tensor([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), what=f"the gradient of {what}{hint}")
+    assert_close(got, torch.tensor([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), what=f"the gradient of {what}")
 
 
 @given(masked_cases())
@@ -408,33 +554,45 @@ def test_masked_mean_gradcheck_float64(lesson):
     mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True], [False, True, False]])
     fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
     grad_of(fn(x), x, "masked_mean(x, mask, 0) for float64 x")
-    assert torch.autograd.gradcheck(fn, (x,)), "masked_mean: analytic and numerical gradients differ"
+    gradients_agree(fn, (x,), "masked_mean(x, mask, 0) for float64 x (4, 3)")
 
 
 # --- inputs ----------------------------------------------------------------------------------
 
-# The in-place trap each function invites, for the failure message.
-IN_PLACE_TRAPS = {
-    "row_sum": "x[0] is a view of x, so `total = x[0]; total += row` writes into x",
-    "normalize_rows": "the augmented `x /= norm` divides it in place; write `x / norm`",
-    "masked_mean": "`x[~mask] = 0` writes into it; select with torch.where instead",
-}
+FUNCTIONS = ["row_sum", "normalize_rows", "masked_mean"]
 
 
-@pytest.mark.parametrize("name", list(IN_PLACE_TRAPS))
+def in_place_trap(name: str, x_before: torch.Tensor, x_after: torch.Tensor, mask: torch.Tensor) -> str:
+    """The in-place trap of the lesson text whose trace the caller's x shows, in words."""
+    others_kept = torch.equal(x_after[1:], x_before[1:])
+    if name == "row_sum" and others_kept and torch.allclose(x_after[0], x_before.sum(0), rtol=1e-5, atol=1e-5):
+        return ("This is the running total started at x[0]: x[0] is a view of x, so `total += row` writes every "
+                "row into the caller's first row. Start from a new tensor, or better, reduce in one call.")
+    if name == "normalize_rows" and torch.allclose(x_after, reference_normalize(x_before), rtol=1e-5, atol=1e-6):
+        return "This is the augmented `x /= norm`: it divides the caller's tensor in place. Write `x / norm`."
+    if (name == "masked_mean" and torch.equal(x_after[mask], x_before[mask])
+            and bool((x_after[~mask] == 0).all()) and not bool((x_before[~mask] == 0).all())):
+        return ("This is zeroing the unselected entries with `x[~mask] = 0` (or a masked_fill_): it writes into the "
+                "caller's x. Select with torch.where(mask, x, 0), which builds a new tensor.")
+    return "An in-place op (`+=`, `/=`, `x[...] = ...`, a method ending in `_`) wrote into it."
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
 def test_inputs_are_not_modified(lesson, name):
     x, mask = seeded(6, 5, seed=12), seeded(6, 5, seed=13) > 0
     x_before, mask_before = x.clone(), mask.clone()
     call = "masked_mean(x, mask, 1)" if name == "masked_mean" else f"{name}(x)"
     getattr(lesson, name)(*((x, mask, 1) if name == "masked_mean" else (x,)))
-    assert_close(x, x_before, what=f"x after {call} (the caller's tensor must not change: {IN_PLACE_TRAPS[name]})")
+    wrong = mismatch(x, x_before, what=f"x after {call} (the caller's tensor must not change)")
+    if wrong is not None:
+        fail(f"{wrong}\n{in_place_trap(name, x_before, x, mask_before)}")
     assert_close(mask, mask_before, what=f"mask after {call} (the caller's mask must not change)")
 
 
 # --- devices ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", list(IN_PLACE_TRAPS))
+@pytest.mark.parametrize("name", FUNCTIONS)
 def test_results_are_built_on_the_inputs_device(lesson, name):
     # "every result is on the input's device": a tensor built without device= (torch.zeros(...)
     # for the empty slices, a count or an eps as a new tensor) lands on the default device.
@@ -450,6 +608,7 @@ def test_results_are_built_on_the_inputs_device(lesson, name):
                 args, expected, call = (x,), reference_normalize(x, eps=eps_for(dtype)), f"normalize_rows(x, eps={eps_for(dtype)})"
             what = f"{call} for CPU x of {describe(x)}"
             kwargs = {"eps": eps_for(dtype)} if name == "normalize_rows" else {}
+            getattr(lesson, name)(*args, **kwargs)  # an error of its own is reported as itself, not as a device problem
             out = on_another_default_device(
                 lambda: getattr(lesson, name)(*args, **kwargs), what=what,
                 fix="Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device).")

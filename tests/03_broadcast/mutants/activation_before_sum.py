@@ -1,4 +1,5 @@
 """Applies the activation to each projection before adding them: f(pa) + f(pb) is not f(pa + pb)."""
+EXPECT = r"activation applied to each projection"
 
 
 def _forward(self, a, b):

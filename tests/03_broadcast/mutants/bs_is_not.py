@@ -1,4 +1,5 @@
 """Compares sizes with `is not`: equal sizes above 256 are different int objects, so they are refused."""
+EXPECT = r"sizes with `is`"
 
 
 def broadcast_shape(shape_a, shape_b):

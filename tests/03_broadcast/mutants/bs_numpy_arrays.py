@@ -1,4 +1,5 @@
 """ORs two empty NumPy bool arrays and reads the shape: NumPy broadcasting does the work, not the learner."""
+EXPECT = r"rules yourself"
 import numpy as np
 
 

@@ -1,4 +1,5 @@
 """Takes max(size_a, size_b) for compatible sizes, so 1 against 0 gives 1, breaking "a 1 takes the other size (even 0)" / agreement with torch.broadcast_shapes."""
+EXPECT = r"larger size of each pair"
 
 
 def broadcast_shape(shape_a, shape_b):

@@ -1,4 +1,5 @@
 """The ValueError names only the clashing sizes, not the shapes, breaking "Raises ValueError, with both shapes in the message"."""
+EXPECT = r"in the message"
 
 
 def broadcast_shape(shape_a, shape_b):

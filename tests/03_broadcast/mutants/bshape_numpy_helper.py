@@ -1,4 +1,5 @@
 """Delegates to numpy.broadcast_shapes (raises ValueError naming both shapes), breaking "Written from the rules by hand: no tensors and no library broadcasting helpers"."""
+EXPECT = r"rules yourself"
 
 import numpy as np
 

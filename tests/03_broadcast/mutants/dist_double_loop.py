@@ -1,4 +1,5 @@
 """The definition as written: two Python loops over the points."""
+EXPECT = r"Python loop"
 
 import torch
 

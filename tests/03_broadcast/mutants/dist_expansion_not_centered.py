@@ -1,4 +1,5 @@
 """Clamps at 0 but does not center: points near 1e4 lose every digit of their distances."""
+EXPECT = r"cancellation"
 
 
 def pairwise_sq_dist(x, y):

@@ -1,4 +1,5 @@
 """|x|^2 - 2 x.y + |y|^2 as is: tiny negatives for coincident points, digits cancelled far from the origin."""
+EXPECT = r"clamp the result at 0"
 
 
 def pairwise_sq_dist(x, y):

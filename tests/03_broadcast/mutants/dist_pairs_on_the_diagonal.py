@@ -1,4 +1,5 @@
 """Subtracts x - y directly: only pairs (i, i), and only when N == M, instead of an [N, M] table."""
+EXPECT = r"pairs row i of x with row i of y"
 
 
 def pairwise_sq_dist(x, y):

@@ -1,4 +1,5 @@
 """Vectorised within a row, but a Python loop over the rows of x."""
+EXPECT = r"Python loop"
 
 import torch
 

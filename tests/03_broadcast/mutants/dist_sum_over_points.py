@@ -1,4 +1,5 @@
 """Broadcasts right but sums over the points instead of the coordinates: [N, D], not [N, M]."""
+EXPECT = r"sum over the wrong dim"
 
 
 def pairwise_sq_dist(x, y):

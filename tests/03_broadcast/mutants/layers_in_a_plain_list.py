@@ -1,4 +1,5 @@
 """Keeps the two layers in a Python list: nn.Module does not see them (no parameters, no .to(), no training)."""
+EXPECT = r"registered submodules"
 
 from torch import nn
 

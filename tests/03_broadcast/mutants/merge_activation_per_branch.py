@@ -1,4 +1,5 @@
 """Applies the activation to each projection before adding, breaking "`activation` ... applied to the sum" (Linear(cat) then activation)."""
+EXPECT = r"activation applied to each projection"
 
 import torch
 from torch import nn

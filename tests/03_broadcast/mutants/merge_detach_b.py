@@ -1,4 +1,5 @@
 """Detaches b, so no gradient reaches the per-batch features."""
+EXPECT = r"\.detach\(\)"
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
 """Expands a and b to the common leading shape before projecting: same values, but Linear copies the expanded b, breaking "never allocates anything the size of the tiled input"."""
+EXPECT = r"tiled copy the lesson warns of"
 
 import torch
 from torch import nn

@@ -1,4 +1,5 @@
 """Accumulates with `c += linear2(b)`: fails when a is the stretched side, breaking "either side may be the one that is stretched"."""
+EXPECT = r"in-place add"
 
 import torch
 from torch import nn

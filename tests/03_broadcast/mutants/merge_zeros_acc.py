@@ -1,4 +1,5 @@
 """Adds the projections into torch.zeros(shape) built on the default device and in the default dtype."""
+EXPECT = r"default device"
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
 """Computes half-precision inputs in float32 and returns float32, not x's dtype."""
+EXPECT = r"x's dtype"
 import torch
 
 

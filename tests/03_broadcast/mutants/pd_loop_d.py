@@ -1,4 +1,5 @@
 """Loops over the coordinates (one op per dim of D) and builds its zeros on the default device."""
+EXPECT = r"Python loop"
 import torch
 
 

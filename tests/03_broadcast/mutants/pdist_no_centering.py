@@ -1,4 +1,5 @@
 """Uses |x|^2 - 2x.y + |y|^2 without first moving the points near the origin, breaking "accurate for points far from the origin" (and 0 for a point against itself)."""
+EXPECT = r"cancellation"
 
 import torch
 

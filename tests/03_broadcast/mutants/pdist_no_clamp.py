@@ -1,4 +1,5 @@
 """Centers the points but forgets the final clamp, breaking "never negative" (rounding leaves tiny negative squares)."""
+EXPECT = r"clamp the result at 0"
 
 import torch
 

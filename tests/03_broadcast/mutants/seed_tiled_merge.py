@@ -1,4 +1,5 @@
 """The seed's first Merge: repeat b along dim 1, concatenate, one Linear (3-D inputs only; 24 MiB of copies)."""
+EXPECT = r"tiled copy the lesson warns of"
 
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 """Returns a list, not a tuple: [3, 2] == (3, 2) is False in Python."""
+EXPECT = r"a list for a tuple"
 
 import itertools
 

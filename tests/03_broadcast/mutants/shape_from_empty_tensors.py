@@ -1,4 +1,5 @@
 """Adds two empty tensors and reads the shape of the sum: broadcasting does the work, not the learner."""
+EXPECT = r"not applying the rules|rules yourself"
 
 import torch
 

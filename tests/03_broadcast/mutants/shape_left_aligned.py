@@ -1,4 +1,5 @@
 """Lines the shapes up from the LEFT: (2, 1) with (2,) gives (2, 1) instead of (2, 2)."""
+EXPECT = r"from the LEFT"
 
 
 def broadcast_shape(shape_a, shape_b):

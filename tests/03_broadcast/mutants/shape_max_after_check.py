@@ -1,4 +1,5 @@
 """Checks the pairs but keeps the larger size: (0,) with (1,) gives (1,), yet a 1 stretches to 0."""
+EXPECT = r"larger size of each pair"
 
 import itertools
 

@@ -1,4 +1,5 @@
 """Raises ValueError("shapes do not broadcast") without saying which shapes."""
+EXPECT = r"in the message"
 
 import itertools
 

@@ -1,4 +1,5 @@
 """zip() stops at the shorter shape, so the longer one's leading dims are lost: (5, 3) with (3,) gives (3,)."""
+EXPECT = r"A missing dim counts as 1"
 
 
 def broadcast_shape(shape_a, shape_b):

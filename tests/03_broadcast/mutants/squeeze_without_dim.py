@@ -1,4 +1,5 @@
 """Squeezes b's projection with no dim: [B, 1, out] becomes [B, out] and lines up with the wrong dims of a."""
+EXPECT = r"squeeze\(\)` without a dim"
 
 
 def _forward(self, a, b):

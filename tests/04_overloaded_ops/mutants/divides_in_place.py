@@ -1,4 +1,5 @@
 """Divides with the augmented `x /= norm`: the right values, but the caller's tensor is overwritten."""
+EXPECT = r"x /= norm"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Uses mask.float() as weights: right values, but float16 and bfloat16 inputs come back as float32."""
+EXPECT = r"\.float\(\)"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Converts the count with .float() before dividing, so float16/bfloat16 inputs give float32, breaking "in x's dtype" (the hint: ".float() ... would turn float16 results into float32")."""
+EXPECT = r"\.float\(\)"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Masks by multiplying (x * mask), so an inf or nan in an unselected entry makes the result nan (inf * 0), breaking "Unselected entries affect neither the result nor its gradient, even when they hold inf or nan"."""
+EXPECT = r"multiplying by the mask"
 
 import torch
 

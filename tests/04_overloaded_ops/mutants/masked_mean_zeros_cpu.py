@@ -1,4 +1,5 @@
 """Handles empty slices with torch.where(count > 0, total / count, torch.zeros(...)) where the zeros live on the default (CPU) device, breaking "every result is on the input's device"."""
+EXPECT = r"default device"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Divides by the bare norm: a zero row is 0 / 0 = nan, and so is its gradient."""
+EXPECT = r"dividing by the bare norm"
 
 import torch
 

@@ -1,4 +1,5 @@
 """sqrt of a sum of squares by hand: nan gradient at zero rows (sqrt'(0) is inf) and float16 squares overflow past 256."""
+EXPECT = r"square root of a sum of squares"
 
 
 def normalize_rows(x, eps=1e-12):

@@ -1,4 +1,5 @@
 """Takes the norm without keepdim: shape (N,) lines up with the last dim, so a square input is divided along the wrong axis."""
+EXPECT = r"norm without keepdim"
 
 import torch
 

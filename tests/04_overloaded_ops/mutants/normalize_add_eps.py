@@ -1,4 +1,5 @@
 """Divides by norm + eps instead of max(norm, eps), breaking "Returns x / max(norm, eps) ... Equals torch.nn.functional.normalize" for rows whose norm is near eps."""
+EXPECT = r"eps added to the norm"
 
 import torch
 

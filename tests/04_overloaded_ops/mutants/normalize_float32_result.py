@@ -1,4 +1,5 @@
 """Upcasts to float32 for a stable norm and forgets to cast back, breaking "in x's shape and dtype" for float16/bfloat16 (and loses float64 precision)."""
+EXPECT = r"cast for accuracy that is never undone"
 
 import torch
 

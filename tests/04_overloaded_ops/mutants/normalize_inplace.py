@@ -1,4 +1,5 @@
 """Divides in place with `/=` to save memory, changing the caller's tensor, breaking "x is not modified"."""
+EXPECT = r"x /= norm"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Takes the norm as sqrt of the sum of squares: nan gradient for a zero row and float16 overflow above 256, breaking "with finite gradients" and equality with F.normalize in float16."""
+EXPECT = r"square root of a sum of squares"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Clamps the norm with torch.maximum against an eps tensor built on the default device."""
+EXPECT = r"default device"
 import torch
 
 

@@ -1,4 +1,5 @@
 """Flags empty rows with Python's `not`, which calls bool() on a tensor: RuntimeError for more than one row."""
+EXPECT = r"`and`, `or`, `not`"
 
 import torch
 

@@ -1,4 +1,5 @@
 """Sums floats as ones @ x, with the ones built on the default device."""
+EXPECT = r"default device"
 import torch
 
 

@@ -1,4 +1,5 @@
 """The seed's second row sum: unbind splits the rows in one op, but the loop still adds them one at a time."""
+EXPECT = r"loop over the rows"
 
 import torch
 
