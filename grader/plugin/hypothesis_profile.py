@@ -4,7 +4,7 @@
 before a test module is imported: the plugin imports this module for any test file that
 mentions hypothesis, and grader.testing.strategies imports it too. No torch here.
 
-"kata": no deadline (shared machines are noisy), derandomized (every run and every student
+"kata": no deadline (shared machines are noisy), one failure reported a test, derandomized (every run and every student
 sees the same examples, so grading is fair and a mutant is caught every time, not by luck),
 no example database on disk, and 25 examples a test (KATA_EXAMPLES=N for another number).
 Why 25, not hypothesis's 100: an example of the kit's tensor strategies costs hypothesis's
@@ -41,6 +41,9 @@ settings.register_profile(
     database=None,
     max_examples=examples_a_test(),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    # One failure a test: hypothesis would otherwise raise a group of every distinct error it
+    # found, shown as raw tracebacks instead of the kit's message.
+    report_multiple_bugs=False,
 )
 settings.register_profile("explore", parent=settings.get_profile("kata"), derandomize=False, max_examples=500)
 # `kata grade`: the same examples and verdicts as "kata", without shrinking a failure to its

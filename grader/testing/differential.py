@@ -107,6 +107,8 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
     lands on meta, away from the inputs, as it would next to inputs on a GPU: the call fails, or
     returns a tensor that is not on the CPU, and the test fails saying so and how to `fix` it.
     Cheaper than inputs on meta, whose first elementwise op imports torch._dynamo (seconds).
+    An error the call raises on the usual default device too is not the device's doing: that
+    error is raised as it is.
     """
     __tracebackhide__ = True
     previous = torch.get_default_device()
@@ -119,6 +121,8 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
         out = exc
     finally:
         torch.set_default_device(previous)
+    if isinstance(out, RuntimeError):
+        call()  # raises again (then it is not the default device's doing), or the device is to blame
     if isinstance(out, RuntimeError) or (isinstance(out, torch.Tensor) and out.device.type != "cpu"):
         found = (f"raised {type(out).__name__}({str(out)[:160]!r})" if isinstance(out, RuntimeError)
                  else f"returned a tensor on {out.device}")

@@ -244,3 +244,14 @@ def test_explained_turns_the_named_error_into_advice_and_lets_others_through():
     with pytest.raises(NotImplementedError):  # a stub's TODO stays a TODO
         with explained("f(x)", when="", advice="-", exc_type=Exception):
             raise NotImplementedError
+
+
+def test_the_default_device_is_blamed_only_for_an_error_it_causes():
+    from grader.testing.differential import on_another_default_device
+
+    x = torch.ones(3)
+    with pytest.raises(pytest.fail.Exception, match="while torch's default device was 'meta'.*Fix it"):
+        on_another_default_device(lambda: x + torch.zeros(3), what="f(x)", fix="Fix it.")
+    with pytest.raises(RuntimeError, match="size of tensor a"):  # wrong everywhere: its own error
+        on_another_default_device(lambda: x + torch.ones(3, device="cpu")[:2], what="f(x)", fix="Fix it.")
+    assert on_another_default_device(lambda: x * 2, what="f(x)", fix="-").device.type == "cpu"
