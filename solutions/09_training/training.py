@@ -72,14 +72,18 @@ the model's `state_dict()` (parameters and buffers such as BatchNorm's running a
 the optimizer's `state_dict()` (Adam's moment estimates and step counts: without them the
 first steps after a restart are much too large); the number of epochs finished; and the
 random states (torch CPU and CUDA, Python `random`, NumPy), so the next shuffle and the next
-dropout masks are the ones the uninterrupted run would have drawn. Write to a temporary file
-in the same folder and `os.replace` it onto the real name: the rename is atomic, so a crash
-mid-save leaves the previous checkpoint intact, never a truncated one.
+dropout masks are the ones the uninterrupted run would have drawn. Python's and NumPy's
+states end with a cached Gaussian (both draw normal numbers in pairs): a state without it
+makes the next Gaussian draw differ. Never write over the old file directly: write a
+temporary file in the same folder, then rename it onto the real name. A rename within one
+file system is atomic, so a crash mid-save leaves the previous checkpoint intact, never a
+truncated one; a rename across file systems (from /tmp, say) is a copy, or fails. And
+whatever stops the save (an error, Ctrl-C), the temporary file must not be left behind.
 
 `torch.load` unpickles, and unpickling can call any function: a checkpoint from the internet
 can run code on your machine. `torch.load(path, weights_only=True)` (the default since
 PyTorch 2.6; say it anyway) accepts only tensors, dicts, lists, tuples, strings and numbers,
-which is why the NumPy random state (it holds an `np.ndarray`) must be stored as a list.
+so the NumPy random state, which holds an `np.ndarray`, cannot be stored as it is.
 `map_location="cpu"` loads tensors saved on a GPU onto the CPU (or `"cuda:1"`, ...), so a
 checkpoint written on one machine loads on another.
 
@@ -91,10 +95,12 @@ loss, the full-batch loss is the sum of each chunk's mean weighted by its share 
 
     L = (1/N) sum_i l_i = sum_k (n_k / N) * mean_{i in chunk k} l_i
 
-so backward on `loss_k * n_k / N` for every chunk leaves exactly the full-batch gradient in
-`.grad`. Dividing by the number of chunks instead is right only when all chunks have the
-same size. (This holds for models whose samples do not interact: BatchNorm in training mode
-sees different batch statistics in a smaller chunk.)
+and since backward *adds* to `.grad`, one backward per chunk on its share of that sum leaves
+the full-batch gradient there, with only one chunk's graph alive at a time. Dividing each
+chunk's loss by the number of chunks instead is right only when all chunks have the same
+size; not dividing at all makes the gradient about that many times too large. (This holds
+for models whose samples do not interact: BatchNorm in training mode sees different batch
+statistics in a smaller chunk.)
 
 What the tests expect
 ---------------------
@@ -112,10 +118,12 @@ What the tests expect
   loader raises.
 - checkpoints: 2 epochs + save + load into a fresh model and optimizer + 2 epochs ends
   bitwise equal to 4 straight epochs (Adam, Dropout, shuffling, NumPy and `random`
-  augmentation); the file loads with `weights_only=True`; a failed save leaves the old file
-  intact and no temporary file; loading refuses a checkpoint that would run code, and a
-  model whose keys differ from the saved ones; `map_location` reaches `torch.load`; the
-  returned epoch is the one saved.
+  augmentation); right after loading, every random state is the one saved (cached Gaussians
+  too); the file loads with `weights_only=True`; the old file is replaced by a rename from the
+  same folder; a failed save (an error or Ctrl-C) leaves the old file intact and no
+  temporary file; loading refuses a checkpoint that would run code, and a model whose keys
+  differ from the saved ones; `map_location` reaches `torch.load`; the returned epoch is the
+  one saved.
 - `accumulate_gradients`: the same `.grad` as one full batch (uneven chunks too), stale grads
   discarded (set to None), one forward and backward per chunk in `torch.tensor_split` sizes,
   the loss returned as a float, ValueError unless 1 <= micro_batches <= N.
@@ -152,18 +160,17 @@ def _available_devices() -> list[torch.device]:
 def pick_device(prefer: str | torch.device | None = None) -> torch.device:
     """The device to run on, as a `torch.device`.
 
-    prefer=None: "cuda" if torch.cuda.is_available(), else "mps" if
-    torch.backends.mps.is_available(), else "cpu".
-    prefer given ("cpu", "cuda", "cuda:1", "mps" or a torch.device): torch.device(prefer)
-    unchanged if that device exists here (for "cuda:i": i < torch.cuda.device_count(); a
-    device of another type, "meta" included, never does), else a RuntimeError whose message
-    names the device asked for and every available one ("cpu", "cuda:0", ...).
-    Never falls back silently.
+    What this machine has is what torch.cuda (is_available, device_count) and
+    torch.backends.mps (is_available) report: the tests simulate machines through them.
+    prefer=None: "cuda" if CUDA is available, else "mps" if MPS is, else "cpu".
+    prefer given ("cpu", "cuda", "cuda:1", "mps" or a torch.device): that device, unchanged,
+    if it exists here (for "cuda:i": i < the number of GPUs; a device of another type,
+    "meta" included, never does), else a RuntimeError whose message names the device asked
+    for and every available one ("cpu", "cuda:0", ...). Never falls back silently.
     """
-    # TODO: with no preference, try torch.cuda.is_available(), then
-    #       torch.backends.mps.is_available(), else the CPU. With one, build torch.device(prefer)
-    #       and check it exists (for "cuda:i", compare i with torch.cuda.device_count()); if it
-    #       does not, raise RuntimeError naming it and the devices that are available.
+    # TODO: return a torch.device. No preference: the best device this machine has (CUDA,
+    #       then MPS, then the CPU). A preference: that very device if this machine has it;
+    #       if not, RuntimeError naming it and every device there is (no silent fallback).
     ### BEGIN SOLUTION
     if prefer is None:
         if torch.cuda.is_available():
@@ -188,8 +195,8 @@ def seed_everything(seed: int) -> None:
     After seed_everything(s), the same code draws the same numbers (shuffling, dropout,
     augmentation); another seed gives other numbers. Returns None.
     """
-    # TODO: seed Python's random, NumPy's global generator and torch (which seeds the CUDA
-    #       devices too).
+    # TODO: make every generator listed above repeat its draws after the same seed (and
+    #       draw other numbers after another seed).
     ### BEGIN SOLUTION
     random.seed(seed)
     np.random.seed(seed)
@@ -207,9 +214,10 @@ def train_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optim
     batch's mean. Returns sum(batch loss * batch size) / number of samples as a Python float
     (a smaller last batch weighs less); no graph or tensor outlives its step.
     """
-    # TODO: model.train(); then for each (inputs, targets): move both to `device`, clear the
-    #       gradients, forward, loss, backward, step. Accumulate loss.item() * batch size and
-    #       the number of samples; return their ratio.
+    # TODO: one optimizer step per batch, whatever mode the model was left in, on batches
+    #       moved to `device`, each step's gradient free of every earlier one (stale ones
+    #       included); return the mean loss over samples, not over batches, as a Python float,
+    #       keeping no step's graph alive.
     ### BEGIN SOLUTION
     model.train()  # evaluate() may have left it in eval mode: dropout must be on again
     total_loss, total_samples = 0.0, 0
@@ -235,9 +243,9 @@ def evaluate(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.de
     keeps its running stats) under torch.inference_mode() (no graph). Afterwards every
     submodule has the train/eval flag it had before, even if the loader raised midway.
     """
-    # TODO: remember every submodule's `training` flag, switch to eval mode, and loop under
-    #       torch.inference_mode(), summing loss.item() * batch size and the number of correct
-    #       argmax predictions. Put each flag back in a `finally:` block.
+    # TODO: return (mean loss over samples, accuracy) as Python floats, computed in eval mode
+    #       with no graph recorded (inference mode), batches moved to `device`. Afterwards every
+    #       submodule, however deep, has its own flag back, even when the loader raises.
     ### BEGIN SOLUTION
     # Each submodule's own flag: a model in train mode may hold a frozen part in eval mode.
     modes = [(module, module.training) for module in model.modules()]
@@ -295,10 +303,9 @@ def save_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
     Atomic: written to a temporary file in the same folder, then renamed onto `path`; if
     saving fails, `path` keeps its old content and no temporary file is left behind.
     """
-    # TODO: build a dict of model.state_dict(), optimizer.state_dict(), epoch and the random
-    #       states (torch.get_rng_state(), torch.cuda.get_rng_state_all() when CUDA is there,
-    #       random.getstate(), np.random.get_state() with its array turned into a list);
-    #       torch.save it to a temporary file in the same folder, then os.replace it onto `path`.
+    # TODO: write everything a resumed run needs to continue bit for bit (listed above), in
+    #       types that weights_only loading accepts, so that a save that fails midway leaves
+    #       the old file as it was and no temporary file behind.
     ### BEGIN SOLUTION
     checkpoint = {
         "model": model.state_dict(),
@@ -330,8 +337,9 @@ def load_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
     load_state_dict is strict: a model with missing or unexpected keys raises RuntimeError.
     Returns the number of epochs finished, as saved.
     """
-    # TODO: torch.load with map_location and weights_only=True; load the model's and the
-    #       optimizer's state_dicts, restore each random state, return the epoch.
+    # TODO: read the file without unpickling arbitrary objects, map_location passed through
+    #       unchanged; restore the model (refusing one whose keys differ), the optimizer and
+    #       every random state saved; return the epoch.
     ### BEGIN SOLUTION
     checkpoint = torch.load(path, map_location=map_location, weights_only=True)
     model.load_state_dict(checkpoint["model"])
@@ -352,9 +360,10 @@ def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, 
     .grad are discarded first (set to None). No optimizer step, inputs unchanged. Raises
     ValueError unless 1 <= micro_batches <= N.
     """
-    # TODO: check 1 <= micro_batches <= N (ValueError); clear the grads; for each pair of chunks
-    #       from torch.tensor_split, backward on the chunk's loss times chunk size / N; return
-    #       the sum of those weighted losses as a float.
+    # TODO: leave exactly the full-batch gradient in .grad (earlier gradients discarded, to
+    #       None), with one forward and one backward per chunk and never two chunks' graphs at
+    #       once, even when the chunks differ in size; return the full-batch loss as a float;
+    #       ValueError unless 1 <= micro_batches <= N.
     ### BEGIN SOLUTION
     n = inputs.shape[0]
     if not 1 <= micro_batches <= n:

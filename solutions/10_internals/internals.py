@@ -29,7 +29,8 @@ bfloat16 is the top half of a float32
 -------------------------------------
 Same sign bit, same exponent field, the first 7 mantissa bits. Converting a float32 to
 bfloat16 therefore means: look at its 32 bits as an integer, decide from the low 16 bits
-whether to round the high 16 up, and clear the low 16. IEEE's default rounding is "to
+whether the high 16 go up by one, and clear the low 16. Clearing them alone *truncates*
+(rounds toward zero), which is not what torch does. IEEE's default rounding is "to
 nearest, ties to even": below half (low 16 bits < 0x8000) round down, above half round up,
 and exactly half goes to whichever neighbour has its last kept bit (bit 16) equal to 0.
 
@@ -37,12 +38,15 @@ and exactly half goes to whichever neighbour has its last kept bit (bit 16) equa
     1 + 3*2**-8 = 0x3F81_8000: exactly half, bit 16 is 1 (odd)  -> 0x3F82_0000 = 1 + 2**-6
     0x3F80_8001: a hair above half                              -> 0x3F81_0000 = 1 + 2**-7
 
-Adding 0x7FFF plus bit 16 and then clearing the low 16 bits does exactly this, and a carry
-that runs into the exponent is right too (the mantissa wraps to 0 and the exponent grows by
-one; the largest floats carry into the all-ones exponent: inf). Two traps: a NaN whose
-payload sits only in the low 16 bits would be cleared to inf (handle NaNs apart), and the
-sign bit is the top bit of a *signed* int32, so a negative float is a negative integer (the
-arithmetic still works on the low bits; never take abs and lose -0.0).
+Going up by one may carry out of the mantissa into the exponent: that is right (the
+mantissa wraps to 0 and the exponent grows by one: the next power of two), and for the
+largest floats it carries into the all-ones exponent, which is inf. Round to nearest says
+so: do not clamp at the largest bfloat16. Subnormals need no special case either: their
+bits round like any others (no flushing to zero). Two traps: a NaN whose payload sits only
+in the low 16 bits would round to inf, or wrap past the sign bit (handle NaNs apart; any
+NaN with its low 16 bits clear will do), and the sign bit is the top bit of a *signed*
+int32, so a negative float is a negative integer (the arithmetic still works on the low
+bits; never take abs and lose -0.0).
 
     >>> bits = torch.tensor([1.0]).view(torch.int32)   # the same memory, read as int32
     >>> hex(bits.item())
@@ -52,7 +56,8 @@ Storage, offset, strides
 ------------------------
 A tensor is a window on a flat, 1-D *storage*: `size` (its shape), `storage_offset()` (where
 element [0, 0, ...] sits) and `stride()` (how many storage elements to skip for +1 along
-each dim). Element [i, j] lives at storage[offset + i*stride[0] + j*stride[1]].
+each dim: elements, not bytes as NumPy's strides count). Element [i, j] lives at
+storage[offset + i*stride[0] + j*stride[1]].
 
     >>> points = torch.tensor([[1.0, 4.0], [2.0, 1.0], [3.0, 5.0]])
     >>> points.stride(), points.t().stride(), points[1:].storage_offset()
@@ -68,12 +73,20 @@ copies the elements into a new storage in row-major order (some ops, `view` amon
 need that layout; most accept any strides).
 
 `torch.as_strided(x, size, stride, storage_offset)` sets those numbers directly: any window
-the formula above can describe, such as every length-`size` window along a sequence with
-stride `step`, without copying. Two cautions. Its `stride` and `storage_offset` are in
-*storage* terms, not relative to x: start from x's own `stride()` and `storage_offset()`,
-or a sliced or transposed x gives the wrong elements. And overlapping windows share memory:
-never write through them (an in-place op sees values it has already changed); `.clone()`
-first if you must.
+the formula above can describe, without copying. The diagonal of a 3x3 matrix, for one, is
+3 elements of its storage, 4 apart (one row, 3 elements, plus one column, 1):
+
+    >>> m = torch.arange(9.0).reshape(3, 3)
+    >>> m.as_strided((3,), (4,))
+    tensor([0., 4., 8.])
+
+Two cautions. First, its numbers are in *storage* terms, not relative to x. A stride counts
+storage elements: a transposed, stepped or column-sliced x has other strides than its shape
+suggests (the ones a contiguous tensor of that shape would have), so start from x.stride().
+And a `storage_offset` you pass is absolute: 0 means the start of the storage, not of x, so
+a slice such as x[3:] would read from the wrong place (leave it out and as_strided keeps
+x's own offset). Second, overlapping windows share memory: never write through them (an
+in-place op sees values it has already changed); `.clone()` first if you must.
 
 NumPy shares memory too: `t.numpy()` (a CPU tensor without grad) and `torch.from_numpy(a)`
 return objects over the same buffer, so a write through one is seen through the other.
@@ -83,12 +96,14 @@ What the tests expect
 ---------------------
 - `round_to_bfloat16(x)`: bit for bit `x.to(torch.bfloat16).float()` on every non-NaN
   float32 (checked on 2**20 random bit patterns and every tricky class: ties, -0.0,
-  subnormals, the largest floats that round to inf); NaN stays NaN with its low 16 bits
-  clear; any shape and layout; x unchanged; no bfloat16 tensor created on the way (the
-  point is to do it on the bits); a dtype other than float32 raises TypeError.
+  subnormals, the largest floats that round to inf); a NaN stays a NaN with its low 16 bits
+  clear (which NaN is up to you: torch gives one canonical NaN); any shape and layout; a new
+  tensor, x unchanged; no bfloat16 tensor created on the way (the point is to do it on the
+  bits); a dtype other than float32 raises TypeError.
 - `float_limits(e, m)`: equals `torch.finfo` for float32, float16, bfloat16, float64 and
-  float8_e5m2, and brute force for formats torch does not have; computed, not looked up;
-  bad arguments raise ValueError or TypeError.
+  float8_e5m2, and brute force for formats torch does not have; plain Python floats;
+  computed, not looked up (no torch.finfo or numpy.finfo); bad arguments raise ValueError or
+  TypeError.
 - `sliding_windows(x, size, step)`: equals `x.unfold(0, size, step)` for any dims, dtype,
   layout and storage offset, shares x's storage (a write to x shows in the windows), built
   with `as_strided` (unfold is not allowed); bad sizes raise ValueError.
@@ -106,13 +121,14 @@ def round_to_bfloat16(x: torch.Tensor) -> torch.Tensor:
     Returns a new float32 tensor of x's shape on x's device whose elements are bfloat16
     values (their low 16 bits are 0): round to nearest, ties to even; +-0.0 and +-inf keep
     their sign; subnormals round like any other number; a finite value too large for
-    bfloat16 becomes inf; a NaN stays a NaN. The same bits as `x.to(torch.bfloat16).float()`
-    for every non-NaN input, computed with integer ops on `x.view(torch.int32)`, without
-    creating any bfloat16 tensor. Raises TypeError if x is not float32.
+    bfloat16 becomes inf; a NaN stays a NaN (any NaN whose low 16 bits are 0). The same bits
+    as `x.to(torch.bfloat16).float()` for every non-NaN input, computed with integer ops on
+    x's bits, without creating any bfloat16 tensor. Raises TypeError if x is not float32.
     """
-    # TODO: check the dtype; read the bits with x.view(torch.int32) (same element size, so it
-    #       works for any strides); give NaNs bits that cannot round to inf; add 0x7FFF plus
-    #       bit 16, clear the low 16 bits, and view the result as float32 again.
+    # TODO: return x rounded to the nearest bfloat16 values (ties to even), still float32,
+    #       worked out on x's 32 bits with integer ops. Held to: torch's bits exactly for every
+    #       non-NaN; NaN in, NaN out, low 16 bits 0; any shape, strides and device; a new
+    #       tensor, x itself unchanged; no bfloat16 tensor on the way; TypeError unless float32.
     ### BEGIN SOLUTION
     if x.dtype != torch.float32:
         raise TypeError(f"round_to_bfloat16 expects a float32 tensor, got {x.dtype}")
@@ -143,9 +159,10 @@ def float_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, 
     float64 (11, 52) and float8_e5m2 (5, 2). Raises TypeError for arguments that are not
     ints, ValueError for widths out of range.
     """
-    # TODO: validate the arguments; compute the bias; the largest finite number has the
-    #       largest non-reserved exponent and an all-ones fraction; eps is one unit in the last
-    #       mantissa place at exponent 0; the smallest normal has the smallest exponent field, 1.
+    # TODO: return (largest finite, eps, smallest normal) of that format as Python floats,
+    #       worked out from the two widths (no lookup table, no finfo). Held to: torch.finfo's
+    #       values for the formats it has, exact values for any other; TypeError for widths that
+    #       are not ints, ValueError outside 2..11 and 1..52 (both ends allowed).
     ### BEGIN SOLUTION
     for name, value in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
         if not isinstance(value, int) or isinstance(value, bool):
@@ -175,9 +192,10 @@ def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
     storage (no copy), so a write to x shows in it; never write through it (windows overlap).
     Raises ValueError if x is 0-d, size < 1, step < 1 or size > len(x).
     """
-    # TODO: validate; count the windows; build the view with x.as_strided(shape, strides,
-    #       offset) from x's own stride() and storage_offset() (dim 0 moves step*stride(0) per
-    #       window and the new last dim moves stride(0) per element).
+    # TODO: return every window as one view of x's storage, shaped like x.unfold(0, size, step)
+    #       (W, *x.shape[1:], size). Held to: no copy (a write to x shows in it) and no unfold;
+    #       any dtype, strides and storage offset of x, on x's device; ValueError for a 0-d x,
+    #       size or step below 1, or size longer than dim 0.
     ### BEGIN SOLUTION
     if x.dim() == 0:
         raise ValueError("sliding_windows: x must have a dim to slide along, got a 0-d tensor")

@@ -13,21 +13,27 @@ pick_device
 - "always a torch.device" -> test_pick_device_default, test_pick_device_honours_what_is_asked
 - "torch.device(prefer) unchanged if it exists (cuda:i: i < count; a tensor's mps:0)" -> test_pick_device_honours_what_is_asked
 - "else RuntimeError, never a silent fallback (cuda on a Mac, cuda:count, meta)" -> test_pick_device_refuses_a_missing_device
+  (a fallback to another device is named as one; a missing device returned as asked is told apart)
 - "the message names the device asked for and every available one" -> test_pick_device_refuses_a_missing_device
 seed_everything
 - "torch, random, NumPy's global generator, a shuffling DataLoader, Dropout repeat; returns None;
   np.random.default_rng does not count" (the doctest too) -> test_seed_everything_repeats_every_generator
+  (names the generator left unseeded, and default_rng for NumPy's)
 - "another seed gives other numbers" -> test_different_seeds_differ
 - "torch CPU and every CUDA device" -> test_seed_everything_seeds_every_cuda_device
 train_epoch
 - "returns a Python float" -> test_train_epoch_returns_a_float_that_decreases, test_train_epoch_matches_a_plain_loop
 - "mean over samples: a smaller last batch weighs less; batch size is targets' first dim" ->
   test_train_epoch_matches_a_plain_loop, test_train_epoch_weighs_batches_by_their_samples
+  (the mean of the batch means and a low-precision tensor sum are named when the result is exactly theirs)
 - "one pass over any iterable loader, one optimizer step per batch" -> test_train_epoch_weighs_batches_by_their_samples,
   test_train_epoch_matches_a_plain_loop
-- "model put in train mode first (every submodule)" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
+- "model put in train mode first (every submodule)"; "a model that evaluate left in eval mode would train without
+  dropout" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
 - "each batch (inputs and targets) moved to `device`" -> test_train_epoch_moves_every_batch_to_the_device
-- "gradients cleared before every step, stale ones too" -> test_train_epoch_clears_stale_gradients_first
+- "backward adds to .grad: clear before each backward, stale ones too" -> test_train_epoch_clears_stale_gradients_first,
+  test_train_epoch_matches_a_plain_loop (a loop that never clears, or clears after the step only, is named when the
+  parameters are exactly its)
 - "cleared = set to None (an unused parameter is skipped, not decayed)" -> test_train_epoch_sets_gradients_to_none
 - "loss.item(): no graph or tensor outlives its step" -> test_train_epoch_frees_each_steps_graph,
   test_train_epoch_matches_a_plain_loop[train, float16]
@@ -35,18 +41,22 @@ evaluate
 - "(mean loss over samples, accuracy) as Python floats; argmax over dim 1" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
 - "eval mode: no dropout, BatchNorm uses and keeps its running stats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
 - "low precision: per-batch .item(), summed as floats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode[bfloat16]
+- "average over samples, not batches" (named as for train_epoch) -> test_evaluate_matches_the_whole_data_set_in_eval_mode
 - "each batch moved to `device`" -> test_evaluate_moves_every_batch_to_the_device
-- "under torch.inference_mode() (no graph), and only there" -> test_evaluate_runs_under_inference_mode
-- "every submodule's own flag restored (nested ones too)" -> test_evaluate_restores_every_submodules_mode
+- "under torch.inference_mode() (no graph), and only there"; no_grad is not inference mode (named) ->
+  test_evaluate_runs_under_inference_mode
+- "every submodule's own flag restored (nested ones too), not one flag for the whole model" ->
+  test_evaluate_restores_every_submodules_mode (names: left in eval mode, one flag for all, the first level only)
 - "even if the loader raises" -> test_evaluate_restores_modes_when_the_loader_fails
 checkpoints
 - "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
   test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
-- "random states of torch, random, NumPy (their cached Gaussians too): resuming is bitwise exact" ->
-  test_resumed_training_is_bitwise_identical
+- "random states of torch, random, NumPy (their cached Gaussians too): resuming is bitwise exact";
+  "right after loading, every random state is the one saved" (names the one that is not, or its cached
+  Gaussian) -> test_resumed_training_is_bitwise_identical
 - "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
 - "types that weights_only=True accepts (NumPy state as a list)" -> test_checkpoint_loads_with_weights_only
-- "a temporary file in the same folder, os.replace'd onto the path; str or PathLike" ->
+- "a temporary file in the same folder, renamed onto the path (atomic); str or PathLike" ->
   test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
 - "a failed save (an error, Ctrl-C) keeps the old file and leaves no temporary file" -> test_failed_save_keeps_the_old_checkpoint
 - "torch.load(path, map_location=map_location, weights_only=True)" -> test_load_passes_map_location_and_weights_only
@@ -55,13 +65,15 @@ checkpoints
 - "a GPU checkpoint loads on the CPU and back (map_location)" -> test_training_on_the_gpu_with_cpu_batches (cuda)
 accumulate_gradients
 - "the full batch's .grad, uneven chunks too; its loss as a Python float" -> test_accumulated_gradients_equal_one_big_batch
-- "old gradients discarded (set to None)" -> test_accumulate_discards_old_gradients
+- "dividing by the number of chunks is right only for equal chunks", "not dividing at all makes the gradient about
+  that many times too large" (named when the .grad is exactly theirs) -> test_accumulated_gradients_equal_one_big_batch
+- "old gradients discarded (set to None)" (grads plus the old ones named) -> test_accumulate_discards_old_gradients
 - "tensor_split chunks, one forward and backward each, graph freed before the next" ->
   test_accumulate_runs_one_forward_and_backward_per_chunk
 - "no optimizer step, inputs unchanged" -> test_accumulate_runs_one_forward_and_backward_per_chunk
 - "ValueError unless 1 <= micro_batches <= N" -> test_accumulate_refuses_impossible_splits
-(The text's notes on deterministic kernels, cuDNN and DataLoader workers explain; no function
-here promises them.)
+(The text's notes on deterministic kernels, cuDNN, DataLoader workers and moving the model before
+building the optimizer explain; no function here promises them.)
 """
 
 from __future__ import annotations
@@ -118,29 +130,71 @@ def seed_all(seed: int) -> None:
     np.random.seed(seed)
 
 
-def reference_epoch(model, loader, optimizer, loss_fn=LOSS) -> float:
-    """The plain loop train_epoch must match: train mode, zero_grad, forward, backward, step."""
+def reference_epoch(model, loader, optimizer, loss_fn=LOSS, clear: str = "before", losses: list | None = None) -> float:
+    """The plain loop train_epoch must match: train mode, zero_grad, forward, backward, step.
+
+    clear: "before" each backward (right), or the pitfalls: "after" each step only, "never".
+    losses: if given, collects each batch's (detached loss tensor, batch size).
+    """
     model.train()
     total, count = 0.0, 0
     for x, y in loader:
-        optimizer.zero_grad()
+        if clear == "before":
+            optimizer.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
+        if clear == "after":
+            optimizer.zero_grad()
+        if losses is not None:
+            losses.append((loss.detach(), len(y)))
         total += loss.item() * len(y)
         count += len(y)
     return total / count
+
+
+def mean_pitfall(got, losses: list, expected: float) -> str:
+    """Why the mean loss `got` is wrong when it is what a pitfall the lesson names gives, else "".
+    losses: each batch's (detached mean loss, size), as reference_epoch collects them."""
+    if type(got) is not float or len(losses) < 2:
+        return ""
+    sizes = [size for _, size in losses]
+    batch_means = sum(loss.item() for loss, _ in losses) / len(losses)
+    if got == pytest.approx(batch_means, rel=1e-6) and batch_means != pytest.approx(expected, rel=1e-6):
+        return (f" That is the mean of the batch means: the last batch ({sizes[-1]} samples) weighs as much as a "
+                f"full one ({sizes[0]}). Weigh each batch by its size: the sum of loss.item() * batch size over the "
+                "number of samples.")
+    tensor_sum = 0.0
+    for loss, size in losses:
+        tensor_sum = tensor_sum + loss * size
+    tensor_mean = (tensor_sum / sum(sizes)).item()
+    if got == tensor_mean and tensor_mean != pytest.approx(expected, rel=1e-6):
+        return (f" That is the losses summed as a {str(losses[0][0].dtype).removeprefix('torch.')} tensor, which "
+                "rounds at every addition in the model's low precision: add loss.item() * batch size as Python "
+                "floats.")
+    return ""
 
 
 def modes(model: nn.Module) -> list[tuple[str, bool]]:
     return [(name or "<model>", m.training) for name, m in model.named_modules()]
 
 
+def same_parameters(actual: nn.Module, expected: nn.Module) -> bool:
+    """Whether every parameter is close to the other model's (as assert_same_parameters judges)."""
+    try:
+        for a, b in zip(actual.parameters(), expected.parameters()):
+            torch.testing.assert_close(a, b)
+    except AssertionError:
+        return False
+    return True
+
+
 def assert_same_parameters(actual: nn.Module, expected: nn.Module, what: str, exact: bool = False) -> None:
     __tracebackhide__ = True
     for (name, a), b in zip(actual.named_parameters(), expected.parameters()):
         if exact:
-            assert torch.equal(a, b), f"{what}: parameter {name} is not bitwise equal (max diff {(a - b).abs().max():.3g})"
+            if not torch.equal(a, b):
+                pytest.fail(f"{what}: parameter {name} is not bitwise equal (max diff {(a - b).abs().max():.3g})", pytrace=False)
         else:
             assert_close(a, b, what=f"{what}: parameter {name}")
 
@@ -163,8 +217,10 @@ def test_pick_device_default(lesson, machine, gpus, mps, expected):
     machine(gpus, mps)
     got = lesson.pick_device()
     what = f"pick_device() on a machine with {gpus} GPU(s){' and MPS' if mps else ''}"
-    assert isinstance(got, torch.device), f"{what} returned {got!r}: return a torch.device, not a string"
-    assert got == torch.device(expected), f"{what} returned {got!r}, expected device(type={expected!r})"
+    if not isinstance(got, torch.device):
+        pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
+    if got != torch.device(expected):
+        pytest.fail(f"{what} returned {got!r}, expected device(type={expected!r})", pytrace=False)
 
 
 def on_machine(gpus: int, mps: bool) -> str:
@@ -180,8 +236,10 @@ def test_pick_device_honours_what_is_asked(lesson, machine, gpus, mps, prefer):
     machine(gpus, mps)
     got = lesson.pick_device(prefer)
     what = f"pick_device({prefer!r}) on {on_machine(gpus, mps)}"
-    assert isinstance(got, torch.device), f"{what} returned {got!r}: return a torch.device, not a string"
-    assert got == torch.device(prefer), f"{what} returned {got!r}: return torch.device(prefer) unchanged when it is there"
+    if not isinstance(got, torch.device):
+        pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
+    if got != torch.device(prefer):
+        pytest.fail(f"{what} returned {got!r}: return torch.device(prefer) unchanged when it is there", pytrace=False)
 
 
 @pytest.mark.parametrize(("gpus", "mps", "prefer"), [
@@ -191,11 +249,21 @@ def test_pick_device_honours_what_is_asked(lesson, machine, gpus, mps, prefer):
 def test_pick_device_refuses_a_missing_device(lesson, machine, gpus, mps, prefer):
     machine(gpus, mps)
     available = ["cpu", *(f"cuda:{i}" for i in range(gpus)), *(["mps"] if mps else [])]
+    try:
+        got = lesson.pick_device(prefer)
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 (expect_raises below judges the error)
+        got = None
+    if isinstance(got, (str, torch.device)) and torch.device(got) != torch.device(prefer):
+        why = (f"this is a silent fallback to {str(got)!r}: the script would run on it for hours before anyone "
+               "noticed. Raise instead, naming the device asked for and the devices there are.")
+    else:
+        why = (f"this machine has no device {str(torch.device(prefer))!r}: only cpu, cuda:i for i < "
+               "device_count() (when CUDA is available) and mps (when MPS is) exist, and no other type ever does.")
     expect_raises(
         lambda: lesson.pick_device(prefer), RuntimeError,
-        what=f"pick_device({prefer!r}) on {on_machine(gpus, mps)}",
-        why="the device asked for is not there (only cpu, cuda:i for i < device_count() and mps can be); "
-            "falling back silently hides the mistake.",
+        what=f"pick_device({prefer!r}) on {on_machine(gpus, mps)}", why=why,
         mention=(str(torch.device(prefer)), *available),
     )
 
@@ -215,20 +283,32 @@ def draw_everything() -> dict:
     }
 
 
+UNSEEDED = {  # the generator behind each draw, and what leaving it unseeded means
+    "torch.rand": "torch's generator was not seeded (torch.manual_seed(seed))",
+    "DataLoader(shuffle=True) order": "torch's generator, which a shuffling DataLoader draws from, was not seeded "
+                                      "(torch.manual_seed(seed))",
+    "nn.Dropout(0.5) mask": "torch's generator, which Dropout draws from, was not seeded (torch.manual_seed(seed))",
+    "random.random": "Python's random has a generator of its own, which was not seeded (random.seed(seed))",
+    "np.random.rand": "NumPy's global generator (the one np.random.* functions share) was not seeded. "
+                      "np.random.default_rng(seed) builds a new generator and leaves the global one alone; "
+                      "np.random.seed(seed) seeds it",
+}
+
+
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_seed_everything_repeats_every_generator(lesson):
-    assert lesson.seed_everything(0) is None, "seed_everything(0) should return None"
+    returned = lesson.seed_everything(0)
+    if returned is not None:
+        pytest.fail(f"seed_everything(0) returned {returned!r}; it should return None", pytrace=False)
     first = draw_everything()
     random.random(), np.random.rand(), torch.rand(1)  # move every generator on
     lesson.seed_everything(0)
     again = draw_everything()
     for source in first:
-        assert first[source] == again[source], (
-            f"after seed_everything(0) twice, {source} drew different numbers: "
-            f"{first[source]} then {again[source]}. Seed torch, Python's random and NumPy's global "
-            "generator (np.random.seed)."
-        )
+        if first[source] != again[source]:
+            pytest.fail(f"after seed_everything(0) twice, {source} drew different numbers: {first[source]} then "
+                        f"{again[source]}. {UNSEEDED[source]}.", pytrace=False)
 
 
 def test_different_seeds_differ(lesson):
@@ -237,9 +317,10 @@ def test_different_seeds_differ(lesson):
     lesson.seed_everything(1)
     other = draw_everything()
     for source in ("torch.rand", "random.random", "np.random.rand"):
-        assert first[source] != other[source], (
-            f"seed_everything(0) and seed_everything(1) gave the same {source}: use the seed passed in"
-        )
+        if first[source] == other[source]:
+            pytest.fail((
+                f"seed_everything(0) and seed_everything(1) gave the same {source}: use the seed passed in"
+            ), pytrace=False)
 
 
 def test_seed_everything_seeds_every_cuda_device(lesson, machine, monkeypatch):
@@ -247,10 +328,11 @@ def test_seed_everything_seeds_every_cuda_device(lesson, machine, monkeypatch):
     seeded = []
     monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda seed: seeded.append(int(seed)))
     lesson.seed_everything(7)
-    assert 7 in seeded, (
-        f"seed_everything(7) on a machine with 2 GPUs seeded the CUDA generators with {seeded or 'nothing'}: "
-        "seed every CUDA device too (torch.manual_seed(7) calls torch.cuda.manual_seed_all(7) for you)"
-    )
+    if 7 not in seeded:
+        pytest.fail((
+            f"seed_everything(7) on a machine with 2 GPUs seeded the CUDA generators with {seeded or 'nothing'}: "
+            "seed every CUDA device too (torch.manual_seed(7) calls torch.cuda.manual_seed_all(7) for you)"
+        ), pytrace=False)
 
 
 # --- train_epoch ------------------------------------------------------------------------------
@@ -263,11 +345,13 @@ def test_train_epoch_returns_a_float_that_decreases(lesson):
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
     loader = make_loader()
     losses = [lesson.train_epoch(model, loader, optimizer, LOSS, torch.device("cpu")) for _ in range(6)]
-    assert all(type(loss) is float for loss in losses), (
-        f"train_epoch returned {type(losses[0]).__name__}: return a Python float (loss.item()), "
-        "not a tensor that keeps a graph alive"
-    )
-    assert losses[-1] < losses[0], f"train_epoch's loss did not go down over 6 epochs of Adam: {losses}"
+    if not all(type(loss) is float for loss in losses):
+        pytest.fail((
+            f"train_epoch returned {type(losses[0]).__name__}: return a Python float (loss.item()), "
+            "not a tensor that keeps a graph alive"
+        ), pytrace=False)
+    if losses[-1] >= losses[0]:
+        pytest.fail(f"train_epoch's loss did not go down over 6 epochs of Adam: {losses}", pytrace=False)
 
 
 def dropout_in_eval(model: nn.Module) -> nn.Module:
@@ -297,17 +381,25 @@ def test_train_epoch_matches_a_plain_loop(lesson, start):
     torch.manual_seed(3)  # the same dropout masks for both
     got = lesson.train_epoch(ours, loader, opt_ours, LOSS, "cpu")
     torch.manual_seed(3)
-    expected = reference_epoch(reference, loader, opt_ref)
+    losses = []
+    expected = reference_epoch(reference, loader, opt_ref, losses=losses)
     what = f"train_epoch on a model in {start}, batches of 16, 16 and 8"
-    assert all(m.training for m in ours.modules()), (
-        f"{what}: the (submodule, training) flags afterwards are {modes(ours)}: call model.train() "
-        "first, which sets every submodule (dropout must be on)"
-    )
+    if not all(m.training for m in ours.modules()):
+        pytest.fail(f"{what}: the (submodule, training) flags afterwards are {modes(ours)}: the model trained with "
+                    "some submodule in eval mode (a model that evaluate left in eval mode trains without dropout). "
+                    "Call model.train() first, which sets every submodule.", pytrace=False)
+    if not same_parameters(ours, reference):
+        never = make_model(dropout=0.3, dtype=dtype)
+        torch.manual_seed(3)
+        reference_epoch(never, loader, torch.optim.SGD(never.parameters(), lr=0.1, momentum=0.9), clear="never")
+        if same_parameters(ours, never):
+            pytest.fail(f"{what}: the parameters are those of a loop that never clears the gradients: backward() "
+                        "adds to .grad, so every step applied the sum of all the gradients so far. Clear them "
+                        "(to None) before each backward.", pytrace=False)
     assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
-    assert type(got) is float and got == pytest.approx(expected, rel=1e-6), (
-        f"{what} returned {got!r}, expected the mean over samples {expected}: add loss.item() times "
-        "the batch's size as Python floats (the last batch is smaller), then divide by the number of samples"
-    )
+    if type(got) is not float or got != pytest.approx(expected, rel=1e-6):
+        pytest.fail(f"{what} returned {got!r}, expected the mean over samples {expected} as a Python float."
+                    + mean_pitfall(got, losses, expected), pytrace=False)
 
 
 def test_train_epoch_weighs_batches_by_their_samples(lesson):
@@ -318,14 +410,17 @@ def test_train_epoch_weighs_batches_by_their_samples(lesson):
     loss_fn = nn.functional.mse_loss
     ours, reference = make_model(), make_model()
     got = lesson.train_epoch(ours, (batch for batch in batches), torch.optim.SGD(ours.parameters(), lr=0.1), loss_fn, "cpu")
-    expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1), loss_fn)
+    losses = []
+    expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1), loss_fn, losses=losses)
     what = ("train_epoch with mse_loss on targets of shape (batch, 3), batches of 8, 8 and 5 from a "
             "generator (one pass)")
-    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step per batch)")
-    assert got == pytest.approx(expected, rel=1e-6), (
-        f"{what} returned {got!r}, expected {expected}: a batch's size is targets.shape[0] (not its last "
-        "dim); count the samples as they come, the loader may be iterable only once"
-    )
+    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step per batch): "
+                                            "one step per batch, in one pass (the loader may be iterable only once)")
+    if got != pytest.approx(expected, rel=1e-6):
+        why = mean_pitfall(got, losses, expected)
+        if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
+            why += " (A batch's size is targets.shape[0]: its last dim here is 3 for every batch.)"
+        pytest.fail(f"{what} returned {got!r}, expected the mean over samples {expected}.{why}", pytrace=False)
 
 
 class Elsewhere(torch.Tensor):
@@ -387,7 +482,8 @@ def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
     what = f"train_epoch(model, loader, optimizer, loss_fn, device={device!r}) with batches on another device"
     assert_moved(what, seen, moved_to, device)
     expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1))
-    assert got == pytest.approx(expected, rel=1e-6), f"{what} returned {got!r}, expected {expected}"
+    if got != pytest.approx(expected, rel=1e-6):
+        pytest.fail(f"{what} returned {got!r}, expected {expected}", pytrace=False)
 
 
 class SpareHead(nn.Module):
@@ -417,9 +513,10 @@ def test_train_epoch_sets_gradients_to_none(lesson):
             "gradients with optimizer.zero_grad(set_to_none=True) (the default): a grad of zeros is "
             "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
         )
-    assert torch.equal(model.spare.detach(), torch.ones(CLASSES)), (
-        f"{what}: it moved to {model.spare.tolist()}; a parameter whose grad is None must not be stepped"
-    )
+    if not torch.equal(model.spare.detach(), torch.ones(CLASSES)):
+        pytest.fail((
+            f"{what}: it moved to {model.spare.tolist()}; a parameter whose grad is None must not be stepped"
+        ), pytrace=False)
 
 
 class Probe(torch.autograd.Function):
@@ -452,7 +549,8 @@ def test_train_epoch_frees_each_steps_graph(lesson):
         return loss
 
     got = lesson.train_epoch(model, batches, torch.optim.SGD(model.parameters(), lr=0.1), probed_loss, "cpu")
-    assert type(got) is float, f"train_epoch returned {type(got).__name__}, expected a Python float"
+    if type(got) is not float:
+        pytest.fail(f"train_epoch returned {type(got).__name__}, expected a Python float", pytrace=False)
     if kept:
         step, alive = kept[-1]
         pytest.fail(
@@ -462,31 +560,45 @@ def test_train_epoch_frees_each_steps_graph(lesson):
         )
 
 
-def test_train_epoch_clears_stale_gradients_first(lesson):
-    ours, reference = make_model(), make_model()
-    for p in ours.parameters():
+def stale(model: nn.Module) -> nn.Module:
+    for p in model.parameters():
         p.grad = torch.full_like(p, 100.0)  # left behind by someone else's backward
+    return model
+
+
+def test_train_epoch_clears_stale_gradients_first(lesson):
+    ours, reference = stale(make_model()), make_model()
     opt_ours = torch.optim.SGD(ours.parameters(), lr=0.1)
     lesson.train_epoch(ours, make_loader(), opt_ours, LOSS, "cpu")
     reference_epoch(reference, make_loader(), torch.optim.SGD(reference.parameters(), lr=0.1))
-    assert_same_parameters(
-        ours, reference,
-        "train_epoch on a model whose .grad already held values: clear the gradients before each "
-        "step's backward (the first one too), not after the step",
-    )
+    what = "train_epoch on a model whose .grad already held 100 everywhere"
+    if not same_parameters(ours, reference):
+        for clear, why in (("after", "clears the gradients after each step only: the 100s it found entered the "
+                                     "first step. Clear them before each backward, the first one too"),
+                           ("never", "never clears the gradients: backward() adds to .grad, so the 100s and every "
+                                     "earlier gradient entered every step. Clear them before each backward")):
+            pitfall = stale(make_model())
+            reference_epoch(pitfall, make_loader(), torch.optim.SGD(pitfall.parameters(), lr=0.1), clear=clear)
+            if same_parameters(ours, pitfall):
+                pytest.fail(f"{what}: the parameters are those of a loop that {why}.", pytrace=False)
+    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step)")
 
 
 # --- evaluate ---------------------------------------------------------------------------------
 
 
-def reference_evaluation(model: nn.Module, loader) -> tuple[float, float]:
-    """Batch by batch in eval mode; each batch's mean loss .item() times its size, summed as floats."""
+def reference_evaluation(model: nn.Module, loader, losses: list | None = None) -> tuple[float, float]:
+    """Batch by batch in eval mode; each batch's mean loss .item() times its size, summed as floats.
+    losses: if given, collects each batch's (mean loss tensor, batch size)."""
     model = copy.deepcopy(model).eval()
     total, correct, count = 0.0, 0, 0
     with torch.no_grad():
         for x, y in loader:
             logits = model(x)
-            total += LOSS(logits, y).item() * len(y)
+            loss = LOSS(logits, y)
+            if losses is not None:
+                losses.append((loss, len(y)))
+            total += loss.item() * len(y)
             correct += (logits.argmax(1) == y).sum().item()
             count += len(y)
     return total / count, correct / count
@@ -501,39 +613,49 @@ def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype
         model[1].running_mean.fill_(0.3)
         model[1].running_var.fill_(2.0)
     loader = DataLoader(TensorDataset(*make_data(dtype=dtype)), batch_size=12)  # 12, 12, 12 and 4
-    expected = reference_evaluation(model, loader)
+    losses = []
+    expected = reference_evaluation(model, loader, losses)
     stats = (model[1].running_mean.clone(), model[1].running_var.clone())
     got = lesson.evaluate(model, loader, LOSS, "cpu")
     what = f"evaluate on a {dtype} model with Dropout({dropout}) and BatchNorm, batches of 12, 12, 12 and 4"
-    assert isinstance(got, tuple) and len(got) == 2, f"{what} returned {got!r}: return (loss, accuracy)"
-    assert all(type(v) is float for v in got), f"{what} returned {got!r}: return two Python floats"
-    assert_close(model[1].running_mean, stats[0], what=f"BatchNorm's running_mean after {what} (eval mode must not update it)")
-    assert got[0] == pytest.approx(expected[0], rel=1e-6), (
-        f"{what}: loss {got[0]}, expected {expected[0]}. Switch the model to eval mode (no dropout, "
-        "BatchNorm's running stats) and weigh each batch's loss by its size, adding loss.item() * size "
-        "as Python floats (a tensor sum rounds in the model's dtype)."
-    )
-    assert got[1] == pytest.approx(expected[1], abs=1e-9), (
-        f"{what}: accuracy {got[1]}, expected {expected[1]} (correct argmax(dim=1) / number of samples)"
-    )
+    if not (isinstance(got, tuple) and len(got) == 2 and all(type(v) is float for v in got)):
+        pytest.fail(f"{what} returned {got!r}: return (loss, accuracy), two Python floats", pytrace=False)
+    assert_close(model[1].running_mean, stats[0],
+                 what=f"BatchNorm's running_mean after {what}: it changed, so BatchNorm ran in training mode, "
+                      "which updates it. Switch the model to eval mode (model.eval()) for the evaluation")
+    if got[0] != pytest.approx(expected[0], rel=1e-6):
+        pytest.fail(f"{what}: loss {got[0]}, expected the mean over samples in eval mode, {expected[0]}."
+                    + mean_pitfall(got[0], losses, expected[0]), pytrace=False)
+    if got[1] != pytest.approx(expected[1], abs=1e-9):
+        pytest.fail(f"{what}: accuracy {got[1]}, expected {expected[1]} (correct argmax(dim=1) / number of samples)",
+                    pytrace=False)
 
 
 def test_evaluate_runs_under_inference_mode(lesson):
     model = make_model()
-    seen = []
-    model.register_forward_hook(lambda m, args, out: seen.append((torch.is_inference_mode_enabled(), out.requires_grad)))
+    seen = []  # (inference mode on, autograd on, the output requires grad) at each forward
+    model.register_forward_hook(lambda m, args, out: seen.append(
+        (torch.is_inference_mode_enabled(), torch.is_grad_enabled(), out.requires_grad)))
     lesson.evaluate(model, make_loader(), LOSS, "cpu")
-    assert seen, "evaluate never called the model"
-    assert all(inference for inference, _ in seen), (
-        "evaluate ran the model outside torch.inference_mode(): wrap the loop in `with torch.inference_mode():` "
-        "so no graph is recorded"
-    )
-    assert not any(grad for _, grad in seen), "evaluate's model outputs require grad: a graph was recorded"
-    assert all(p.grad is None for p in model.parameters()), "evaluate left gradients in .grad"
-    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled(), (
-        "after evaluate returned, autograd is still off: use `with torch.inference_mode():`, which ends "
-        "with the block, not a global switch"
-    )
+    grad_on_after = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+    torch.set_grad_enabled(True)  # whatever evaluate left, the next tests need autograd on
+    if not seen:
+        pytest.fail("evaluate never called the model", pytrace=False)
+    if not all(inference for inference, _, _ in seen):
+        if not any(grad for _, grad, _ in seen):
+            pytest.fail("evaluate ran the model under torch.no_grad() (autograd off, inference mode off): no graph, "
+                        "but evaluation is what inference mode is for, and this function promises it: it also "
+                        "skips autograd's version counters. Use `with torch.inference_mode():`.", pytrace=False)
+        pytest.fail("evaluate ran the model with autograd on: every batch recorded a graph that nobody will use. "
+                    "Wrap the loop in `with torch.inference_mode():`.", pytrace=False)
+    if any(requires for _, _, requires in seen):
+        pytest.fail("evaluate's model outputs require grad: a graph was recorded", pytrace=False)
+    if not all(p.grad is None for p in model.parameters()):
+        pytest.fail("evaluate left gradients in .grad", pytrace=False)
+    if not grad_on_after:
+        pytest.fail("after evaluate returned, autograd is still off (a global switch such as "
+                    "torch.set_grad_enabled(False)): use `with torch.inference_mode():`, which ends with the block",
+                    pytrace=False)
 
 
 @pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
@@ -547,7 +669,8 @@ def test_evaluate_moves_every_batch_to_the_device(lesson, device):
     got = lesson.evaluate(model, elsewhere(batches), loss_fn, device)
     what = f"evaluate(model, loader, loss_fn, device={device!r}) with batches on another device"
     assert_moved(what, seen, moved_to, device)
-    assert got == pytest.approx(expected, rel=1e-6), f"{what} returned {got!r}, expected {expected}"
+    if got != pytest.approx(expected, rel=1e-6):
+        pytest.fail(f"{what} returned {got!r}, expected {expected}", pytrace=False)
 
 
 def frozen_batchnorm(model: nn.Module) -> nn.Module:
@@ -579,18 +702,34 @@ MODE_CASES = {
 }
 
 
+def modes_pitfall(before: list, after: list) -> str:
+    """Why the flags `after` evaluate are wrong when they are what a pitfall the lesson names gives, else ""."""
+    top = before[0][1]
+    if all(not flag for _, flag in after) and top:
+        return (" evaluate left the model in eval mode: the caller's next epoch would train without dropout. Put "
+                "every flag back afterwards.")
+    if all(flag == top for _, flag in after):
+        return (f" Every flag is now {top}, the model's own: one flag was put back for the whole model "
+                "(model.train(was_training) sets every submodule), which overwrites a submodule kept in the other "
+                "mode on purpose (a frozen BatchNorm). Record each submodule's own flag and put each one back.")
+    wrong = [name for (name, was), (_, now) in zip(before, after) if was != now]
+    if wrong and all(name.count(".") >= 1 for name in wrong):
+        return (f" Only the deeper submodules ({', '.join(wrong)}) lost their flags: model.children() lists the "
+                "first level only; model.modules() goes all the way down.")
+    return ""
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("case", list(MODE_CASES))
 def test_evaluate_restores_every_submodules_mode(lesson, case):
     model = MODE_CASES[case]()
     before = modes(model)
     lesson.evaluate(model, make_loader(), LOSS, "cpu")
-    assert modes(model) == before, (
-        f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
-        f"{modes(model)} after. Record every submodule's own flag (model.modules(), which goes all the "
-        "way down) before model.eval() and put each one back afterwards (model.train(was_training) "
-        "overwrites the submodules' flags)."
-    )
+    after = modes(model)
+    if after != before:
+        pytest.fail(f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
+                    f"{after} after." + (modes_pitfall(before, after) or " Put back every submodule's own flag."),
+                    pytrace=False)
 
 
 class LoaderFailed(Exception):
@@ -608,10 +747,11 @@ def test_evaluate_restores_modes_when_the_loader_fails(lesson):
 
     with pytest.raises(LoaderFailed):
         lesson.evaluate(model, failing_loader(), LOSS, "cpu")
-    assert modes(model) == before, (
-        f"after the loader raised inside evaluate, the modes are {modes(model)}, not {before}: "
-        "restore them in a `finally:` block"
-    )
+    after = modes(model)
+    if after != before:
+        pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}: code after the "
+                    "loop never ran. Restore them in a `finally:` block, which runs however the block ends.",
+                    pytrace=False)
 
 
 # --- checkpoints ------------------------------------------------------------------------------
@@ -658,11 +798,41 @@ def test_checkpoint_loads_with_weights_only(lesson, tmp_path):
         lines = [line.strip() for line in str(exc).splitlines() if "Unsupported global" in line]
         reason = lines[0].split(" was not an allowed")[0] if lines else str(exc)[:300]
     if reason:  # failed outside the except block: the learner needs no chained traceback
+        numpy = (" That is a NumPy object: np.random.get_state() holds an np.ndarray, store it as a list "
+                 "(.tolist()).") if "numpy" in reason else ""
         pytest.fail(
             f"torch.load(path, weights_only=True) cannot read what save_checkpoint wrote ({reason}). "
-            "Store only tensors, dicts, lists, tuples, strings and numbers: np.random.get_state() holds "
-            "an np.ndarray, convert it with .tolist().", pytrace=False,
+            f"Store only tensors, dicts, lists, tuples, strings and numbers.{numpy}", pytrace=False,
         )
+
+
+def random_states() -> dict:
+    """Every global random state a training script draws from, as comparable plain values."""
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    return {"torch": torch.get_rng_state().tolist(), "python": random.getstate(),
+            "numpy": (name, keys.tolist(), pos, has_gauss, cached)}
+
+
+def assert_states_restored(saved: dict, what: str) -> None:
+    """The random states now are `saved`, each whole; else a failure naming the one that is not."""
+    __tracebackhide__ = True
+    now = random_states()
+    if now["torch"] != saved["torch"]:
+        pytest.fail(f"{what}: torch's random state is not the one saved, so the resumed run shuffles and drops out "
+                    "differently. Save torch.get_rng_state() and restore it (torch.set_rng_state).", pytrace=False)
+    for key, name in (("python", "Python's random module"), ("numpy", "NumPy's global generator")):
+        if now[key] == saved[key]:
+            continue
+        if key == "python":
+            same_draws, gaussian = now[key][:2] == saved[key][:2], (now[key][2], saved[key][2])
+        else:
+            same_draws, gaussian = now[key][:3] == saved[key][:3], (now[key][3:], saved[key][3:])
+        if same_draws:
+            pytest.fail(f"{what}: the state of {name} is restored but for its cached Gaussian ({gaussian[0]!r}, saved "
+                        f"{gaussian[1]!r}): Gaussians are drawn in pairs and the second waits in the state, so the "
+                        "next one differs. Save and restore the whole state, its last items too.", pytrace=False)
+        pytest.fail(f"{what}: the random state of {name} is not the one saved (an augmentation drawing from it would "
+                    "differ). Save it in the checkpoint and restore it when loading.", pytrace=False)
 
 
 @pytest.mark.points(3)
@@ -677,21 +847,24 @@ def test_resumed_training_is_bitwise_identical(lesson, tmp_path):
     model, optimizer = new_run(seed=0)
     losses = [reference_epoch(model, noisy_loader(), optimizer) for _ in range(2)]
     one_gaussian_each()
+    saved = random_states()
     lesson.save_checkpoint(tmp_path / "run.pt", model, optimizer, epoch=2)
     # A new process: other random states, a freshly initialised model and optimizer.
     seed_all(12345)
     model, optimizer = new_run(seed=1)
     epoch = lesson.load_checkpoint(tmp_path / "run.pt", model, optimizer)
-    assert epoch == 2, f"save_checkpoint(..., epoch=2) then load_checkpoint returned {epoch!r}, expected 2"
+    if epoch != 2:
+        pytest.fail(f"save_checkpoint(..., epoch=2) then load_checkpoint returned {epoch!r}, expected 2",
+                    pytrace=False)
+    assert_states_restored(saved, "save_checkpoint then load_checkpoint in a new process (other random states)")
     losses += [reference_epoch(model, noisy_loader(), optimizer) for _ in range(2)]
 
     what = ("4 epochs straight vs 2 epochs + save_checkpoint + load_checkpoint into a fresh model and "
             "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
-    assert losses == expected, (
-        f"{what}: per-epoch losses {losses}, expected {expected}. Save and restore the optimizer's state "
-        "and every random state (torch, CUDA, Python's random, NumPy), each whole: random.getstate() and "
-        "np.random.get_state() end with a cached Gaussian, which the next draw uses."
-    )
+    if losses != expected:
+        pytest.fail(f"{what}: per-epoch losses {losses}, expected {expected}. The random states came back as "
+                    "saved, so look at what else the next steps depend on: the model's state and the optimizer's "
+                    "(Adam's moments and step counts).", pytrace=False)
     assert_same_parameters(model, straight, what, exact=True)
 
 
@@ -701,17 +874,20 @@ def test_load_restores_model_optimizer_and_epoch(lesson, tmp_path):
     lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=3)
     fresh, fresh_optimizer = new_run(seed=1, batchnorm=True)
     epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
-    assert type(epoch) is int and epoch == 3, f"load_checkpoint returned {epoch!r} for a checkpoint saved with epoch=3"
+    if not (type(epoch) is int and epoch == 3):
+        pytest.fail(f"load_checkpoint returned {epoch!r} for a checkpoint saved with epoch=3", pytrace=False)
     for name, value in model.state_dict().items():
-        assert torch.equal(fresh.state_dict()[name], value), (
-            f"the model's {name} after load_checkpoint is not the saved one: save model.state_dict(), which "
-            "holds the buffers (BatchNorm's running statistics) as well as the parameters"
-        )
+        if not torch.equal(fresh.state_dict()[name], value):
+            pytest.fail((
+                f"the model's {name} after load_checkpoint is not the saved one: save model.state_dict(), which "
+                "holds the buffers (BatchNorm's running statistics) as well as the parameters"
+            ), pytrace=False)
     saved, loaded = optimizer.state_dict(), fresh_optimizer.state_dict()
-    assert loaded["state"].keys() == saved["state"].keys(), (
-        "the optimizer after load_checkpoint has no Adam state (moments, step counts): save "
-        "optimizer.state_dict() and load it with optimizer.load_state_dict"
-    )
+    if loaded["state"].keys() != saved["state"].keys():
+        pytest.fail((
+            "the optimizer after load_checkpoint has no Adam state (moments, step counts): save "
+            "optimizer.state_dict() and load it with optimizer.load_state_dict"
+        ), pytrace=False)
     for index, state in saved["state"].items():
         for key, value in state.items():
             assert_close(loaded["state"][index][key], value, what=f"optimizer state {key!r} of parameter {index} after load_checkpoint")
@@ -721,11 +897,14 @@ def test_save_leaves_only_the_checkpoint(lesson, tmp_path):
     model, optimizer = new_run(seed=0)
     lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
     lesson.save_checkpoint(str(tmp_path / "ckpt.pt"), model, optimizer, epoch=2)  # a str path, overwriting
-    assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"], (
-        f"after two save_checkpoint calls the folder holds {sorted(os.listdir(tmp_path))}: "
-        "rename the temporary file onto the path (os.replace)"
-    )
-    assert lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1)) == 2, "the second save did not replace the first"
+    if sorted(os.listdir(tmp_path)) != ["ckpt.pt"]:
+        pytest.fail((
+            f"after two save_checkpoint calls the folder holds {sorted(os.listdir(tmp_path))}: "
+            "rename the temporary file onto the path (os.replace)"
+        ), pytrace=False)
+    epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1))
+    if epoch != 2:
+        pytest.fail(f"the second save (epoch=2) did not replace the first: loading gives epoch {epoch!r}", pytrace=False)
 
 
 def test_save_writes_a_temporary_file_then_renames(lesson, tmp_path, monkeypatch):
@@ -746,15 +925,17 @@ def test_save_writes_a_temporary_file_then_renames(lesson, tmp_path, monkeypatch
     lesson.save_checkpoint(path, model, optimizer, epoch=2)
     monkeypatch.undo()
     what = "save_checkpoint onto an existing checkpoint"
-    assert path.stat().st_ino != old_inode, (
-        f"{what} rewrote the old file in place (the same inode): a crash midway would leave it truncated. "
-        "Write a temporary file in the same folder and os.replace it onto the path (an atomic rename)."
-    )
+    if path.stat().st_ino == old_inode:
+        pytest.fail((
+            f"{what} rewrote the old file in place (the same inode): a crash midway would leave it truncated. "
+            "Write a temporary file in the same folder and os.replace it onto the path (an atomic rename)."
+        ), pytrace=False)
     foreign = [src for src in renamed if os.path.dirname(os.path.abspath(src)) != str(tmp_path)]
-    assert not foreign, (
-        f"{what} renamed {foreign} onto {path}: make the temporary file in the checkpoint's own folder "
-        "(tempfile.mkstemp(dir=...)); os.replace is atomic only within one file system, and fails across two"
-    )
+    if foreign:
+        pytest.fail((
+            f"{what} renamed {foreign} onto {path}: make the temporary file in the checkpoint's own folder "
+            "(tempfile.mkstemp(dir=...)); os.replace is atomic only within one file system, and fails across two"
+        ), pytrace=False)
 
 
 @pytest.mark.parametrize("failure", [OSError("disk full (simulated)"), KeyboardInterrupt("Ctrl-C (simulated)")],
@@ -774,10 +955,13 @@ def test_failed_save_keeps_the_old_checkpoint(lesson, tmp_path, monkeypatch, fai
     with pytest.raises(type(failure), match="simulated"):
         lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=2)
     monkeypatch.undo()
-    assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"], (
-        f"after a save that failed midway ({type(failure).__name__}) the folder holds {sorted(os.listdir(tmp_path))}: "
-        "remove the temporary file whatever stops the save (`except BaseException:` and re-raise, or `finally`)"
-    )
+    left = sorted(os.listdir(tmp_path))
+    if left != ["ckpt.pt"]:
+        why = ("remove the temporary file when the save fails, and re-raise" if isinstance(failure, Exception) else
+               "remove the temporary file whatever stops the save: a KeyboardInterrupt (Ctrl-C) is no Exception, "
+               "so only `except BaseException:` (re-raising) or `finally` runs for it too")
+        pytest.fail(f"after a save that failed midway ({type(failure).__name__}) the folder holds {left}: {why}",
+                    pytrace=False)
     broken = None
     try:
         epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1))
@@ -790,7 +974,8 @@ def test_failed_save_keeps_the_old_checkpoint(lesson, tmp_path, monkeypatch, fai
             f"a save that failed midway destroyed the previous checkpoint (loading it raised {broken}): "
             "write to a temporary file in the same folder, then os.replace it onto the path", pytrace=False,
         )
-    assert epoch == 1, f"after a failed save the checkpoint says epoch {epoch}, expected the old 1"
+    if epoch != 1:
+        pytest.fail(f"after a failed save the checkpoint says epoch {epoch}, expected the old 1", pytrace=False)
 
 
 class CodeInPickle:
@@ -815,11 +1000,13 @@ def test_load_refuses_a_checkpoint_that_runs_code(lesson, tmp_path):
         ran = getattr(builtins, "_kata_09_pwned", False)
         if ran:
             del builtins._kata_09_pwned
-    assert not ran, (
-        "load_checkpoint ran code hidden in the checkpoint file (unpickling can call any function): "
-        "load it with torch.load(path, map_location=..., weights_only=True)"
-    )
-    assert refused, "load_checkpoint accepted a checkpoint that is not a model at all"
+    if ran:
+        pytest.fail((
+            "load_checkpoint ran code hidden in the checkpoint file (unpickling can call any function): "
+            "load it with torch.load(path, map_location=..., weights_only=True)"
+        ), pytrace=False)
+    if not refused:
+        pytest.fail("load_checkpoint accepted a checkpoint that is not a model at all", pytrace=False)
 
 
 def keep_storage(storage, location):
@@ -841,15 +1028,18 @@ def test_load_passes_map_location_and_weights_only(lesson, tmp_path, monkeypatch
 
     monkeypatch.setattr(torch, "load", recording_load)
     lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1), map_location=location)
-    assert len(calls) == 1, f"load_checkpoint called torch.load {len(calls)} times, expected once"
-    assert calls[0].get("map_location") is location, (
-        f"load_checkpoint(..., map_location={location!r}) called torch.load with map_location="
-        f"{calls[0].get('map_location')!r}: pass it through unchanged (None too)"
-    )
-    assert calls[0].get("weights_only") is True, (
-        "load_checkpoint called torch.load without weights_only=True: say it explicitly, so that "
-        "loading never unpickles arbitrary objects"
-    )
+    if len(calls) != 1:
+        pytest.fail(f"load_checkpoint called torch.load {len(calls)} times, expected once", pytrace=False)
+    if calls[0].get("map_location") is not location:
+        pytest.fail((
+            f"load_checkpoint(..., map_location={location!r}) called torch.load with map_location="
+            f"{calls[0].get('map_location')!r}: pass it through unchanged (None too)"
+        ), pytrace=False)
+    if calls[0].get("weights_only") is not True:
+        pytest.fail((
+            "load_checkpoint called torch.load without weights_only=True: say it explicitly, so that "
+            "loading never unpickles arbitrary objects"
+        ), pytrace=False)
 
 
 @pytest.mark.parametrize(("saved_spare", "loaded_spare"), [(True, False), (False, True)], ids=["unexpected key", "missing key"])
@@ -917,19 +1107,21 @@ def test_checkpoint_keeps_every_cuda_random_state(lesson, tmp_path, monkeypatch)
         later.install(patch)
         lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
         for i, (got, want) in enumerate(zip(later.states, expected)):
-            assert torch.equal(got, want), (
-                f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
-                f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
-                "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
-            )
+            if not torch.equal(got, want):
+                pytest.fail((
+                    f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
+                    f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
+                    "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
+                ), pytrace=False)
     with monkeypatch.context() as patch:
         cpu_only = FakeCudaRandom(0, fill=0)
         cpu_only.install(patch)
         lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
-        assert cpu_only.sets == 0, (
-            "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
-            "random states: restore them only where torch.cuda.is_available()"
-        )
+        if cpu_only.sets != 0:
+            pytest.fail((
+                "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
+                "random states: restore them only where torch.cuda.is_available()"
+            ), pytrace=False)
 
 
 # --- accumulate_gradients ---------------------------------------------------------------------
@@ -940,6 +1132,39 @@ def full_batch_gradients(model, x, y):
     loss = LOSS(reference(x), y)
     loss.backward()
     return loss.item(), [p.grad for p in reference.parameters()]
+
+
+def chunk_gradients(model, x, y, micro_batches: int, weight) -> list[torch.Tensor]:
+    """The .grad one backward per chunk leaves when chunk k's mean loss is scaled by weight(n_k)."""
+    reference = copy.deepcopy(model)
+    for xs, ys in zip(torch.tensor_split(x, micro_batches), torch.tensor_split(y, micro_batches)):
+        (LOSS(reference(xs), ys) * weight(len(xs))).backward()
+    return [p.grad for p in reference.parameters()]
+
+
+def all_close(grads, others) -> bool:
+    """Whether every gradient is there and equal to the other list's, up to float64 rounding."""
+    return all(isinstance(g, torch.Tensor) and g.shape == o.shape and g.dtype == o.dtype
+               and torch.allclose(g, o, rtol=1e-9, atol=1e-12) for g, o in zip(grads, others))
+
+
+def accumulation_pitfall(model, x, y, micro_batches: int, expected: list) -> str:
+    """Why the model's .grad is wrong when it is what a pitfall the lesson names gives, else ""."""
+    grads = [p.grad for p in model.parameters()]
+    n = len(x)
+    pitfalls = [
+        (lambda size: 1 / micro_batches,
+         " That is each chunk's mean loss divided by the number of chunks: right only when every chunk has the same "
+         "size. Weigh each chunk by its share of the samples, chunk size / N."),
+        (lambda size: 1.0,
+         " That is each chunk's mean loss unscaled: the gradients add up to about micro_batches times the full "
+         "batch's. Weigh each chunk by its share of the samples, chunk size / N."),
+    ]
+    for weight, why in pitfalls:
+        candidate = chunk_gradients(model, x, y, micro_batches, weight)
+        if all_close(grads, candidate) and not all_close(expected, candidate):
+            return why
+    return ""
 
 
 def chunks_of(n: int, micro_batches: int) -> list[int]:
@@ -962,14 +1187,18 @@ def test_accumulated_gradients_equal_one_big_batch(lesson, case):
     got = lesson.accumulate_gradients(model, LOSS, x, y, micro_batches)
     what = f"accumulate_gradients(model, loss_fn, inputs, targets, micro_batches={micro_batches}) for N={n} (chunks {chunks_of(n, micro_batches)})"
     for (name, p), grad in zip(model.named_parameters(), expected):
-        assert p.grad is not None, f"{what} left {name}.grad empty"
-        assert_close(
-            p.grad, grad,
-            what=f"{what}: {name}.grad vs one full batch (scale each chunk's mean loss by chunk size / N)",
-        )
-    assert type(got) is float and got == pytest.approx(expected_loss, rel=1e-9), (
-        f"{what} returned {got!r}, expected the full-batch loss {expected_loss} as a Python float"
-    )
+        if p.grad is None:
+            pytest.fail(f"{what} left {name}.grad empty", pytrace=False)
+    if not all_close([p.grad for p in model.parameters()], expected):
+        why = accumulation_pitfall(model, x, y, micro_batches, expected)
+        if why:
+            pytest.fail(f"{what}: the .grad differs from one full batch's.{why}", pytrace=False)
+    for (name, p), grad in zip(model.named_parameters(), expected):
+        assert_close(p.grad, grad, what=f"{what}: {name}.grad vs one full batch")
+    if not (type(got) is float and got == pytest.approx(expected_loss, rel=1e-9)):
+        pytest.fail((
+            f"{what} returned {got!r}, expected the full-batch loss {expected_loss} as a Python float"
+        ), pytrace=False)
 
 
 def test_accumulate_discards_old_gradients(lesson):
@@ -979,8 +1208,13 @@ def test_accumulate_discards_old_gradients(lesson):
     for p in model.parameters():
         p.grad = torch.ones_like(p)
     lesson.accumulate_gradients(model, LOSS, x, y, 3)
+    what = "accumulate_gradients(model, loss_fn, inputs, targets, 3) on a model whose .grad held ones"
+    grads = [p.grad for p in model.body.parameters()]
+    if not all_close(grads, expected) and all_close(grads, [g + 1 for g in expected]):
+        pytest.fail(f"{what}: every .grad is the full batch's plus those ones: backward() adds to .grad, and the old "
+                    "gradients were never discarded. Clear them (to None) first.", pytrace=False)
     for (name, p), grad in zip(model.body.named_parameters(), expected):
-        assert_close(p.grad, grad, what=f"{name}.grad after accumulate_gradients on a model whose .grad held ones (clear them first)")
+        assert_close(p.grad, grad, what=f"{name}.grad after {what}")
     if model.spare.grad is not None:
         pytest.fail(
             "accumulate_gradients on a model whose .grad held ones: a parameter the loss does not use has "
@@ -1000,15 +1234,18 @@ def test_accumulate_runs_one_forward_and_backward_per_chunk(lesson, micro_batche
     lesson.accumulate_gradients(model, LOSS, x, y, micro_batches)
     what = f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7"
     sizes = chunks_of(7, micro_batches)
-    assert [size for size, _ in calls] == sizes, (
-        f"{what} ran the model on batches of {[size for size, _ in calls]}, expected {sizes} "
-        "(torch.tensor_split(inputs, micro_batches)): the point is never to hold the whole batch's graph"
-    )
-    assert [filled for _, filled in calls] == [False] + [True] * (len(sizes) - 1), (
-        f"{what}: call backward on each chunk's loss before the next chunk's forward, so each graph is freed"
-    )
+    if [size for size, _ in calls] != sizes:
+        pytest.fail((
+            f"{what} ran the model on batches of {[size for size, _ in calls]}, expected {sizes} "
+            "(torch.tensor_split(inputs, micro_batches)): the point is never to hold the whole batch's graph"
+        ), pytrace=False)
+    if [filled for _, filled in calls] != [False] + [True] * (len(sizes) - 1):
+        pytest.fail((
+            f"{what}: call backward on each chunk's loss before the next chunk's forward, so each graph is freed"
+        ), pytrace=False)
     assert_close(x, before, what=f"inputs after {what} (must not change)")
-    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), params)), f"{what} changed the parameters: no optimizer step here"
+    if not all(torch.equal(p, q) for p, q in zip(model.parameters(), params)):
+        pytest.fail(f"{what} changed the parameters: no optimizer step here", pytrace=False)
 
 
 @pytest.mark.parametrize("micro_batches", [0, -1, 8])
@@ -1028,21 +1265,28 @@ def test_accumulate_refuses_impossible_splits(lesson, micro_batches):
 @pytest.mark.cuda
 def test_training_on_the_gpu_with_cpu_batches(lesson, tmp_path):
     device = lesson.pick_device()
-    assert device.type == "cuda", f"pick_device() returned {device} on a machine with a GPU"
+    if device.type != "cuda":
+        pytest.fail(f"pick_device() returned {device} on a machine with a GPU", pytrace=False)
     model = make_model(dropout=0.2).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     loss = lesson.train_epoch(model, make_loader(), optimizer, LOSS, device)  # batches live on the CPU
-    assert type(loss) is float
-    loss, accuracy = lesson.evaluate(model, make_loader(), LOSS, device)
-    assert type(loss) is float and type(accuracy) is float
+    if type(loss) is not float:
+        pytest.fail(f"train_epoch on the GPU returned {loss!r}, not a Python float", pytrace=False)
+    result = lesson.evaluate(model, make_loader(), LOSS, device)
+    if not (isinstance(result, tuple) and all(type(v) is float for v in result)):
+        pytest.fail(f"evaluate on the GPU returned {result!r}, not two Python floats", pytrace=False)
     lesson.save_checkpoint(tmp_path / "gpu.pt", model, optimizer, epoch=1)
     cpu_model, cpu_optimizer = new_run(seed=1)
-    assert lesson.load_checkpoint(tmp_path / "gpu.pt", cpu_model, cpu_optimizer, map_location="cpu") == 1
-    assert all(p.device.type == "cpu" for p in cpu_model.parameters())
+    epoch = lesson.load_checkpoint(tmp_path / "gpu.pt", cpu_model, cpu_optimizer, map_location="cpu")
+    if epoch != 1:
+        pytest.fail(f"load_checkpoint of a GPU checkpoint saved with epoch=1 returned {epoch!r}", pytrace=False)
     assert_same_parameters(cpu_model, model.cpu(), "a GPU checkpoint loaded onto a CPU model", exact=True)
     # And back: a CPU checkpoint mapped onto the GPU (the random states land there too).
     lesson.save_checkpoint(tmp_path / "cpu.pt", cpu_model, cpu_optimizer, epoch=2)
     gpu_model = make_model(seed=2, dropout=0.3).to(device)
     gpu_optimizer = torch.optim.Adam(gpu_model.parameters(), lr=0.01)
-    assert lesson.load_checkpoint(tmp_path / "cpu.pt", gpu_model, gpu_optimizer, map_location=device) == 2
+    epoch = lesson.load_checkpoint(tmp_path / "cpu.pt", gpu_model, gpu_optimizer, map_location=device)
+    if epoch != 2:
+        pytest.fail(f"load_checkpoint(..., map_location={device}) of a checkpoint saved with epoch=2 returned "
+                    f"{epoch!r}", pytrace=False)
     assert_same_parameters(gpu_model.cpu(), cpu_model, "a CPU checkpoint loaded with map_location=cuda", exact=True)

@@ -7,11 +7,12 @@ Contract (lesson text, docstrings, hints -> the tests that check it; check_round
 assert_windows run in every test of their function):
 round_to_bfloat16
 - "bit for bit x.to(torch.bfloat16).float() on every non-NaN float32" -> test_round_matches_torch_on_a_million_random_bit_patterns, test_round_matches_torch_on_tricky_classes
+- "clearing the low half alone truncates", not what torch does -> check_round (named when every wrong element is the truncated input)
 - "round to nearest, ties to even" (the hex examples) -> test_worked_examples_round_to_nearest_even, test_round_matches_torch_on_tricky_classes[exact ties]
 - "+-0.0 and +-inf keep their sign" -> test_round_matches_torch_on_tricky_classes[signed zeros, infinities]
 - "subnormals round like any other number" -> test_round_matches_torch_on_tricky_classes[subnormals]
 - "a finite value too large for bfloat16 becomes inf" (the carry runs into the exponent) -> test_round_matches_torch_on_tricky_classes[the largest floats...]
-- "a NaN stays a NaN with its low 16 bits clear" (handle NaNs apart) -> test_nans_stay_nans, test_round_keeps_shape_and_layout (0-d NaNs)
+- "a NaN stays a NaN with its low 16 bits clear" (handle NaNs apart; which NaN is left open) -> test_nans_stay_nans, test_round_keeps_shape_and_layout (0-d NaNs)
 - "elements are bfloat16 values (their low 16 bits are 0)" -> check_round, in every round test
 - "any shape (0-d and empty too)" -> test_round_keeps_shape_and_layout (edge shapes, one element)
 - "any strides and layout" (transposed, stepped, offset, expanded, requiring grad) -> test_round_of_a_view, test_round_keeps_shape_and_layout
@@ -21,23 +22,31 @@ round_to_bfloat16
 - "TypeError if x is not float32" -> test_round_refuses_other_dtypes
 float_limits
 - "(largest finite, eps, smallest normal)", "the results are Python floats" -> check_limits, in every limits test
-- "equal to torch.finfo for float32, float16, bfloat16, float64, float8_e5m2" -> test_limits_match_finfo, test_float16_and_bfloat16_facts_from_the_seed
+- "equal to torch.finfo for float32, float16, bfloat16, float64, float8_e5m2" (and the table's float16 and bfloat16 rows) -> test_limits_match_finfo, test_float16_and_bfloat16_facts_from_the_table
 - "IEEE conventions: bias, all-ones exponent reserved (e4m3fn differs)", "brute force for formats torch does not have" -> test_limits_of_formats_torch_does_not_have
+- the pitfalls check_limits names when a value is exactly what they give: the all-ones exponent used for numbers,
+  a significand of 2 (or 1) instead of 2 - eps, half of eps, the smallest subnormal or field 0 as the smallest normal
+  -> test_limits_match_finfo, test_limits_of_formats_torch_does_not_have
 - "exponent_bits 2 to 11, mantissa_bits 1 to 52" (both ends accepted) -> test_limits_at_the_ends_of_the_ranges
 - "computed, not looked up" -> test_limits_are_computed_not_looked_up (torch.finfo and numpy.finfo)
 - "TypeError for arguments that are not ints, ValueError for widths out of range" -> test_limits_refuse_bad_widths
 sliding_windows
 - "returns x.unfold(0, size, step)", shape (W, *rest, size), W, "trailing elements dropped", out[w, ..., k] -> test_windows_match_unfold, test_windows_of_a_short_sequence
+  (assert_windows names a window dim in the wrong place and a count off by one)
 - "any dims" (windows along dim 0; size == len, step > len, one element, empty rest dims) -> test_windows_match_unfold
 - "any dtype" -> test_windows_of_any_dtype, test_windows_match_unfold
 - "any strides and storage offset" (sliced, stepped, transposed, expanded) -> test_windows_of_views, test_windows_match_unfold
+- "a stride counts storage elements (not bytes): start from x.stride()", "a storage_offset you pass is absolute
+  (0 reads from the storage's start)" -> assert_windows names strides computed from x's shape, byte strides and
+  offset 0, in test_windows_of_views, test_windows_match_unfold and test_windows_of_any_dtype
 - "a view: shares x's storage, a write to x shows in it" -> assert_windows, test_windows_see_writes_to_x
 - "made with as_strided (unfold is not allowed)" -> test_windows_do_not_call_unfold, test_windows_on_the_meta_device
 - the view lives on x's device -> test_windows_on_the_meta_device, test_runs_on_the_inputs_device (CUDA)
 - "ValueError if x is 0-d, size < 1, step < 1 or size > len(x)" -> test_windows_refuse_bad_sizes
 - "never write through it" -> advice to the caller, nothing the function does
 Explanations with no function behind them (the defaults of torch.ones/torch.tensor, NumPy sharing
-memory, .contiguous()) are not graded.
+memory, .contiguous(), the diagonal example, as_strided keeping x's own offset when none is passed:
+a learner who leaves it out passes like one who passes x.storage_offset()) are not graded.
 """
 
 from fractions import Fraction
@@ -48,7 +57,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, describe, expect_raises, forbid, trace_ops
+from grader.testing import assert_close, describe, expect_raises, explained, forbid, trace_ops
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, cast, edge_shapes, on_meta, shapes, tensors, with_layout
 
 
@@ -67,23 +76,47 @@ def show(bits: int, value: float) -> str:
     return f"0x{bits & 0xFFFF_FFFF:08X} ({value:.9g})"
 
 
-def mistakes(x_bits: torch.Tensor, want: torch.Tensor) -> list[tuple[torch.Tensor, str]]:
-    """The classes of input a rounding by hand gets wrong, plainest first, each with what it needs."""
+TRUNCATION = ("these are x's bits with the low 16 cleared, which truncates (rounds toward zero): round to nearest "
+              "instead, so the top half goes up by one when the low half is above 0x8000 (and on a tie, when bit 16 "
+              "is 1)")
+
+
+def mistakes(x_bits: torch.Tensor, want: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor, str]]:
+    """The classes of input a rounding by hand gets wrong, plainest first: (the class, the part of it
+    that names the pitfall when every wrong element lies there, what it needs)."""
     magnitude, finite = x_bits & 0x7FFF_FFFF, (x_bits & 0x7F80_0000) != 0x7F80_0000
     zero, subnormal = magnitude == 0, ((x_bits & 0x7F80_0000) == 0) & (magnitude != 0)
     tie, to_inf = (x_bits & 0xFFFF) == 0x8000, finite & ((want & 0x7FFF_FFFF) == 0x7F80_0000)
     plain = ~(zero | subnormal | tie | to_inf)
     return [
-        (plain, "round to nearest: the low 16 bits decide whether the top half goes up by one (a low half above "
-                "0x8000 rounds up, one below rounds down), then the low half is cleared"),
-        (tie & ~subnormal, "an exact tie (low half 0x8000) goes to the neighbour whose bit 16 is 0: ties to even"),
-        (subnormal, "a subnormal (exponent field 0) rounds on its bits like any other number: no flushing to "
-                    "zero, and no float math (frexp/ldexp keeps 8 significant bits, more than a bfloat16 "
-                    "subnormal has)"),
-        (to_inf, "a finite float this close to the largest one rounds up to inf, as round-to-nearest says: the "
-                 "carry runs into the exponent (no clamping at the largest bfloat16)"),
-        (zero, "zero keeps its sign: -0.0 is 0x80000000 (no abs(), no comparison with 0 to put the sign back)"),
+        (plain, plain, "round to nearest: the low 16 bits decide whether the top half goes up by one (a low half "
+                       "above 0x8000 rounds up, one below rounds down), then the low half is cleared"),
+        (tie & ~subnormal, tie, "an exact tie (low half 0x8000) goes to the neighbour whose bit 16 is 0: ties to even "
+                                "(not always up, not always down)"),
+        (subnormal, subnormal, "a subnormal (exponent field 0) rounds on its bits like any other number: no "
+                               "flushing to zero, and no float math (frexp/ldexp keeps 8 significant bits, more "
+                               "than a bfloat16 subnormal has)"),
+        (to_inf, to_inf, "a finite float this close to the largest one rounds up to inf, as round-to-nearest says: "
+                         "the carry runs into the exponent (no clamping at the largest bfloat16)"),
+        (zero, zero, "zero keeps its sign: -0.0 is 0x80000000 (no abs(), no comparison with 0 to put the sign back)"),
     ]
+
+
+def diagnose_rounding(x_bits: torch.Tensor, got: torch.Tensor, want: torch.Tensor,
+                      wrong: torch.Tensor) -> tuple[torch.Tensor, str]:
+    """(the elements to show, why) for the non-NaN elements rounded wrong: the one class that holds
+    them all, else truncation if that is what every one of them is, else the plainest class."""
+    classes = mistakes(x_bits, want)
+    for _, whole, why in (classes[2], classes[1], classes[3], classes[4]):  # a subnormal tie is a subnormal first
+        if not (wrong & ~whole).any():
+            return wrong, why
+    truncated = x_bits & -0x1_0000
+    if (got[wrong] == truncated[wrong]).all():
+        return wrong, TRUNCATION
+    for kind, _, why in classes:
+        if (wrong & kind).any():
+            return wrong & kind, why
+    return wrong, classes[0][2]
 
 
 def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
@@ -108,11 +141,12 @@ def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
     x_bits, got, want = bits_of(before), bits_of(out.detach()), bits_of(expected)
     nan = before.reshape(-1).isnan()
     wrong = ~nan & (got != want)
+    nan_lost = nan & ~out.detach().reshape(-1).isnan()
     checks = [
-        (nan & ~out.detach().reshape(-1).isnan(), "a NaN must stay a NaN: handle NaNs apart, since a payload only "
-                                                  "in the low 16 bits carries into the exponent and is then "
-                                                  "cleared, which leaves inf"),
-        *((wrong & kind, why) for kind, why in mistakes(x_bits, want)),
+        (nan_lost, "a NaN must stay a NaN: handle NaNs apart, since rounding a NaN's bits like a number's "
+                   "carries a payload that sits only in the low 16 bits into the exponent (inf), and one at the "
+                   "top of the payload past the sign bit (0)"),
+        diagnose_rounding(x_bits, got, want, wrong) if wrong.any() else (wrong, ""),
         ((got & 0xFFFF) != 0,
          "the low 16 bits of every output, NaNs too, must be 0: the result must be a bfloat16 value"),
     ]
@@ -120,9 +154,10 @@ def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
         if bad.any():
             index = bad.nonzero().flatten()[:8].tolist()
             lines = [f"  x = {show(x_bits[i].item(), before.reshape(-1)[i].item())} -> got "
-                     f"{show(got[i].item(), out.reshape(-1)[i].item())}, torch gives "
-                     f"{show(want[i].item(), expected.reshape(-1)[i].item())}" for i in index]
-            count = int((wrong | bad).sum())
+                     f"{show(got[i].item(), out.reshape(-1)[i].item())}, expected "
+                     + ("a NaN whose low 16 bits are 0 (any such NaN)" if nan[i] else
+                        f"{show(want[i].item(), expected.reshape(-1)[i].item())} (torch's)") for i in index]
+            count = int((wrong | nan_lost | (nan & ((got & 0xFFFF) != 0))).sum())
             raise AssertionError(f"{what}: {count} of {x.numel()} elements wrong. {why[0].upper()}{why[1:]}, "
                                  "for example:\n" + "\n".join(lines))
     return out
@@ -147,7 +182,7 @@ NANS = [0x7F80_0001, 0x7F80_0100, 0x7F80_7FFF, 0x7F80_8000, 0x7F80_FFFF, 0x7F81_
 EVERY_CLASS = from_bits(*(p for patterns in CLASSES.values() for p in patterns), *NANS)
 
 
-# --- the seed's numbers and the lesson's worked examples ---------------------------------------
+# --- the lesson's table and worked examples ------------------------------------------------------
 
 
 @pytest.mark.public
@@ -161,25 +196,27 @@ def test_worked_examples_round_to_nearest_even(lesson):
 
 @pytest.mark.public
 @pytest.mark.points(2)
-def test_float16_and_bfloat16_facts_from_the_seed(lesson):
-    largest, eps, _ = lesson.float_limits(5, 10)
-    assert (largest, 1 + eps) == (65504.0, 1 + 2**-10), (
-        f"float_limits(5, 10) (float16) gives max {largest!r} and next float above 1 = {1 + eps!r}; "
-        f"float16 reaches 65504.0 and steps from 1 to 1 + 2**-10 = {1 + 2**-10!r}"
-    )
-    largest, eps, _ = lesson.float_limits(8, 7)
-    assert 1 + eps == 1 + 2**-7 and 3.3e38 < largest < 3.4e38, (
-        f"float_limits(8, 7) (bfloat16) gives max {largest!r} and eps {eps!r}; bfloat16 keeps float32's "
-        f"range (max about 3.39e38) and steps from 1 to 1 + 2**-7"
-    )
+def test_float16_and_bfloat16_facts_from_the_table(lesson):
+    # The lesson text's table: float16 reaches 65504 and steps from 1 to 1 + 2**-10; bfloat16
+    # reaches about 3.39e38 and steps from 1 to 1 + 2**-7.
+    for (e, m), name in (((5, 10), "float16"), ((8, 7), "bfloat16")):
+        info = torch.finfo(getattr(torch, name))
+        check_limits(lesson.float_limits(e, m), (info.max, info.eps, info.smallest_normal),
+                     f"float_limits({e}, {m}) ({name})", f"the table in the lesson text (torch.finfo(torch.{name}))",
+                     e, m)
 
 
 @pytest.mark.public
 def test_windows_of_a_short_sequence(lesson):
     x = torch.arange(7.0)
-    out = lesson.sliding_windows(x, 3, 2)
+    what = "sliding_windows(torch.arange(7.), size=3, step=2)"
+    out = windows_of(lesson, x, 3, 2, what)
     expected = torch.tensor([[0.0, 1.0, 2.0], [2.0, 3.0, 4.0], [4.0, 5.0, 6.0]])
-    assert_close(out, expected, rtol=0, atol=0, what="sliding_windows(torch.arange(7.), size=3, step=2)")
+    if isinstance(out, torch.Tensor):
+        why = windows_pitfall(out, x, 3, 2)
+        if why:
+            raise AssertionError(f"{what} is not {expected}.{why}")
+    assert_close(out, expected, rtol=0, atol=0, what=what)
 
 
 # --- round_to_bfloat16: bit for bit, everywhere -------------------------------------------------
@@ -240,27 +277,30 @@ def test_round_does_not_modify_x(lesson):
     x = EVERY_CLASS.clone()
     out = lesson.round_to_bfloat16(x)
     changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
-    assert changed == 0, (
-        f"round_to_bfloat16(x) changed {changed} elements of the caller's x. x.view(torch.int32) shares x's "
-        "memory: an in-place op on it (+=, add_, bitwise_and_) writes into x. Use out-of-place ops."
-    )
+    if changed:
+        pytest.fail((
+            f"round_to_bfloat16(x) changed {changed} elements of the caller's x. x.view(torch.int32) shares x's "
+            "memory: an in-place op on it (+=, add_, bitwise_and_) writes into x. Use out-of-place ops."
+        ), pytrace=False)
     out.view(torch.int32).fill_(0x3F80_0000)  # the caller writes to the result: x must not see it
     changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
-    assert changed == 0, (
-        f"writing to the result of round_to_bfloat16(x) changed {changed} elements of x: return a new tensor, "
-        "not x or a view of x's memory"
-    )
+    if changed:
+        pytest.fail((
+            f"writing to the result of round_to_bfloat16(x) changed {changed} elements of x: return a new tensor, "
+            "not x or a view of x's memory"
+        ), pytrace=False)
 
 
 @pytest.mark.points(2)
 def test_round_works_on_the_bits_not_by_conversion(lesson):
     calls = trace_ops(lambda: lesson.round_to_bfloat16(EVERY_CLASS))
     used = sorted({call.name for call in calls if torch.bfloat16 in call.outputs})
-    assert not used, (
-        f"round_to_bfloat16 created a bfloat16 tensor (in {', '.join(used)}): that lets torch "
-        "do the rounding. This lesson asks you to round by hand: read the bits with x.view(torch.int32), "
-        "round them with integer ops, and view the result as float32."
-    )
+    if used:
+        pytest.fail((
+            f"round_to_bfloat16 created a bfloat16 tensor (in {', '.join(used)}): that lets torch "
+            "do the rounding. This lesson asks you to round by hand: read the bits with x.view(torch.int32), "
+            "round them with integer ops, and view the result as float32."
+        ), pytrace=False)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.complex64,
@@ -286,14 +326,42 @@ def brute_force_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, f
     return float(values.max()), float(values[values > 1].min() - 1), float(values.min())
 
 
-def check_limits(got, expected, call: str, source: str) -> None:
+def limits_pitfall(name: str, got: float, want: float, e: int, m: int) -> str:
+    """Why `got` is wrong when it is exactly what a pitfall the lesson names gives, else ""."""
+    bias, eps = 2 ** (e - 1) - 1, 2.0**-m
+    if name == "max":
+        if got == 2 * want:
+            return (" That is twice the largest finite number: exponent field 2**e - 1 (all ones) holds inf and NaN "
+                    "in IEEE formats, so the largest finite number uses the field below it, worth 2**bias.")
+        if got in (2.0 ** (bias + 1), 2.0**bias):
+            return (" That is a power of two: the largest significand is 1.11...1 (every fraction bit set), which is "
+                    "2 - eps, not 2 (or 1).")
+    if name == "eps" and got == want / 2:
+        return (" That is half of eps (the unit roundoff, the largest rounding error near 1): eps is the whole gap "
+                "from 1.0 to the next float, one step of the last mantissa bit, 2**-m.")
+    if name == "smallest normal":
+        if got == want * eps:
+            return (" That is the smallest subnormal (exponent field 0, only the last fraction bit set): the smallest "
+                    "normal number has exponent field 1 and significand 1.0, which is 2**(1 - bias).")
+        if got == want / 2:
+            return (" That is 2**-bias: exponent field 0 read as a normal number (field 0 holds zero and the "
+                    "subnormals, so the smallest normal uses field 1), or a bias one too large (bias = "
+                    "2**(e - 1) - 1).")
+    return ""
+
+
+def check_limits(got, expected, call: str, source: str, e: int | None = None, m: int | None = None) -> None:
+    """`got` is a tuple of three Python floats equal to `expected`; e, m: the widths, to name a pitfall."""
     __tracebackhide__ = True
-    assert isinstance(got, tuple) and len(got) == 3, (
-        f"{call} returned {got!r}; expected a tuple (max, eps, smallest normal)"
-    )
-    for name, g, e in zip(("max", "eps", "smallest normal"), got, expected):
-        assert type(g) is float, f"{call}: {name} is {g!r} of type {type(g).__name__}; return plain Python floats"
-        assert g == e, f"{call}: {name} is {g!r}, {source} says {e!r}"
+    if not (isinstance(got, tuple) and len(got) == 3):
+        raise AssertionError(f"{call} returned {got!r}; expected a tuple (max, eps, smallest normal)")
+    for name, g, want in zip(("max", "eps", "smallest normal"), got, expected):
+        if type(g) is not float:
+            raise AssertionError(f"{call}: {name} is {g!r} of type {type(g).__name__}; return plain Python floats "
+                                 "(float arithmetic such as 2.0 ** k, not ints)")
+        if g != want:
+            why = limits_pitfall(name, g, want, e, m) if e is not None else ""
+            raise AssertionError(f"{call}: {name} is {g!r}, {source} says {want!r}.{why}")
 
 
 @pytest.mark.points(2)
@@ -301,7 +369,7 @@ def check_limits(got, expected, call: str, source: str) -> None:
 def test_limits_match_finfo(lesson, dtype, e, m):
     info = torch.finfo(dtype)
     check_limits(lesson.float_limits(e, m), (info.max, info.eps, info.smallest_normal),
-                 f"float_limits({e}, {m}) ({info.dtype})", f"torch.finfo({dtype})")
+                 f"float_limits({e}, {m}) ({info.dtype})", f"torch.finfo({dtype})", e, m)
 
 
 @given(st.integers(2, 6), st.integers(1, 10))
@@ -310,7 +378,7 @@ def test_limits_match_finfo(lesson, dtype, e, m):
 @example(2, 1)
 def test_limits_of_formats_torch_does_not_have(lesson, e, m):
     check_limits(lesson.float_limits(e, m), brute_force_limits(e, m), f"float_limits({e}, {m})",
-                 "decoding every bit pattern of that format")
+                 "decoding every bit pattern of that format", e, m)
 
 
 def decoded_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, float]:
@@ -328,7 +396,8 @@ def test_limits_at_the_ends_of_the_ranges(lesson):
     # The widths 2 and 11, 1 and 52 are all allowed ("2 to 11", "1 to 52"), and so is any mix of them.
     for e, m in [(2, 52), (11, 1), (2, 1), (11, 52), (3, 30), (9, 45), (10, 11), (7, 52)]:
         check_limits(lesson.float_limits(e, m), decoded_limits(e, m), f"float_limits({e}, {m})",
-                     "decoding the bit patterns of the largest finite number, of 1 + eps and of the smallest normal")
+                     "decoding the bit patterns of the largest finite number, of 1 + eps and of the smallest normal",
+                     e, m)
 
 
 def test_limits_are_computed_not_looked_up(lesson, monkeypatch):
@@ -361,15 +430,78 @@ def test_limits_refuse_bad_widths(lesson, args, error):
 # --- sliding_windows ---------------------------------------------------------------------------
 
 
+OUT_OF_BOUNDS = ("the view asked of as_strided reaches past the end of x's storage. Its strides count storage "
+                 "elements, not bytes (NumPy's strides count bytes), and come from x.stride(), not from x's shape; "
+                 "check the window count W = (len(x) - size) // step + 1 too")
+
+
+def windows_of(lesson, x: torch.Tensor, size: int, step: int, what: str):
+    """lesson.sliding_windows(x, size, step), with as_strided's out-of-bounds error explained."""
+    __tracebackhide__ = True
+    with explained(what, when="out of bounds for storage", advice=OUT_OF_BOUNDS):
+        return lesson.sliding_windows(x, size, step)
+
+
+def strided_like(x: torch.Tensor, shape, strides, offset: int):
+    """x.as_strided(shape, strides, offset), or None where that view reaches outside x's storage."""
+    try:
+        return x.as_strided(shape, strides, offset)
+    except RuntimeError:
+        return None
+
+
+def windows_pitfall(out: torch.Tensor, x: torch.Tensor, size: int, step: int) -> str:
+    """Why `out` is not x.unfold(0, size, step) when it is exactly what a pitfall the lesson names gives,
+    else "" (the comparison with unfold then says how far off it is)."""
+    want = x.unfold(0, size, step)
+    count, rest = want.shape[0], tuple(x.shape[1:])
+    if tuple(out.shape) != tuple(want.shape):
+        if x.dim() > 1 and tuple(out.shape) == (count, size, *rest):
+            return (f" Its shape {tuple(out.shape)} is (W, size, *x.shape[1:]): the window's own dim goes last, "
+                    f"(W, *x.shape[1:], size) = {tuple(want.shape)}, as unfold puts it.")
+        if tuple(out.shape[1:]) == tuple(want.shape[1:]) and abs(out.shape[0] - count) == 1:
+            return (f" It has {out.shape[0]} windows, not W = (len(x) - size) // step + 1 = {count}: the first window "
+                    "starts at 0, and trailing elements that fill no whole window are dropped.")
+        return ""
+    if not x.numel() or out.dtype != x.dtype or out.device != x.device or torch.equal(out, want):
+        return ""
+
+    def gives(candidate) -> bool:  # out is what the pitfall gives, and that differs from unfold
+        return candidate is not None and torch.equal(out, candidate) and not torch.equal(candidate, want)
+
+    if x.storage_offset():
+        if gives(strided_like(x, want.shape, want.stride(), 0)):
+            return (f" These are the windows of x's storage from its start: x begins at storage offset "
+                    f"{x.storage_offset()} (a slice), and a storage_offset passed to as_strided is absolute, so "
+                    "pass x.storage_offset() (or leave it out: as_strided keeps x's own).")
+    row_major = [int(np.prod(rest[i + 1:], dtype=np.int64)) for i in range(len(rest))]
+    along = int(np.prod(rest, dtype=np.int64))
+    as_if_contiguous = (step * along, *row_major, along)
+    if tuple(as_if_contiguous) != tuple(want.stride()):
+        if gives(strided_like(x, want.shape, as_if_contiguous, x.storage_offset())):
+            return (f" These are the windows x would have if it were contiguous: strides {as_if_contiguous} come "
+                    f"from x's shape, but x's own strides are {x.stride()} (x is not contiguous): "
+                    "as_strided counts storage elements, so build the strides from x.stride().")
+    if x.element_size() > 1:
+        in_bytes = tuple(stride * x.element_size() for stride in want.stride())
+        if gives(strided_like(x, want.shape, in_bytes, x.storage_offset())):
+            return (f" These strides are in bytes ({x.element_size()} per {str(x.dtype).removeprefix('torch.')} "
+                    "element), as NumPy counts them: as_strided counts elements.")
+    return ""
+
+
 def assert_windows(out, x: torch.Tensor, size: int, step: int, what: str) -> None:
     __tracebackhide__ = True
+    if isinstance(out, torch.Tensor):
+        why = windows_pitfall(out, x, size, step)
+        if why:
+            raise AssertionError(f"{what} is not x.unfold(0, {size}, {step}).{why}")
     assert_close(out, x.unfold(0, size, step), rtol=0, atol=0,
                  what=f"{what} (compared with x.unfold(0, {size}, {step}))")
-    shared = out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-    if x.numel():
-        assert shared, (
-            f"{what} does not share x's storage: it copied. Build the windows as a view with "
-            "x.as_strided(shape, strides, storage_offset), not with torch.stack, clone or contiguous."
+    if x.numel() and out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
+        raise AssertionError(
+            f"{what} has the right values but does not share x's storage: it copied. Build the windows as one "
+            "view of x's own storage (no torch.stack, clone, contiguous or NumPy)."
         )
 
 
@@ -411,9 +543,9 @@ def sequence(length: int, *rest: int, layout: str = "offset") -> torch.Tensor:
 @pytest.mark.points(2)
 def test_windows_match_unfold(lesson, case):
     x, size, step = case
-    assert_windows(lesson.sliding_windows(x, size, step), x, size, step,
-                   f"sliding_windows(x, {size}, {step}) for x of {describe(x)}, "
-                   f"stride {x.stride()}, storage offset {x.storage_offset()}")
+    what = (f"sliding_windows(x, {size}, {step}) for x of {describe(x)}, stride {x.stride()}, storage offset "
+            f"{x.storage_offset()}")
+    assert_windows(windows_of(lesson, x, size, step, what), x, size, step, what)
 
 
 @pytest.mark.points(2)
@@ -421,17 +553,17 @@ def test_windows_match_unfold(lesson, case):
 def test_windows_of_views(lesson, layout):
     base = torch.arange(40.0).reshape(10, 4)
     x = {"x[3:]": base[3:], "x[::2]": base[::2], "x.t()": base.t(), "x[2:, 1]": base[2:, 1]}[layout]
-    assert_windows(lesson.sliding_windows(x, 2, 1), x, 2, 1,
-                   f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4) "
-                   f"(stride {x.stride()}, storage offset {x.storage_offset()})")
+    what = (f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4) (stride {x.stride()}, "
+            f"storage offset {x.storage_offset()})")
+    assert_windows(windows_of(lesson, x, 2, 1, what), x, 2, 1, what)
 
 
 def test_windows_of_any_dtype(lesson):
     for dtype in ANY_DTYPE:
         x = cast(np.linspace(-3, 3, 27).reshape(9, 3), dtype)
         for name, view in (("x[2:]", x[2:]), ("x[::2]", x[::2]), ("x.t()", x.t())):
-            assert_windows(lesson.sliding_windows(view, 2, 2), view, 2, 2,
-                           f"sliding_windows({name}, 2, 2) for x of {describe(x)}, stride {x.stride()}")
+            what = f"sliding_windows({name}, 2, 2) for x of {describe(x)}, stride {x.stride()}"
+            assert_windows(windows_of(lesson, view, 2, 2, what), view, 2, 2, what)
 
 
 def test_windows_on_the_meta_device(lesson):
@@ -457,10 +589,9 @@ def test_windows_see_writes_to_x(lesson):
     out = lesson.sliding_windows(x, 4, 2)
     x[5] = 100.0  # lies in window 1 (elements 2-5) at 3 and window 2 (elements 4-7) at 1
     seen = (out[1, 3].item(), out[2, 1].item())
-    assert seen == (100.0, 100.0), (
-        f"after x[5] = 100, sliding_windows(x, 4, 2) shows {seen} at [1, 3] and [2, 1], not 100: the windows "
-        "are a copy. Make them a view of x's storage with as_strided."
-    )
+    if seen != (100.0, 100.0):
+        pytest.fail(f"after x[5] = 100, sliding_windows(x, 4, 2) shows {seen} at [1, 3] and [2, 1], not 100: the "
+                    "windows are a copy. Make them a view of x's storage with as_strided.", pytrace=False)
 
 
 def test_windows_do_not_call_unfold(lesson):

@@ -1,5 +1,7 @@
 """Adds up the chunks' weighted losses and calls backward once: every chunk's graph stays alive until the end."""
 
+EXPECT = r"before the next chunk's forward"
+
 
 def accumulate_gradients(model, loss_fn, inputs, targets, micro_batches):
     n = inputs.shape[0]

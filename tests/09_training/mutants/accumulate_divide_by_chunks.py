@@ -1,5 +1,7 @@
 """Scales each chunk's loss by 1/micro_batches instead of n_k/N; breaks "the same .grad as one full batch (uneven chunks too)" ("Dividing by the number of chunks instead is right only when all chunks have the same size")."""
 
+EXPECT = r"divided by the number of chunks"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Scales each chunk's loss by 1 / micro_batches: right only when every chunk has the same size."""
 
+EXPECT = r"divided by the number of chunks"
+
 _reference = accumulate_gradients  # noqa: F821 (the reference's)
 
 

@@ -1,5 +1,7 @@
 """Never clears .grad first: whatever an earlier backward left there is added to the result."""
 
+EXPECT = r"never discarded"
+
 _reference = accumulate_gradients  # noqa: F821 (the reference's)
 
 

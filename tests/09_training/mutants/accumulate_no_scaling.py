@@ -1,5 +1,7 @@
 """Backward on each chunk's mean loss unscaled: the gradients come out about micro_batches times too big."""
 
+EXPECT = r"unscaled"
+
 _reference = accumulate_gradients  # noqa: F821 (the reference's)
 
 

@@ -1,5 +1,7 @@
 """Accepts any micro_batches: 0 crashes inside tensor_split, more chunks than samples gives nan gradients."""
 
+EXPECT = r"1 <= micro_batches"
+
 import torch
 
 _reference = accumulate_gradients  # noqa: F821 (the reference's)

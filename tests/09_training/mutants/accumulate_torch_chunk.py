@@ -1,5 +1,7 @@
 """Splits with torch.chunk instead of torch.tensor_split (weights stay right, chunk count/sizes differ); breaks "The chunks are torch.tensor_split(inputs, micro_batches) ... each gets one forward and one backward"."""
 
+EXPECT = r"tensor_split"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """accumulate_gradients clears with zero_grad(set_to_none=False): a parameter the loss does not use keeps a grad of zeros, which weight decay steps."""
 
+EXPECT = r"set_to_none"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """The checkpoint holds the current GPU's random state only (torch.cuda.get_rng_state()), not every device's."""
 
+EXPECT = r"get_rng_state_all"
+
 import random
 
 import numpy as np

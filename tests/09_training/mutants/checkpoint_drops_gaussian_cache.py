@@ -1,5 +1,7 @@
 """The NumPy state is saved as (name, keys, pos) only: its cached Gaussian is lost, the first randn after resuming differs."""
 
+EXPECT = r"cached Gaussian"
+
 import random
 
 import numpy as np

@@ -1,5 +1,7 @@
 """The checkpoint holds torch's CPU random state but not CUDA's: dropout on the GPU draws other masks after resuming."""
 
+EXPECT = r"get_rng_state_all"
+
 import random
 
 import numpy as np

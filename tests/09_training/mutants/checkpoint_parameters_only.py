@@ -1,5 +1,7 @@
 """The checkpoint holds the model's parameters only (named_parameters), loaded with strict=False: BatchNorm's running statistics are lost."""
 
+EXPECT = r"buffers"
+
 import os
 
 import torch

@@ -1,5 +1,7 @@
 """Restores torch's random state only: augmentation drawing from Python's random and NumPy differs after resuming."""
 
+EXPECT = r"Python's random module"
+
 import torch
 
 

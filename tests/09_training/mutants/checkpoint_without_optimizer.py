@@ -1,5 +1,7 @@
 """Saves and restores the model only: Adam restarts with empty moments and step counts."""
 
+EXPECT = r"optimizer"
+
 import torch
 
 

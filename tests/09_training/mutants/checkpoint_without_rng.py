@@ -1,5 +1,7 @@
 """The checkpoint holds no random states: the resumed run shuffles and drops out differently."""
 
+EXPECT = r"torch's random state is not the one saved"
+
 
 def _rng_states():
     return {}

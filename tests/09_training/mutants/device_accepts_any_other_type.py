@@ -1,5 +1,7 @@
 """pick_device checks cuda and mps only and returns any other device as it is: pick_device("meta") gives a device nothing can train on."""
 
+EXPECT = r"no other type ever does"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """pick_device falls back to the CPU when the device asked for is missing: the mistake goes unnoticed."""
 
+EXPECT = r"silent fallback"
+
 import torch
 
 _reference = pick_device  # noqa: F821 (the reference's)

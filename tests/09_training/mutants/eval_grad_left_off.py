@@ -1,5 +1,7 @@
 """evaluate turns autograd off with torch.set_grad_enabled(False) and never back on: the next training step records no graph."""
 
+EXPECT = r"autograd is still off"
+
 import torch
 
 

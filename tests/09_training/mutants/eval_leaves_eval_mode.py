@@ -1,5 +1,7 @@
 """evaluate switches to eval mode and never switches back: the caller's next epoch trains without dropout."""
 
+EXPECT = r"left the model in eval mode"
+
 
 def evaluate(model, loader, loss_fn, device):
     model.eval()

@@ -1,5 +1,7 @@
 """evaluate runs the model with autograd on: every batch records a graph, and here all of them stay alive."""
 
+EXPECT = r"with autograd on"
+
 
 def evaluate(model, loader, loss_fn, device):
     modes = [(module, module.training) for module in model.modules()]

@@ -1,5 +1,7 @@
 """evaluate restores the modes after the loop, not in `finally`: an exception leaves the model in eval mode."""
 
+EXPECT = r"finally"
+
 
 def evaluate(model, loader, loss_fn, device):
     modes = {module: module.training for module in model.modules()}

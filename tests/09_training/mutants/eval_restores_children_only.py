@@ -1,5 +1,7 @@
 """evaluate records the flags of the model and its direct children only: a module two levels down stays in eval."""
 
+EXPECT = r"children\(\) lists the first level only"
+
 
 def evaluate(model, loader, loss_fn, device):
     modes = [(model, model.training)] + [(child, child.training) for child in model.children()]

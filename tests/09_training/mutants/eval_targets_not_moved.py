@@ -1,5 +1,7 @@
 """evaluate moves the inputs to `device` but not the targets: on a GPU the comparison with the outputs raises."""
 
+EXPECT = r"Move both tensors"
+
 import torch
 
 

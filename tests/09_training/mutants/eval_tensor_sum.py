@@ -1,5 +1,7 @@
 """evaluate sums `loss * batch size` as a tensor in the model's dtype: in bfloat16 the total rounds."""
 
+EXPECT = r"summed as a bfloat16 tensor"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Evaluates under torch.no_grad() instead of torch.inference_mode(); breaks "Runs in eval mode ... under torch.inference_mode() (no graph)"."""
 
+EXPECT = r"under torch\.no_grad\(\)"
+
 import torch
 
 

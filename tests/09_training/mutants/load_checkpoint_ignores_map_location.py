@@ -1,5 +1,7 @@
 """Always loads with map_location="cpu", ignoring the argument; breaks "Loads with torch.load(path, map_location=map_location, weights_only=True)" / "`map_location` reaches `torch.load`"."""
 
+EXPECT = r"map_location"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """load_checkpoint drops its map_location: a checkpoint saved on a GPU fails to load on a CPU machine."""
 
+EXPECT = r"map_location"
+
 import torch
 
 

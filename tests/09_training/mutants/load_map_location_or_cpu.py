@@ -1,5 +1,7 @@
 """load_checkpoint passes `map_location or "cpu"`: map_location=None (keep each tensor where it was saved) becomes "cpu"."""
 
+EXPECT = r"map_location"
+
 import torch
 
 

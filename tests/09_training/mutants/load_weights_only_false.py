@@ -1,5 +1,7 @@
 """load_checkpoint unpickles with weights_only=False: a crafted checkpoint runs code when loaded."""
 
+EXPECT = r"weights_only=True"
+
 import torch
 
 

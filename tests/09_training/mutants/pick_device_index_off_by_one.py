@@ -1,5 +1,7 @@
 """pick_device accepts "cuda:i" when i == device_count (off by one); breaks "torch.device(prefer) unchanged if that device exists here (for "cuda:i": i < torch.cuda.device_count()), else a RuntimeError"."""
 
+EXPECT = r"i < device_count\(\)"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Atomic save via mkstemp + os.replace, but the temporary file is not removed when torch.save fails; breaks "if saving fails, `path` keeps its old content and no temporary file is left behind"."""
 
+EXPECT = r"remove the temporary file"
+
 import os
 import tempfile
 

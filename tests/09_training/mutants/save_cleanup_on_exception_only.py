@@ -1,5 +1,7 @@
 """save_checkpoint removes its temporary file on `except Exception`: a Ctrl-C (KeyboardInterrupt) mid-save leaves it behind."""
 
+EXPECT = r"BaseException"
+
 import contextlib
 import os
 import tempfile

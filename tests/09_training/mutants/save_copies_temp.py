@@ -1,5 +1,7 @@
 """save_checkpoint writes a temporary file, then copies it onto the path: the copy rewrites the old file in place, not atomically."""
 
+EXPECT = r"atomic"
+
 import contextlib
 import os
 import shutil

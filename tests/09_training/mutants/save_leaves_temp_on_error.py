@@ -1,5 +1,7 @@
 """Writes a temporary file and renames it, but leaves the temporary file behind when saving fails."""
 
+EXPECT = r"remove the temporary file"
+
 import os
 
 import torch

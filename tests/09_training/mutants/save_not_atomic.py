@@ -1,5 +1,7 @@
 """torch.save straight onto the path: a save interrupted midway leaves a truncated checkpoint and loses the old one."""
 
+EXPECT = r"atomic"
+
 import torch
 
 

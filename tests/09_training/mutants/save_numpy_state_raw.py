@@ -1,5 +1,7 @@
 """Stores np.random.get_state() as it is: its np.ndarray makes torch.load(weights_only=True) refuse the file."""
 
+EXPECT = r"tolist"
+
 import random
 
 import numpy as np

@@ -1,5 +1,7 @@
 """save_checkpoint makes its temporary file in the system's temp folder: os.replace across file systems fails."""
 
+EXPECT = r"own folder"
+
 import contextlib
 import os
 import tempfile

@@ -1,5 +1,7 @@
 """seed_everything ignores its argument and always seeds 0: every seed gives the same run."""
 
+EXPECT = r"use the seed passed in"
+
 import random
 
 import numpy as np

@@ -1,5 +1,7 @@
 """seed_everything seeds torch through torch.default_generator: the CUDA generators stay unseeded."""
 
+EXPECT = r"seed every CUDA device"
+
 import random
 
 import numpy as np

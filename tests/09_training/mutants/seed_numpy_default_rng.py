@@ -1,5 +1,7 @@
 """Seeds NumPy with np.random.default_rng(seed), which leaves the global generator alone; breaks "Seed every random generator ... NumPy's global generator (np.random.*)"."""
 
+EXPECT = r"default_rng\(seed\) builds a new generator"
+
 import random
 
 import numpy as np

@@ -1,5 +1,7 @@
 """seed_everything builds np.random.default_rng(seed), which leaves NumPy's global generator unseeded."""
 
+EXPECT = r"default_rng\(seed\) builds a new generator"
+
 import random
 
 import numpy as np

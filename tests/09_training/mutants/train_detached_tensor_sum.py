@@ -1,5 +1,7 @@
 """train_epoch sums the detached losses as a tensor in the loss's dtype: in float16 the sum rounds."""
 
+EXPECT = r"summed as a float16 tensor"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

@@ -1,5 +1,7 @@
 """Clears gradients with zero_grad(set_to_none=False): zeros instead of None, so unused parameters get stepped (weight decay / Adam); breaks "Before every step the gradients are cleared (set to None)"."""
 
+EXPECT = r"set_to_none"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

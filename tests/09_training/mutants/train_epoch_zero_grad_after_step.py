@@ -1,5 +1,7 @@
 """Clears gradients after each step instead of before, so stale .grad found on entry enters the first step; breaks "gradients cleared before every step (even stale ones it found)"."""
 
+EXPECT = r"after each step only"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

@@ -1,5 +1,7 @@
 """train_epoch never calls model.train(): after evaluate, the model trains without dropout."""
 
+EXPECT = r"Call model\.train\(\) first"
+
 _reference = train_epoch  # noqa: F821 (the reference's)
 
 

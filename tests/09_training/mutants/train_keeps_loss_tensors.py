@@ -1,5 +1,7 @@
 """train_epoch keeps every step's loss tensor in a list and calls .item() at the end: every step's graph stays alive."""
 
+EXPECT = r"loss\.item\(\)"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

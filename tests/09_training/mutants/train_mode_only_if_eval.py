@@ -1,5 +1,7 @@
 """train_epoch calls model.train() only when model.training is False: a Dropout left in eval under a training model stays off."""
 
+EXPECT = r"Call model\.train\(\) first"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     if not model.training:

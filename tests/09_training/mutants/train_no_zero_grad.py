@@ -1,5 +1,7 @@
 """train_epoch never clears the gradients: each step applies the sum of all gradients so far."""
 
+EXPECT = r"never clears the gradients"
+
 _reference = train_epoch  # noqa: F821 (the reference's)
 
 

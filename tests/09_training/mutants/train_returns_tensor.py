@@ -1,5 +1,7 @@
 """train_epoch returns the mean loss as a tensor (as summing loss tensors instead of loss.item() does), not a float."""
 
+EXPECT = r"Python float"
+
 import torch
 
 _reference = train_epoch  # noqa: F821 (the reference's)

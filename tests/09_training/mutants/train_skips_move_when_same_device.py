@@ -1,5 +1,7 @@
 """train_epoch moves nothing: it assumes the loader already yields batches on the model's device."""
 
+EXPECT = r"Move both tensors"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

@@ -1,5 +1,7 @@
 """train_epoch sums `loss * batch_size` as a tensor and calls .item() once at the end: the sum's graph holds every step's."""
 
+EXPECT = r"loss\.item\(\)"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

@@ -1,5 +1,7 @@
 """train_epoch moves the inputs to `device` but not the targets: on a GPU the loss raises (targets on the CPU)."""
 
+EXPECT = r"Move both tensors"
+
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
     model.train()

@@ -1,5 +1,7 @@
 """train_epoch clears the gradients after each step only: stale gradients it found leak into the first step."""
 
+EXPECT = r"after each step only"
+
 _reference = train_epoch  # noqa: F821 (the reference's)
 
 

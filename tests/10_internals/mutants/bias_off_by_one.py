@@ -1,5 +1,7 @@
 """Uses bias = 2**(e-1) instead of 2**(e-1) - 1: max and smallest normal are off by a factor of 2."""
 
+EXPECT = r"bias one too large"
+
 
 def float_limits(exponent_bits, mantissa_bits):
     if not isinstance(exponent_bits, int) or not isinstance(mantissa_bits, int):

@@ -1,5 +1,7 @@
 """Computes the largest finite value with integer arithmetic, so it is a Python int (equal in value); breaks "the results are Python floats"."""
 
+EXPECT = r"plain Python floats"
+
 
 def float_limits(exponent_bits, mantissa_bits):
     for name, value in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):

@@ -1,5 +1,7 @@
 """Rounds with float math (frexp, round the mantissa to 8 bits, ldexp): right for normals, wrong for subnormals."""
 
+EXPECT = r"subnormal \(exponent field 0\) rounds on its bits"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Flushes subnormal inputs to (signed) zero, as some hardware conversions do: torch rounds them instead."""
 
+EXPECT = r"subnormal \(exponent field 0\) rounds on its bits"
+
 import torch
 
 

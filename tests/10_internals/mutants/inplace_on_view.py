@@ -1,5 +1,7 @@
 """Rounds in place on x.view(torch.int32): right result, but the view shares x's memory, so the caller's x is rounded too."""
 
+EXPECT = r"shares x's memory"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Looks the well-known formats up in numpy.finfo and computes only the others; breaks "computed, not looked up"."""
 
+EXPECT = r"compute the limits from the bit widths"
+
 import numpy as np
 
 _reference = float_limits

@@ -1,5 +1,7 @@
 """Looks the answer up in torch.finfo for the formats torch knows: nothing is computed, and any other format fails."""
 
+EXPECT = r"compute the limits from the bit widths"
+
 import torch
 
 _DTYPES = {(8, 23): torch.float32, (5, 10): torch.float16, (8, 7): torch.bfloat16, (11, 52): torch.float64,

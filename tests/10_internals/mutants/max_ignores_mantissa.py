@@ -1,5 +1,7 @@
 """Takes max as 2**(bias+1), forgetting that the significand 1.11...1 stops short of 2: float16 would reach 65536, not 65504."""
 
+EXPECT = r"2 - eps, not 2"
+
 _reference = float_limits  # noqa: F821 (the solution's, kept before this file replaces it)
 
 

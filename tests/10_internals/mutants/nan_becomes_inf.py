@@ -1,5 +1,7 @@
 """Rounds NaNs like numbers: a NaN whose payload sits only in the low 16 bits comes out as inf."""
 
+EXPECT = r"handle NaNs apart"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Returns NaN inputs unchanged: a float32 NaN with low-half payload is not a bfloat16 value (storing its top half gives inf)."""
 
+EXPECT = r"low 16 bits of every output"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Rounds up only when the low half is above 0x8000: exact ties always round toward zero, not to even."""
 
+EXPECT = r"ties to even"
+
 import torch
 
 

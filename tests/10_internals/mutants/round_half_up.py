@@ -1,5 +1,7 @@
 """Adds 0x8000 before clearing the low half: exact ties always round away from zero, not to even."""
 
+EXPECT = r"ties to even"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Does the arithmetic in place on x.view(torch.int32), which shares x's memory, so x itself is overwritten; breaks "it is not modified" / "x unchanged"."""
 
+EXPECT = r"shares x's memory"
+
 import torch
 
 

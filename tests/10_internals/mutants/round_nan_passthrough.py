@@ -1,5 +1,7 @@
 """Rounds the bits but passes NaNs through unchanged (torch.where(isnan, x, ...)), so a NaN keeps its low 16 bits; breaks "elements are bfloat16 values (their low 16 bits are 0)" / "NaN stays NaN with its low 16 bits clear"."""
 
+EXPECT = r"low 16 bits of every output"
+
 import torch
 
 

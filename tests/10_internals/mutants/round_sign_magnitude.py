@@ -1,5 +1,7 @@
 """Rounds the magnitude and re-applies the sign with torch.where(x < 0, -r, r), which turns -0.0 into +0.0; breaks "+-0.0 and +-inf keep their sign"."""
 
+EXPECT = r"[Zz]ero keeps its sign"
+
 import torch
 
 

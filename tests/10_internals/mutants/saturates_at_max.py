@@ -1,5 +1,7 @@
 """Clamps finite values that round past the largest bfloat16 to that maximum instead of inf (a saturating cast, not IEEE)."""
 
+EXPECT = r"rounds up to inf"
+
 import torch
 
 

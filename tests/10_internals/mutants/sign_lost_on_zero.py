@@ -1,5 +1,7 @@
 """Rounds the magnitude and puts the sign back with where(x < 0, ...): -0.0 comes out as +0.0."""
 
+EXPECT = r"[Zz]ero keeps its sign"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Computes the strides from x's shape as if x were contiguous (storage offset kept); breaks "any strides and storage offset. Returns x.unfold(0, size, step)" on a transposed or stepped x."""
 
+EXPECT = r"if it were contiguous"
+
 import math
 
 import torch

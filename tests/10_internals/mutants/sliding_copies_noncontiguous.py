@@ -1,5 +1,7 @@
 """Calls x.contiguous() first, which copies a non-contiguous x, so the windows no longer share x's storage; breaks "A view made with as_strided: it shares x's storage (no copy), so a write to x shows in it"."""
 
+EXPECT = r"it copied"
+
 import torch
 
 

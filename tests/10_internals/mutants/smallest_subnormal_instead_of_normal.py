@@ -1,5 +1,7 @@
 """Returns the smallest subnormal, 2**(1-bias-m), where the smallest normal number, 2**(1-bias), is asked for."""
 
+EXPECT = r"That is the smallest subnormal"
+
 _reference = float_limits  # noqa: F821 (the solution's, kept before this file replaces it)
 
 

@@ -1,5 +1,7 @@
 """Drops the low 16 bits without rounding (truncation toward zero): 1 + 2**-7 - 2**-20 becomes 1.0."""
 
+EXPECT = r"truncates \(rounds toward zero\)"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Lets torch convert (x.to(torch.bfloat16).float()): right bits, but the lesson's bit manipulation is skipped."""
 
+EXPECT = r"round by hand"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Computes the strides from the shape, as if x were contiguous: wrong for x[::2], a transpose or x[:, 1]."""
 
+EXPECT = r"if it were contiguous"
+
 import math
 
 

@@ -1,5 +1,7 @@
 """Scales the strides by the element size for 2-byte dtypes (byte strides, as NumPy counts them); breaks "any dtype": as_strided counts elements, not bytes."""
 
+EXPECT = r"not bytes|in bytes"
+
 _reference = sliding_windows
 
 

@@ -1,5 +1,7 @@
 """Counts (len - size) // step windows, forgetting the first one: size == len(x) gives no window at all."""
 
+EXPECT = r"windows, not W ="
+
 
 def sliding_windows(x, size, step):
     if x.dim() == 0 or size < 1 or step < 1 or size > x.shape[0]:

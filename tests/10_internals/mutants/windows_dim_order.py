@@ -1,5 +1,7 @@
 """Puts the window dim right after the window index, (W, size, *rest), where unfold puts it last, (W, *rest, size)."""
 
+EXPECT = r"the window's own dim goes last"
+
 
 def sliding_windows(x, size, step):
     if x.dim() == 0 or size < 1 or step < 1 or size > x.shape[0]:

@@ -1,5 +1,7 @@
 """Passes storage_offset=0 to as_strided: a slice such as x[3:] gets windows from the start of the storage."""
 
+EXPECT = r"storage_offset passed to as_strided is absolute"
+
 
 def sliding_windows(x, size, step):
     if x.dim() == 0 or size < 1 or step < 1 or size > x.shape[0]:

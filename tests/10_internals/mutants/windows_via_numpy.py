@@ -1,5 +1,7 @@
 """Builds the windows with NumPy's sliding_window_view on x.numpy(); breaks "a view made with as_strided" on x's device (bfloat16, meta, offset storage)."""
 
+EXPECT = r"copied|meta device"
+
 import numpy as np
 import torch
 
