@@ -30,8 +30,8 @@ tensor created with requires_grad=True (it gets gradients, but no optimizer buil
 
 No error, no warning: the optimizer gets an empty list (or, worse, only the other layers'
 parameters, and these layers silently stay at their random start), `.to()` leaves them
-behind and `.eval()` never reaches them. Use `nn.ModuleList` (or `nn.ModuleDict`) instead:
-it behaves like a list (a dict) and registers every module you put in it.
+behind and `.eval()` never reaches them. A module can see only into what is itself a module,
+so a collection of layers has to be one too.
 
 Call the module, not .forward
 -----------------------------
@@ -41,13 +41,13 @@ the forward hooks. Hooks are how PyTorch adds behaviour from outside: pruning
 extractors and debugging tools read activations in hooks. `model.forward(x)` skips all of
 them, silently: you write `forward`, you call the module.
 
-nn.Sequential with names
-------------------------
+Names in nn.Sequential
+----------------------
 `nn.Sequential(a, b, c)` chains modules and names them by position, "0", "1", "2", so a
-checkpoint holds keys like "2.weight". It can take names from you as well (its documentation
-shows how): "classifier.weight" says what it is, and stays meaningful when you insert a layer.
-Its own `forward` runs the children in order, so a subclass that only builds them needs no
-`forward` of its own.
+checkpoint holds keys like "2.weight": they say nothing about the layer, and they all shift
+when you insert one. A name such as "classifier.weight" says what it is and stays put; the
+MLP below is checked by its names. Sequential's own `forward` runs the children in the order
+they were registered.
 
 Pitfall: one activation module reused in every hidden layer. For nn.ReLU nothing shows; an
 activation with parameters (nn.PReLU, a learnable slope) then shares one slope across all
@@ -56,16 +56,17 @@ the layers, and the model has fewer parameters than it should.
 Training a module
 -----------------
 The classic first example fits y = 5x + 3 + noise with a module holding two parameters `a`
-and `b`. An optimizer keeps references to the parameters it was given and moves each along
-its `.grad` at every `step()`; `backward()` fills those `.grad`s, but adds into them, so
-each step must start from cleared gradients (or it follows the sum of every gradient so far).
-Clearing them between `backward()` and `step()` is the opposite mistake: the step then sees
-zeros, and nothing trains. You write that loop in `fit`, for any module.
+and `b`. An optimizer keeps references to the parameters it was given, and each `step()`
+moves them along whatever their `.grad` holds at that moment. `backward()` does not
+overwrite `.grad`, it adds into it, and nothing clears it unless you do. So where the
+clearing sits in a step matters, and both wrong places fail silently: the steps follow the
+running sum of every gradient so far, or `step()` sees only zeros and nothing trains. You
+write that loop in `fit`, for any module.
 
 What the tests expect
 ---------------------
-- `Linear1D`: exactly two parameters, named "a" and "b", each of shape (1,), drawn in [0, 1)
-  (the same after the same torch.manual_seed); y = a * x + b keeps x's shape;
+- `Linear1D`: exactly two parameters, named "a" and "b", each of shape (1,), random in
+  [0, 1) (the same after the same torch.manual_seed); y = a * x + b keeps x's shape;
   `.to(torch.float64)` converts them; gradients reach both; `fit` recovers a ~= 5 and b ~= 3
   (plus the noise's mean) from noisy samples of y = 5x + 3.
 - `MLP`: the layers, their order and their names (so the `state_dict` keys), no activation
@@ -73,35 +74,41 @@ What the tests expect
   two sizes, and an output equal to applying the layers by hand.
 - `Ensemble`: every member registered (parameters, `state_dict`, `.to()`, `.eval()` and an
   optimizer all reach them), the output is the mean of the members' outputs, any iterable of
-  members works (a generator too), no members is a ValueError; each member is called as
-  member(x) (its hooks run), and x is left unchanged.
+  members works (a generator too), no members is a ValueError; each member's hooks run once
+  per call, and x is left unchanged.
 - `fit`: the same parameters and loss as plain SGD on the mean squared error, step for step;
-  the module is called (its hooks fire once per step); the result is a Python float.
+  the module's hooks fire once per step; the result is a Python float.
 
 Check your work with:  pytest exercises/02_modules
 """
 
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+
+
+### BEGIN SOLUTION
+from collections import OrderedDict
+
+import torch.nn.functional as F
+### END SOLUTION
 
 
 class Linear1D(nn.Module):
     """The model y = a * x + b, with two learnable scalars.
 
-    Parameters: `a` and `b`, each an nn.Parameter of shape (1,), float32, initialised
-    uniformly in [0, 1) (seed torch with `torch.manual_seed` to make that reproducible).
-    `named_parameters()` yields exactly ("a", a) and ("b", b), in that order.
+    Parameters: `a` and `b`, each an nn.Parameter of shape (1,), float32, a random value in
+    [0, 1): the same after the same `torch.manual_seed`, different after a different one, and
+    a different from b. `named_parameters()` yields exactly ("a", a) and ("b", b), in that
+    order.
     """
 
     def __init__(self) -> None:
         super().__init__()
         # TODO: give the module its two learnable scalars, self.a and self.b (a first), each
-        #       of shape (1,) and drawn uniformly in [0, 1) from torch's global RNG, so that
-        #       named_parameters(), state_dict(), .to() and an optimizer all find them.
+        #       of shape (1,), random in [0, 1) and reproducible with torch.manual_seed, so
+        #       that named_parameters(), state_dict(), .to() and an optimizer all find them.
         ### BEGIN SOLUTION
         # nn.Parameter, assigned as an attribute: registered under the attribute's name.
         self.a = nn.Parameter(torch.rand(1))  # (1,)
@@ -123,8 +130,9 @@ class Linear1D(nn.Module):
 class MLP(nn.Sequential):
     """A multilayer perceptron: an nn.Sequential of Linear layers with activations between them.
 
-    sizes: the feature counts [in, hidden..., out]; at least two entries, else ValueError
-    (with a message naming `sizes`). sizes=[4, 8, 8, 2] gives, in order:
+    sizes: the feature counts [in, hidden..., out], any sequence of ints; with fewer than two
+    entries, a ValueError whose message contains the word "sizes". sizes=[4, 8, 8, 2] gives
+    these children, in this order and under these names:
 
         linear0 = Linear(4, 8), act0, linear1 = Linear(8, 8), act1, linear2 = Linear(8, 2)
 
@@ -133,14 +141,14 @@ class MLP(nn.Sequential):
     activation after the last Linear: the output is unbounded (logits, regression values).
     activation: a class or any callable returning a module, called with no arguments once per
     hidden layer, so each activation is its own instance (with its own parameters, if any).
-    Input (..., sizes[0]) -> output (..., sizes[-1]).
+    Input (..., sizes[0]) -> output (..., sizes[-1]), the children applied in order.
     """
 
     def __init__(self, sizes: Sequence[int], activation: Callable[[], nn.Module] = nn.ReLU) -> None:
-        # TODO: raise ValueError naming `sizes` when it has fewer than two entries. Otherwise
-        #       build this Sequential's children, in order and under exactly these names:
-        #       linear0, act0, linear1, act1, ..., with no activation after the last Linear,
-        #       and each activation a module of its own, made by one call of activation().
+        # TODO: fewer than two sizes: ValueError, its message containing the word "sizes".
+        #       Otherwise make this Sequential's children, in order and under exactly these
+        #       names: linear0, act0, linear1, act1, ..., no activation after the last Linear,
+        #       each activation the module returned by its own call of activation().
         ### BEGIN SOLUTION
         sizes = list(sizes)
         if len(sizes) < 2:
@@ -160,16 +168,17 @@ class Ensemble(nn.Module):
     """Averages the outputs of several modules.
 
     members: any iterable of modules (a list, a tuple, a generator), at least one, else
-    ValueError. They are kept, in order, in `self.members`, an nn.ModuleList, so the
-    `state_dict()` keys are "members.0.weight", "members.1.weight", ... and parameters(),
-    `.to()`, `.train()`/`.eval()` and an optimizer over `parameters()` reach every member.
+    ValueError. They are kept, in order, in `self.members`, registered as submodules, so
+    parameters(), `state_dict()`, `.to()`, `.train()`/`.eval()` and an optimizer over
+    `parameters()` reach every member; the `state_dict()` keys are each member's own keys
+    after "members.<its index>.": "members.0.weight", "members.0.bias", "members.1.weight", ...
     """
 
     def __init__(self, members: Iterable[nn.Module]) -> None:
         super().__init__()
-        # TODO: keep the members, in order, in self.members, where parameters(), state_dict(),
-        #       .to(), .eval() and an optimizer all reach them. Any iterable is accepted, a
-        #       generator too (it can be read only once); no members at all: ValueError.
+        # TODO: keep the members, in order, in self.members, where parameters(), state_dict()
+        #       (keys members.0.weight, ...), .to(), .eval() and an optimizer all reach them.
+        #       Any iterable of modules, a generator too; no members at all: ValueError.
         ### BEGIN SOLUTION
         # ModuleList registers each member; it also reads a generator exactly once.
         self.members = nn.ModuleList(members)
@@ -178,14 +187,13 @@ class Ensemble(nn.Module):
         ### END SOLUTION
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """The mean of member(x) over the members (all must return the same shape and dtype).
+        """The elementwise mean of the members' outputs on x (all of one shape and dtype).
 
-        Each member is called as member(x), once, so its hooks run. x is left unchanged, even
-        when a member returns x itself. Returns a tensor of that shape: the elementwise
-        average, not the sum.
+        Each member runs once per call, its forward hooks and pre-hooks included. x is left
+        unchanged. Returns a tensor of the members' output shape.
         """
-        # TODO: return the elementwise mean of the members' outputs, each member called once
-        #       the way its hooks run; x comes back unchanged.
+        # TODO: return the elementwise mean of the members' outputs on x, each member run
+        #       once, its hooks included; x comes back unchanged.
         ### BEGIN SOLUTION
         outputs = torch.stack([member(x) for member in self.members])  # (members, *out)
         return outputs.mean(dim=0)
@@ -195,22 +203,22 @@ class Ensemble(nn.Module):
 def fit(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float) -> float:
     """Train `model` in place by full-batch gradient descent on the mean squared error.
 
-    Each of `steps` (>= 1, else ValueError) steps is one step of torch.optim.SGD over all of
-    model.parameters() with learning rate `lr` (no momentum, no weight decay), along the
-    gradient of that step's mse_loss(model(x), y) alone (the mean over all elements; model(x)
-    must have y's shape). SGD, because on one full batch it is plain gradient descent: with
-    x in [0, 1) as in the tests' line, lr=0.5 converges quickly and the result does not
-    depend on optimizer state. The module is called as model(x), exactly once per step, so
-    its hooks run.
+    Each of `steps` steps is one step of torch.optim.SGD over all of model.parameters() with
+    learning rate `lr` (no momentum, no weight decay), along the gradient of that step's
+    loss alone: the mean squared error of the module's output on x against y (the mean over
+    all elements; the output has y's shape). steps < 1: a ValueError whose message contains
+    the word "steps". SGD, because on one full batch it is plain gradient descent: with x in
+    [0, 1) as in the tests' line, lr=0.5 converges quickly and the result does not depend on
+    optimizer state. The module runs exactly once per step, its hooks included.
 
     Returns the last step's loss (computed before that step's update) as a Python float.
     Works on any device: the model, x and y just have to be on the same one.
     """
     # TODO: train the model in place: `steps` steps of plain gradient descent (torch.optim.SGD
     #       at `lr`) over all its parameters on the mean squared error of the module's output
-    #       against y, each step from that step's gradient only, the module called once per step
-    #       so that its hooks run. Return the last step's loss, from before its update, as a
-    #       Python float. steps < 1: ValueError naming `steps`.
+    #       against y, each step along that step's gradient alone, the module run once per step
+    #       with its hooks. Return the last step's loss, from before its update, as a Python
+    #       float. steps < 1: ValueError, its message containing the word "steps".
     ### BEGIN SOLUTION
     if steps < 1:
         raise ValueError(f"fit needs steps >= 1 (there is no loss to return otherwise), got steps={steps}")

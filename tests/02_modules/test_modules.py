@@ -7,7 +7,8 @@ there as well; only the noisy line's example trains the learner's Linear1D.
 Contract (each promise of the lesson text, the docstrings and the hints -> its tests):
 Linear1D
 - exactly two nn.Parameters "a", "b", in that order, shape (1,), float32 -> test_linear1d_registers_a_and_b
-- "initialised uniformly in [0, 1)", the same after the same torch.manual_seed -> test_linear1d_initialisation
+- "a random value in [0, 1)", the same after the same torch.manual_seed, a different from b and from one seed
+  to the next -> test_linear1d_initialisation
 - state_dict keys "a", "b"; a checkpoint with them loads strictly -> test_linear1d_state_dict
 - y = a * x + b, x's shape, any float dtype after .to(dtype) -> test_linear1d_computes_a_x_plus_b
 - ".to(torch.float64) converts them" -> test_linear1d_to_float64_converts_the_parameters
@@ -21,28 +22,29 @@ MLP
 - no activation after the last Linear (any depth) -> test_mlp_has_no_activation_after_the_last_linear
 - activation called once per hidden layer, a fresh instance each -> test_mlp_activation_is_a_fresh_instance_per_hidden_layer,
   test_mlp_calls_activation_once_per_hidden_layer
-- ValueError naming sizes for fewer than two -> test_mlp_needs_two_sizes
+- fewer than two sizes: ValueError whose message contains "sizes" -> test_mlp_needs_two_sizes
 - output = layers applied by hand, (..., in) -> (..., out), sizes any sequence -> test_mlp_equals_its_layers_applied_by_hand
 - gradients reach every layer -> test_mlp_trains_every_layer
 Ensemble
-- members in order in self.members (nn.ModuleList): parameters, state_dict keys, strict load
+- members in order in self.members, registered as submodules: parameters, state_dict keys "members.0.weight", ...,
+  strict load
   -> test_ensemble_registers_its_members
 - .to(), .eval()/.train(), an optimizer reach every member -> test_ensemble_to_float64_converts_every_member,
   test_ensemble_eval_reaches_every_member, test_an_optimizer_over_the_ensemble_trains_every_member
-- mean of the members' outputs, not the sum -> test_ensemble_returns_the_mean_of_its_members, test_ensemble_of_linear1d_members
+- the elementwise mean of the members' outputs -> test_ensemble_returns_the_mean_of_its_members, test_ensemble_of_linear1d_members
 - any iterable (list, tuple, generator) -> test_ensemble_accepts_a_generator, test_ensemble_accepts_a_tuple
 - no members: ValueError -> test_ensemble_needs_a_member
-- members called as member(x), once (hooks run) -> test_ensemble_calls_its_members_so_their_hooks_run
-- x left unchanged, even when a member returns x -> test_ensemble_leaves_x_alone
+- each member run once per call, its hooks included -> test_ensemble_calls_its_members_so_their_hooks_run
+- x left unchanged (a member that returns x itself included) -> test_ensemble_leaves_x_alone
 - any device -> test_modules_on_the_meta_device, test_everything_runs_on_the_inputs_device
 fit
 - SGD(model.parameters(), lr) on the mean squared error, step for step (1 step too), no momentum
   or weight decay, clearing gradients -> test_fit_is_plain_gradient_descent_on_the_mse
 - "over all of model.parameters()" (unused and frozen ones left alone) -> test_fit_with_unused_and_frozen_parameters
-- model(x) once per step (hooks) -> test_fit_calls_the_module_so_its_hooks_run
+- the module run once per step, its hooks included -> test_fit_calls_the_module_so_its_hooks_run
 - last step's loss before its update, a Python float -> test_fit_is_plain_gradient_descent_on_the_mse,
   test_fit_returns_a_python_float
-- steps < 1: ValueError naming steps -> test_fit_needs_a_step
+- steps < 1: ValueError whose message contains "steps" -> test_fit_needs_a_step
 - any device -> test_everything_runs_on_the_inputs_device
 the pitfalls the lesson names, each recognised by its signature and named in the failure
 - a plain tensor with requires_grad=True, a Python list (or dict) of layers or parameters, buffers:
@@ -56,10 +58,10 @@ the pitfalls the lesson names, each recognised by its signature and named in the
   test_mlp_loads_a_checkpoint_of_the_same_layers
 - "one activation module reused in every hidden layer" (PReLU shares its slope) -> test_mlp_activation_is_a_fresh_instance_per_hidden_layer
 - a generator read twice (hint) -> test_ensemble_accepts_a_generator
-- "the elementwise average, not the sum" -> test_ensemble_returns_the_mean_of_its_members
-- nothing in place: nn.Identity returns x itself (hint) -> test_ensemble_leaves_x_alone
+- the sum instead of "the elementwise mean" -> test_ensemble_returns_the_mean_of_its_members
+- adding in place into a member's output: nn.Identity returns x itself (hint) -> test_ensemble_leaves_x_alone
 - .data / .item() leave autograd (hint) -> test_linear1d_gradients_reach_a_b_and_x
-- gradients not cleared ("the sum of every gradient so far"), cleared "between backward() and step()",
+- gradients not cleared ("the running sum of every gradient so far"), cleared where "step() sees only zeros",
   the loss after the update -> test_fit_is_plain_gradient_descent_on_the_mse
 """
 
@@ -465,7 +467,8 @@ def test_ensemble_registers_its_members(lesson):
     keys = list(ensemble.state_dict())
     want = ["members.0.weight", "members.0.bias", "members.1.0.weight", "members.1.0.bias", "members.1.2.weight", "members.1.2.bias"]
     if keys != want:
-        fail(f"{what}.state_dict() has the keys {keys}; expected {want} (self.members, an nn.ModuleList).")
+        fail(with_cause(f"{what}.state_dict() has the keys {keys}; expected {want} (the members registered in "
+                        "self.members, each under its index).", unregistered(ensemble)))
     checkpoint = {key: torch.full_like(value, 0.25) for key, value in ensemble.state_dict().items()}
     other = lesson.Ensemble([nn.Linear(3, 2), nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))])
     try:
@@ -474,8 +477,6 @@ def test_ensemble_registers_its_members(lesson):
         fail(f"{what}.load_state_dict(a checkpoint with the keys {want}) raised: {exc}")
     if not all(bool((p == 0.25).all()) for p in other.parameters()):
         fail(f"{what}.load_state_dict(...) did not reach every member.")
-    if not isinstance(ensemble.members, nn.ModuleList):
-        fail(f"{what}.members is a {type(ensemble.members).__name__}; expected an nn.ModuleList.")
 
 
 def test_ensemble_to_float64_converts_every_member(lesson):
@@ -583,10 +584,10 @@ def test_ensemble_accepts_a_generator(lesson):
     count = len(list(ensemble.parameters()))
     if count != 6:
         members = getattr(ensemble, "members", None)
-        read_twice = isinstance(members, nn.ModuleList) and len(members) == 0
+        read_twice = isinstance(members, nn.Module) and not list(members.children())
         fail(with_cause(f"Ensemble(nn.Linear(2, 2) for _ in range(3)) has {count} parameter tensors; expected 6.",
                         "self.members is empty: the generator was read twice, and a generator can be read only "
-                        "once. Build the nn.ModuleList from it first, then check that list." if read_twice
+                        "once. Build the container of members from it first, then check that container." if read_twice
                         else unregistered(ensemble)))
     out = ensemble(torch.randn(4, 2))
     if out.shape != (4, 2):
