@@ -6,9 +6,11 @@ same memory.
 
 Contract (each promise of the lesson text, the docstrings and the hints -> its tests):
 derivative
-- "computed with torch.autograd.grad", d fn/d x for x of any shape (0-d, empty, one element,
-  non-contiguous, expanded) -> test_derivative_of_the_first_example, test_derivative_matches_calculus,
+- d fn/d x for x of any shape (0-d, empty, one element, non-contiguous, expanded)
+  -> test_derivative_of_the_first_example, test_derivative_matches_calculus,
   test_derivative_matches_finite_differences_in_float64
+- "fn may ignore its argument: the derivative is zero" (a constant, or only closed-over tensors), "autograd
+  complains instead" -> test_derivative_of_an_fn_that_ignores_x
 - "returns a scalar tensor (one element)": shapes (), (1,), (1, 1) all accepted -> test_derivative_of_a_one_element_fn
 - "any floating dtype": result in x's dtype and shape, not requiring grad (float64/16, bfloat16)
   -> test_derivative_keeps_dtype_and_shape_and_does_not_require_grad
@@ -19,7 +21,7 @@ derivative
   test_derivative_does_not_reach_into_the_callers_graph
 - "fn may modify its argument in place" -> test_derivative_of_an_in_place_fn
 - "repeated calls give the same answer" -> test_derivative_gives_the_same_answer_every_time
-- "works inside torch.no_grad()" -> test_derivative_inside_no_grad
+- "the caller may be inside torch.no_grad()" -> test_derivative_inside_no_grad
 - "ValueError naming the shape fn returned when not a single element" (empty too)
   -> test_derivative_of_a_non_scalar_fn_is_a_value_error
 - "TypeError when x is not floating point" (integer, bool, complex) -> test_derivative_of_a_non_floating_x_is_a_type_error
@@ -51,20 +53,26 @@ to_numpy / from_numpy
 - "a CUDA tensor is copied to the host" -> test_on_cuda
 the pitfalls the lesson names, each recognised by its signature and named in the failure
 - "backward() adds: call it twice and .grad holds twice the gradient" -> test_derivative_gives_the_same_answer_every_time
-- "the caller's flag" (x.requires_grad_()), "its graph" -> test_derivative_leaves_the_callers_tensor_alone,
+- "its flag" (x.requires_grad_(); "tidying up afterwards does not undo a .grad the caller already had"), "its
+  graph" -> test_derivative_leaves_the_callers_tensor_alone,
   test_derivative_does_not_reach_into_the_callers_graph
-- "its memory": an in-place fn on the caller's memory or on a leaf that requires grad -> test_derivative_of_an_in_place_fn
-- "its context": torch.no_grad() records nothing, torch.enable_grad() -> test_derivative_inside_no_grad
-- "forget zero_grad and each step follows the sum of all the gradients so far"; Adam's default lr
+- "its memory": an in-place fn on the caller's memory (detached tensors share it) or on a leaf that requires grad
+  -> test_derivative_of_an_in_place_fn
+- "its context": torch.no_grad() records nothing (an error from autograd, or zeros from a check for an fn that
+  ignores x) -> test_derivative_inside_no_grad
+- "unless something empties .grad in between, the optimizer follows the running sum of all the gradients so
+  far"; Adam's default lr
   -> test_fit_follows_adam_step_by_step
 - "(N, 1) minus (N,) broadcasts to (N, N)", hand-written (replayed) or F.mse_loss (its warning); "squeezing
-  is no cure: one sample, or degree 0" -> test_fit_follows_adam_step_by_step, test_fit_emits_no_warnings
+  afterwards is a fragile cure: one sample, or degree 0" -> test_fit_follows_adam_step_by_step, test_fit_emits_no_warnings
 - "plain SGD at lr 0.1 ... diverges to inf and nan" -> test_fit_recovers_a_noisy_parabola, test_fit_follows_adam_step_by_step
-- "the tests want the mean" (Adam's eps) -> test_fit_follows_adam_step_by_step
-- "torch.tensor(tensor, requires_grad=True) copies, and warns" -> test_fit_emits_no_warnings
+- "the mean squared error" (mean or sum: Adam's eps) -> test_fit_follows_adam_step_by_step
+- "torch.tensor(tensor, requires_grad=True) copies, and warns" -> test_fit_emits_no_warnings,
+  test_fit_follows_adam_step_by_step
 - highest power first (the reverse recognised) -> test_fit_recovers_a_noisy_parabola, test_fit_other_degrees
-- ".numpy() refuses a tensor that requires grad"; "t.requires_grad_(False) ... switching off the caller's
-  flag" -> test_to_numpy_of_a_tensor_that_requires_grad, test_to_numpy_and_back_share_one_buffer
+- "the tensor-to-array conversion refuses a tensor that requires grad"; "tensors that require grad accepted and
+  left unchanged (flag and .grad)" -> test_to_numpy_of_a_tensor_that_requires_grad,
+  test_to_numpy_and_back_share_one_buffer
 - "what copies": .contiguous() of a view, dtype conversions, torch.tensor/np.array/.clone() -> check_shared in
   test_non_contiguous_views_stay_views, test_dtypes_are_kept_both_ways, test_to_numpy_shares_memory,
   test_from_numpy_shares_memory
@@ -276,7 +284,36 @@ def test_derivative_inside_no_grad(lesson):
             RuntimeError, "does not require grad",
             then="Under torch.no_grad() nothing is recorded, so fn's result has no graph: this is the caller's "
             "context pitfall. Switch recording back on around the call of fn with torch.enable_grad()."))
-    assert_close(d, CUBE_GRAD(x), what=what)
+    expected = CUBE_GRAD(x)
+    if isinstance(d, torch.Tensor) and d.shape == expected.shape and not d.any():
+        fail(f"{what} returned zeros, but d/dx of x^3 is 3x^2 = {expected.tolist()}. Under torch.no_grad() nothing "
+             "is recorded, so fn's result looked as if it did not depend on x: this is the caller's context "
+             "pitfall. Switch recording back on around the call of fn with torch.enable_grad().")
+    assert_close(d, expected, what=what)
+
+
+UNUSED = ("fn does not use its argument, so d fn/d x is zero everywhere (torch.func.grad says so too), but autograd "
+          "refuses to differentiate with respect to a tensor the result does not depend on. Return zeros of x's "
+          "shape, dtype and device: check whether fn's result requires grad at all, and ask torch.autograd.grad for "
+          "zeros for an unused input (materialize_grads=True).")
+
+
+@pytest.mark.parametrize("kind", ["a constant", "a tensor fn closes over, not its argument"])
+def test_derivative_of_an_fn_that_ignores_x(lesson, kind):
+    w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    fn = (lambda t: torch.tensor(2.0)) if kind == "a constant" else (lambda t: (w * w).sum())
+    x = UNCHANGED.to(torch.float64)
+    what = f"derivative(fn, x) for x of {describe(x)} and an fn that returns {kind}"
+    d = call(what, lesson.derivative, fn, x, advice=lambda exc: UNUSED if isinstance(exc, RuntimeError) and (
+        "does not require grad" in str(exc) or "not have been used in the graph" in str(exc)) else "")
+    if d is None:
+        fail(f"{what} returned None: allow_unused=True makes torch.autograd.grad answer None for an unused input, "
+             "but the derivative of a function that ignores x is zeros of x's shape (materialize_grads=True).")
+    if isinstance(d, torch.Tensor) and d.requires_grad:
+        fail(f"{what} returned a tensor that requires grad")
+    assert_close(d, torch.zeros_like(x), what=f"{what} (the derivative of a function that ignores x is zero)")
+    if w.grad is not None:
+        fail(f"{what} filled w.grad with {w.grad}: derivative stores nothing anywhere.")
 
 
 @pytest.mark.parametrize(("fn_text", "fn", "x_shape", "shape"), [
