@@ -18,9 +18,9 @@ into a few large archives instead (a tar file is just the files one after anothe
 behind a 512-byte header) and read each archive sequentially: long sequential reads are what
 every disk, network file system and object store does best. `tarfile.open(path, mode="r|")`
 reads a tar as a stream, member after member, without seeking; only regular files
-(`member.isfile()`) carry data, a tar may also hold directory entries. (A TarFile also keeps
-every member's header in `tar.members` as it goes; for millions of members the seed text
-empties that list after each one.)
+carry data: a tar may also hold directory entries and links, for which there are no bytes to
+decode. (A TarFile also keeps every member's header in `tar.members` as it goes; for millions
+of members the classic recipe empties that list after each one.)
 
 The duplicates trap
 -------------------
@@ -29,20 +29,21 @@ dataset and calls `iter()` on every copy. An `__iter__` that simply reads all th
 N times, and every image comes out N times. With `num_workers` 0 or 1 the bug is invisible,
 which is why it survives until someone turns the workers up. Inside a worker,
 `torch.utils.data.get_worker_info()` says which worker this is (`.id`) and how many there are
-(`.num_workers`); in the main process it returns None. Deal the shards out by worker id,
-`paths[worker_id::num_workers]`: every shard belongs to exactly one worker, each worker opens
-only its own, and the counts differ by at most one. With fewer shards than workers, the
-extra workers get no shard and yield nothing (correct, but they idle: write at least as many
-shards as you will run workers, ideally a multiple). With `num_workers=0` the shards are read
-in order; with workers the DataLoader takes a batch from each worker in turn, so the order
-interleaves, but nothing repeats and nothing is lost. (Seed text: a first version that lets
-every worker read everything; a second that only works when `num_workers` equals the number
-of files, and refuses everything else, `num_workers=0` included.)
+(`.num_workers`); in the main process it returns None. So each copy can work out its own
+share of the shards from those two numbers alone: every shard belongs to exactly one worker,
+each worker opens only its own, and the shares differ by at most one shard. With fewer shards
+than workers, the extra workers get no shard and yield nothing (correct, but they idle: write
+at least as many shards as you will run workers, ideally a multiple). With `num_workers=0`
+the shards are read in order; with workers the DataLoader takes a batch from each worker in
+turn, so the order interleaves, but nothing repeats and nothing is lost. The classic recipe
+shows two first attempts that fail here: one lets every worker read everything (the trap
+above), the other gives worker k the file paths[k] and so only works when `num_workers`
+equals the number of files, refusing everything else, `num_workers=0` included.
 
 DataLoader options worth knowing
 --------------------------------
-- `num_workers`: processes that load while the model computes. Tune it, do not assume it: on
-  this kit's 2-core machine, with tiny images, 2 workers are *slower* than 0 (starting the
+- `num_workers`: processes that load while the model computes. Tune it, do not assume it:
+  with tiny images on a machine with few cores, 2 workers can be *slower* than 0 (starting the
   processes and passing tensors between them costs more than decoding). Workers pay off when
   reading, decoding and augmenting an item takes real time.
 - `batch_size` and `collate_fn`: the default collate stacks a batch of HxWx3 images into
@@ -62,15 +63,17 @@ DataLoader options worth knowing
 OpenCV's traps
 --------------
 - cv2 stores pixels as BGR; everything else (PyTorch, PIL, matplotlib, pretrained models)
-  expects RGB: convert with `cv2.cvtColor(img, cv2.COLOR_BGR2RGB)`, and back with
-  `COLOR_RGB2BGR` before encoding. (`img[..., ::-1]` is a view with a negative stride, which
-  `torch.from_numpy` refuses: copy it first.)
+  expects RGB: convert after decoding, and back before encoding. (Reversing the channel axis
+  with `img[..., ::-1]` gives a view with a negative stride, which `torch.from_numpy`
+  refuses: copy it first, or let cv2 convert.)
 - `cv2.imread` and `cv2.imdecode` return None, silently, for a missing, unreadable or corrupt
   file; the error then surfaces later, far away, naming nothing. Check and raise, naming the
   file. (Zero bytes are the exception: `cv2.imdecode` raises a cv2.error for an empty buffer,
-  so check for that before decoding.) `cv2.IMREAD_COLOR` always gives 3 channels of 8 bits:
-  a grayscale file is repeated into three, an alpha channel is dropped, 16-bit values are cut
-  to 8 (`IMREAD_UNCHANGED` would give 2-D, 4-channel or uint16 arrays).
+  so check for that before decoding.)
+- What a decoder gives depends on its flag: `cv2.IMREAD_COLOR` always gives 3 channels of 8
+  bits (a grayscale file is repeated into three, an alpha channel is dropped, 16-bit values
+  are cut to 8); `IMREAD_UNCHANGED` gives what the file holds: 2-D, 4-channel or uint16
+  arrays.
 - Shards must be lossless: PNG keeps every pixel, JPEG changes them.
 
     >>> ds = ImageDirectoryDataset("photos")            # photos/*.png, 6x10 pixels each
@@ -93,8 +96,9 @@ What the tests expect
   by at most one), directory created if missing; ValueError for `num_shards` < 1.
 - `TarImageDataset`: every image exactly once for 0 to 4 workers and 1, 3, 4 or 5 shards,
   with and without batching, epoch after epoch; in order with `num_workers=0`; each shard is
-  opened by one worker only, the shards spread evenly; non-file members are skipped; a member
-  that does not decode (an empty one too) raises OSError naming the shard and the member.
+  opened by one worker only, whole and in the order given, the shards spread evenly (shares
+  differ by at most one); non-file members are skipped; a member that does not decode (an
+  empty one too) raises OSError naming the shard and the member.
 
 Check your work with:  pytest exercises/06_dataloader
 """
@@ -133,21 +137,24 @@ class ImageDirectoryDataset(Dataset):
     """
 
     def __init__(self, root: str | os.PathLike, pattern: str = "*.png") -> None:
-        # TODO: store the paths under `root` that match `pattern`, sorted, in self.paths
-        #       (Path(root).glob does the matching). Read no image here.
+        # TODO: self.paths: the files directly in `root` (not in its subfolders) whose names
+        #       match `pattern`, as a list of Path in sorted order, the same on every machine.
+        #       Read no image here.
         ### BEGIN SOLUTION
         self.paths = sorted(Path(root).glob(pattern))
         ### END SOLUTION
 
     def __len__(self) -> int:
-        # TODO: the number of paths.
+        # TODO: how many images the dataset holds.
         ### BEGIN SOLUTION
         return len(self.paths)
         ### END SOLUTION
 
     def __getitem__(self, index: int) -> torch.Tensor:
-        # TODO: read self.paths[index] with cv2.imread(..., cv2.IMREAD_COLOR); raise OSError
-        #       naming the file if it returned None; convert BGR to RGB; return a torch tensor.
+        # TODO: image `index`, read from its file now (no cache): an HxWx3 torch.uint8 tensor
+        #       in RGB order with exactly the file's pixels, 3 channels whatever the file holds
+        #       (grayscale, RGBA, 16-bit). OSError naming the file when it cannot be read
+        #       (missing, empty, corrupt); IndexError past the end.
         ### BEGIN SOLUTION
         path = self.paths[index]  # IndexError past the end, like a list
         return _to_rgb_tensor(cv2.imread(str(path), cv2.IMREAD_COLOR), str(path))
@@ -157,17 +164,19 @@ class ImageDirectoryDataset(Dataset):
 def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLike, num_shards: int) -> list[Path]:
     """Write `images` (HxWx3 uint8 RGB tensors) into `num_shards` tar files in `directory`.
 
-    The directory is created if it is missing. Each image becomes one PNG member (lossless;
-    the channels turned to BGR for cv2.imencode). The images are cut into contiguous runs, in
-    order, whose sizes differ by at most one (the first shards take the extra ones), so
-    reading the shards one after another gives the images back in their original order.
+    The directory is created if it is missing. Each image becomes one PNG member (lossless)
+    that any PNG reader decodes to exactly the image's RGB pixels. The images are cut into
+    contiguous runs, in order, whose sizes differ by at most one (the first shards take the
+    extra ones), so reading the shards one after another gives the images back in their
+    original order.
     With more shards than images the last shards are empty (valid) tar files. Returns the
     shard paths in order. Raises ValueError when `num_shards` < 1.
     """
-    # TODO: check num_shards; create the directory; split len(images) into num_shards
-    #       contiguous runs (divmod gives the base size and how many shards get one more);
-    #       for each run, open a tar for writing and add each image PNG-encoded with
-    #       cv2.imencode (after RGB -> BGR) as a tarfile.TarInfo member; return the paths.
+    # TODO: refuse num_shards < 1 (ValueError) before touching the disk; create the directory
+    #       (its parents too); write num_shards tar files whose members, read shard after
+    #       shard, give back every image, in order, pixel for pixel (a lossless encoding, in
+    #       the channel order the encoder expects); contiguous runs whose sizes differ by at
+    #       most one, the first shards taking the extra ones. Return the paths, in order.
     ### BEGIN SOLUTION
     if num_shards < 1:
         raise ValueError(f"num_shards must be at least 1, got {num_shards}")
@@ -216,25 +225,27 @@ class TarImageDataset(IterableDataset):
 
     Yields HxWx3 torch.uint8 RGB tensors (PNG or other members decoded with cv2.imdecode;
     members that are not regular files are skipped). Outside a DataLoader worker (or with
-    num_workers=0) it reads every shard in the order given. In worker k of n it reads only
-    the shards paths[k::n], so every shard is opened by exactly one worker and the workers'
-    counts differ by at most one; a worker without a shard (more workers than shards) yields
-    nothing. A member that cannot be decoded raises OSError naming the shard and the member.
+    num_workers=0) it reads every shard in the order given. In a DataLoader worker it reads
+    only its own share of the shards, each whole and in the order given: every shard is
+    opened by exactly one worker, the shares differ by at most one shard, and a worker
+    without a shard (more workers than shards) yields nothing. A member that cannot be
+    decoded raises OSError naming the shard and the member.
     """
 
     def __init__(self, paths: Sequence[str | os.PathLike]) -> None:
         super().__init__()
-        # TODO: keep the shard paths (as a list). Open nothing here: each worker opens its own.
+        # TODO: keep the shard paths as a list, in the order given. Open nothing here.
         ### BEGIN SOLUTION
         self.paths = list(paths)
         ### END SOLUTION
 
     def __iter__(self) -> Iterator[torch.Tensor]:
-        # TODO: ask get_worker_info() which worker this is (None: the main process reads all
-        #       shards); pick this worker's shards; stream each with tarfile.open(path, "r|"),
-        #       skip members that are not files, decode the others with cv2.imdecode and
-        #       yield them as RGB tensors (OSError naming shard and member if None, and for
-        #       an empty member, which cv2.imdecode refuses with a cv2.error instead).
+        # TODO: yield the images of this process's share of the shards as HxWx3 uint8 RGB
+        #       tensors. Outside a worker: every shard, in the order given. In a worker: its
+        #       own share, so that across all workers every image comes exactly once, no shard
+        #       is opened by two workers, and the shares differ by at most one shard. Read each
+        #       shard front to back, whole; skip members that are not regular files; a member
+        #       that does not decode (an empty one too) raises OSError naming shard and member.
         ### BEGIN SOLUTION
         info = get_worker_info()  # None in the main process
         # Each worker runs its own copy of this method: give it its own shards, not all of them.

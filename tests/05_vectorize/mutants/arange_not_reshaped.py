@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"one axis per axis of indices"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     return tensor[torch.arange(tensor.shape[0], device=tensor.device), indices]

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"meta pitfall"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     if tensor.dim() < 2 or indices.dim() < 1 or indices.shape[0] != tensor.shape[0]:

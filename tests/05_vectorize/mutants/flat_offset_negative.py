@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"flat-offset pitfall"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     if tensor.dim() < 2 or indices.dim() < 1 or indices.shape[0] != tensor.shape[0]:

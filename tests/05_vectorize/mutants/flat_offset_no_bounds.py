@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"flat-offset pitfall"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     b, n = tensor.shape[:2]

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"as a mask"  # what a learner who made this mistake must read
+
 _reference = batch_gather  # noqa: F821 (the reference's, defined before this file runs)
 
 

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"step pitfall"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     b = tensor.shape[0]

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"PyTorch's own error"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     rows = torch.arange(tensor.shape[0], device=tensor.device).view(-1, *[1] * (indices.dim() - 1))

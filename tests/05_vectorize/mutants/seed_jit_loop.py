@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"@torch\.jit\.script does not remove the loop"  # what a learner who made this mistake must read
+
 
 @torch.jit.script
 def batch_gather(tensor, indices):

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"Python loop over the rows"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     output = []

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"device pitfall|input.s device"  # what a learner who made this mistake must read
+
 
 def batch_gather(tensor, indices):
     shape = list(tensor.shape)

@@ -4,6 +4,8 @@ import math
 
 from torch.utils.data import IterableDataset, get_worker_info
 
+EXPECT = r"differ by at most one"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(IterableDataset):
     def __init__(self, paths) -> None:

@@ -1,5 +1,7 @@
 """Reads every image in __init__: the whole dataset in memory (once per worker), and stale if a file changes."""
 
+EXPECT = r"not in __init__"  # what a learner who made this mistake must read
+
 _lazy = ImageDirectoryDataset  # noqa: F821 (the reference's)
 
 

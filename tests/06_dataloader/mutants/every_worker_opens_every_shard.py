@@ -4,6 +4,8 @@ import itertools
 
 from torch.utils.data import get_worker_info
 
+EXPECT = r"opened by more than one worker"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(TarImageDataset):  # noqa: F821 (the reference's)
     def __iter__(self):

@@ -2,6 +2,8 @@
 
 from torch.utils.data import get_worker_info
 
+EXPECT = r"duplicates trap"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(TarImageDataset):  # noqa: F821 (the reference's)
     def __iter__(self):

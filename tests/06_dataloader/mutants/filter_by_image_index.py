@@ -2,6 +2,8 @@
 
 from torch.utils.data import IterableDataset, get_worker_info
 
+EXPECT = r"opened by more than one worker"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(IterableDataset):
     def __init__(self, paths) -> None:

@@ -3,6 +3,8 @@
 import cv2
 import torch
 
+EXPECT = r"IMREAD_UNCHANGED"  # what a learner who made this mistake must read
+
 
 class ImageDirectoryDataset(ImageDirectoryDataset):  # noqa: F821 (the reference's)
     def __getitem__(self, index):

@@ -6,6 +6,8 @@ import cv2
 import torch
 from torch.utils.data import Dataset
 
+EXPECT = r"IMREAD_UNCHANGED"  # what a learner who made this mistake must read
+
 
 class ImageDirectoryDataset(Dataset):
     def __init__(self, root, pattern: str = "*.png") -> None:

@@ -5,6 +5,8 @@ import tarfile
 
 import cv2
 
+EXPECT = r"lossless"  # what a learner who made this mistake must read
+
 
 def _write_tar(path, images, indices):
     with tarfile.open(path, "w") as tar:

@@ -5,6 +5,8 @@ import tarfile
 import cv2
 import numpy as np
 
+EXPECT = r"isfile"  # what a learner who made this mistake must read
+
 
 def _read_shard(path):
     with tarfile.open(path, mode="r|") as tar:

@@ -6,6 +6,8 @@ import cv2
 import numpy as np
 from torch.utils.data import IterableDataset, get_worker_info
 
+EXPECT = r"open shards in __iter__"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(IterableDataset):
     def __init__(self, paths):

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+EXPECT = r"dealt out like cards"  # what a learner who made this mistake must read
+
 
 def write_tar_shards(images, directory, num_shards):
     if num_shards < 1:

@@ -6,6 +6,8 @@ import cv2
 import numpy as np
 from torch.utils.data import IterableDataset
 
+EXPECT = r"duplicates trap"  # what a learner who made this mistake must read
+
 
 def tar_image_iterator(path):
     tar = tarfile.open(path, "r")

@@ -2,6 +2,8 @@
 
 import torch
 
+EXPECT = r"only when num_workers equals the number of shards"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(TarImageDataset):  # noqa: F821 (the reference's)
     def __iter__(self):

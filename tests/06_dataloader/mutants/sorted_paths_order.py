@@ -2,6 +2,8 @@
 
 from torch.utils.data import IterableDataset, get_worker_info
 
+EXPECT = r"sorted order: keep the paths in the order given"  # what a learner who made this mistake must read
+
 
 class TarImageDataset(IterableDataset):
     def __init__(self, paths) -> None:

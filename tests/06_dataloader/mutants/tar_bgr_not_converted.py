@@ -6,6 +6,8 @@ import cv2
 import numpy as np
 import torch
 
+EXPECT = r"BGR pitfall"  # what a learner who made this mistake must read
+
 
 def _read_shard(path):
     with tarfile.open(path, mode="r|") as tar:

@@ -6,6 +6,8 @@ import cv2
 import numpy as np
 import torch
 
+EXPECT = r"silent failure"  # what a learner who made this mistake must read
+
 
 def _read_shard(path):
     tar = tarfile.open(path, mode="r|")

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+EXPECT = r"directory-order pitfall"  # what a learner who made this mistake must read
+
 
 class ImageDirectoryDataset(ImageDirectoryDataset):  # noqa: F821 (the reference's)
     def __init__(self, root, pattern="*.png"):

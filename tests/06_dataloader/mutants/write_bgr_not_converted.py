@@ -6,6 +6,8 @@ import tempfile
 
 import cv2
 
+EXPECT = r"BGR pitfall"  # what a learner who made this mistake must read
+
 
 def _write_tar(path, images, indices):
     with tarfile.open(path, "w") as tar, tempfile.TemporaryDirectory() as tmp:
