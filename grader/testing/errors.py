@@ -14,13 +14,16 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
 
     what: the call as the learner would write it, e.g. "fit(model, x, y, steps=0, lr=0.1)";
     why: why this input must be refused. Returns the exception. Another exception fails the
-    test with both names; a NotImplementedError propagates unchanged (a stub's TODO).
+    test with both names; a bare NotImplementedError propagates unchanged (a stub's TODO), one
+    with a message (a torch op's "not implemented for ...") is a wrong exception like any other.
     """
     __tracebackhide__ = True
     try:
         result = call()
-    except NotImplementedError:  # first: it is a RuntimeError, and a stub's TODO must stay a TODO
-        raise
+    except NotImplementedError as exc:  # first: it is a RuntimeError
+        if not exc.args:  # a stub's bare raise: its TODO must stay a TODO
+            raise
+        message = f"{what} raised {type(exc).__name__}({str(exc)!r}); expected a {exc_type.__name__}: {why}"
     except exc_type as exc:
         missing = [m for m in mention if m not in str(exc)]
         if not missing:

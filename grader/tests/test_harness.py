@@ -150,6 +150,15 @@ def test_not_implemented_from_outside_the_exercises_is_a_real_failure(kit):
     assert "TODO: add" not in result.stdout.str()
 
 
+def test_a_torch_ops_not_implemented_error_on_the_learners_line_is_a_failure_not_a_todo(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
+        "return a + b", "import torch\n    return torch.remainder(torch.tensor(1j), 2)"))
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["*NotImplementedError*not implemented for 'ComplexFloat'*"])
+    assert "TODO" not in result.stdout.str()
+
+
 def test_a_missing_function_is_named(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(STUB.replace("def add(", "def plus("))
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
