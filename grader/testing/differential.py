@@ -83,9 +83,12 @@ def _compare_grads(got, want, mine, theirs, what, tolerance) -> None:
         return
     (want.real if want.is_complex() else want).sum().backward()
     (got.real if got.is_complex() else got).sum().backward()
+    graded = sum(isinstance(b, torch.Tensor) and b.grad is not None for b in theirs)
     for number, (a, b) in enumerate(zip(mine, theirs)):
         if isinstance(b, torch.Tensor) and b.grad is not None:
-            assert_close(a.grad, b.grad, what=f"the gradient {what} gives its argument {number + 1}",
+            which = "its tensor input" if graded == 1 else f"its argument {number + 1}"
+            assert_close(a.grad, b.grad, what=f"the gradient of {what} with respect to {which} (actual: yours, "
+                                              "expected: PyTorch's)",
                          **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})))
 
 

@@ -93,7 +93,8 @@ def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """
     # TODO: return log(sum(exp(x))) along `dim`, with `dim` removed, in x's dtype: finite for
     #       finite x of any magnitude, -inf for an all -inf or empty slice, +inf for a slice
-    #       holding +inf, never nan. Whole tensors, no torch.logsumexp, x left unchanged.
+    #       holding +inf, never a nan value. Gradients as torch.logsumexp's (nan included,
+    #       where it gives one). Whole tensors, no torch.logsumexp, x left unchanged.
     ### BEGIN SOLUTION
     if x.numel() == 0:
         return x.exp().sum(dim=dim).log()  # the log of an empty sum: -inf (amax refuses an empty dim)
