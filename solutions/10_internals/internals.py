@@ -27,26 +27,23 @@ between 1 and 2 it can only step by 2**-7 = 0.0078125. (The defaults: `torch.one
 
 bfloat16 is the top half of a float32
 -------------------------------------
-Same sign bit, same exponent field, the first 7 mantissa bits. Converting a float32 to
-bfloat16 therefore means: look at its 32 bits as an integer, decide from the low 16 bits
-whether the high 16 go up by one, and clear the low 16. Clearing them alone *truncates*
-(rounds toward zero), which is not what torch does. IEEE's default rounding is "to
-nearest, ties to even": below half (low 16 bits < 0x8000) round down, above half round up,
-and exactly half goes to whichever neighbour has its last kept bit (bit 16) equal to 0.
+Same sign bit, same exponent field, the first 7 mantissa bits. So converting a float32 to
+bfloat16 is a question about its 32 bits read as an integer: which multiple of 2**16 is the
+nearest? Dropping the low 16 bits alone *truncates* (rounds toward zero), which is not what
+torch does. IEEE's default rounding is "to nearest, ties to even": below half round down,
+above half round up, and exactly half goes to whichever neighbour has its last kept bit
+(bit 16) equal to 0.
 
     1 + 2**-8  = 0x3F80_8000: exactly half, bit 16 is 0 (even)  -> 0x3F80_0000 = 1.0
     1 + 3*2**-8 = 0x3F81_8000: exactly half, bit 16 is 1 (odd)  -> 0x3F82_0000 = 1 + 2**-6
     0x3F80_8001: a hair above half                              -> 0x3F81_0000 = 1 + 2**-7
 
-Going up by one may carry out of the mantissa into the exponent: that is right (the
-mantissa wraps to 0 and the exponent grows by one: the next power of two), and for the
-largest floats it carries into the all-ones exponent, which is inf. Round to nearest says
-so: do not clamp at the largest bfloat16. Subnormals need no special case either: their
-bits round like any others (no flushing to zero). Two traps: a NaN whose payload sits only
-in the low 16 bits would round to inf, or wrap past the sign bit (handle NaNs apart; any
-NaN with its low 16 bits clear will do), and the sign bit is the top bit of a *signed*
-int32, so a negative float is a negative integer (the arithmetic still works on the low
-bits; never take abs and lose -0.0).
+Where rounding by hand goes wrong. Going up by one can carry out of the mantissa into the
+exponent, and for the largest floats into the all-ones exponent: it looks like a bug and is
+easy to "fix" into one. The classes at the edges of the format (signed zeros, subnormals,
+infinities) tempt special cases that torch does not make. A NaN is not a number: its payload
+may sit in exactly the bits that rounding throws away or carries from. And the sign bit is
+the top bit of a *signed* int32, so a negative float reads as a negative integer.
 
     >>> bits = torch.tensor([1.0]).view(torch.int32)   # the same memory, read as int32
     >>> hex(bits.item())
@@ -80,13 +77,13 @@ the formula above can describe, without copying. The diagonal of a 3x3 matrix, f
     >>> m.as_strided((3,), (4,))
     tensor([0., 4., 8.])
 
-Two cautions. First, its numbers are in *storage* terms, not relative to x. A stride counts
-storage elements: a transposed, stepped or column-sliced x has other strides than its shape
-suggests (the ones a contiguous tensor of that shape would have), so start from x.stride().
-And a `storage_offset` you pass is absolute: 0 means the start of the storage, not of x, so
-a slice such as x[3:] would read from the wrong place (leave it out and as_strided keeps
-x's own offset). Second, overlapping windows share memory: never write through them (an
-in-place op sees values it has already changed); `.clone()` first if you must.
+Two cautions. First, its numbers are in *storage* terms, not relative to x: a stride counts
+elements of the whole storage, and a `storage_offset` is a position in the storage, not in
+x. A transposed, stepped or sliced x looks like any other tensor of its shape, yet its
+strides and offset are not the ones its shape suggests, so numbers worked out from the shape
+read the wrong elements (or run past the storage). Second, overlapping windows share memory:
+never write through them (an in-place op sees values it has already changed); `.clone()`
+first if you must.
 
 NumPy shares memory too: `t.numpy()` (a CPU tensor without grad) and `torch.from_numpy(a)`
 return objects over the same buffer, so a write through one is seen through the other.
@@ -95,15 +92,15 @@ The same holds for `x.view(torch.int32)`: an in-place op on the integer view cha
 What the tests expect
 ---------------------
 - `round_to_bfloat16(x)`: bit for bit `x.to(torch.bfloat16).float()` on every non-NaN
-  float32 (checked on 2**20 random bit patterns and every tricky class: ties, -0.0,
-  subnormals, the largest floats that round to inf); a NaN stays a NaN with its low 16 bits
-  clear (which NaN is up to you: torch gives one canonical NaN); any shape and layout; a new
-  tensor, x unchanged; no bfloat16 tensor created on the way (the point is to do it on the
-  bits); a dtype other than float32 raises TypeError.
+  float32, every class of bit pattern included (checked on 2**20 random patterns and on the
+  edges of the format); a NaN comes back as a NaN with its low 16 bits clear (any sign and
+  payload: torch itself gives one canonical NaN); any shape and layout; a new tensor, x
+  unchanged; no bfloat16 tensor created on the way (the point is to do it on the bits); a
+  dtype other than float32 raises TypeError whose message names float32.
 - `float_limits(e, m)`: equals `torch.finfo` for float32, float16, bfloat16, float64 and
-  float8_e5m2, and brute force for formats torch does not have; plain Python floats;
-  computed, not looked up (no torch.finfo or numpy.finfo); bad arguments raise ValueError or
-  TypeError.
+  float8_e5m2, and brute force for formats torch does not have, at every width in range
+  (both ends too); plain Python floats; computed, not looked up (no torch.finfo or
+  numpy.finfo); widths that are not ints raise TypeError, widths out of range ValueError.
 - `sliding_windows(x, size, step)`: equals `x.unfold(0, size, step)` for any dims, dtype,
   layout and storage offset, shares x's storage (a write to x shows in the windows), built
   with `as_strided` (unfold is not allowed); bad sizes raise ValueError.
@@ -119,11 +116,10 @@ def round_to_bfloat16(x: torch.Tensor) -> torch.Tensor:
 
     x: float32 tensor of any shape (0-d and empty too) and any strides; it is not modified.
     Returns a new float32 tensor of x's shape on x's device whose elements are bfloat16
-    values (their low 16 bits are 0): round to nearest, ties to even; +-0.0 and +-inf keep
-    their sign; subnormals round like any other number; a finite value too large for
-    bfloat16 becomes inf; a NaN stays a NaN (any NaN whose low 16 bits are 0). The same bits
-    as `x.to(torch.bfloat16).float()` for every non-NaN input, computed with integer ops on
-    x's bits, without creating any bfloat16 tensor. Raises TypeError if x is not float32.
+    values (their low 16 bits are 0), rounded to nearest, ties to even: the same bits as
+    `x.to(torch.bfloat16).float()` for every non-NaN input, whatever its class. A NaN comes
+    back as a NaN (any NaN whose low 16 bits are 0). Computed on x's bits, without creating
+    any bfloat16 tensor. Raises TypeError, naming float32, if x is not float32.
     """
     # TODO: return x rounded to the nearest bfloat16 values (ties to even), still float32,
     #       worked out on x's 32 bits with integer ops. Held to: torch's bits exactly for every
@@ -152,12 +148,12 @@ def float_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float, 
 
     exponent_bits: width of the exponent field, 2 to 11; mantissa_bits: explicitly stored
     fraction bits, 1 to 52 (the results are Python floats, so the format must fit in
-    float64). IEEE conventions: bias = 2**(exponent_bits - 1) - 1 and the all-ones exponent
-    is reserved for inf and NaN (float8_e4m3fn breaks that rule, so its max differs).
-    eps is the gap between 1.0 and the next float above it. Equal to torch.finfo(dtype)'s
-    .max, .eps and .smallest_normal for float32 (8, 23), float16 (5, 10), bfloat16 (8, 7),
-    float64 (11, 52) and float8_e5m2 (5, 2). Raises TypeError for arguments that are not
-    ints, ValueError for widths out of range.
+    float64). The format follows the IEEE conventions of the lesson text (its bias, and its
+    special exponent fields: float8_e4m3fn breaks them, so its max differs). eps is the gap
+    between 1.0 and the next float above it. Equal to torch.finfo(dtype)'s .max, .eps and
+    .smallest_normal for float32 (8, 23), float16 (5, 10), bfloat16 (8, 7), float64 (11, 52)
+    and float8_e5m2 (5, 2). Raises TypeError for widths that are not ints (8.0, "7", None),
+    ValueError for widths out of range.
     """
     # TODO: return (largest finite, eps, smallest normal) of that format as Python floats,
     #       worked out from the two widths (no lookup table, no finfo). Held to: torch.finfo's
@@ -186,10 +182,10 @@ def sliding_windows(x: torch.Tensor, size: int, step: int) -> torch.Tensor:
     """Every window of `size` consecutive elements along dim 0, `step` apart, as a view.
 
     x: tensor of at least one dim, any dtype, any strides and storage offset.
-    Returns x.unfold(0, size, step): shape (W, *x.shape[1:], size) with
-    W = (len(x) - size) // step + 1 (trailing elements that fill no window are dropped);
-    out[w, ..., k] is x[w * step + k, ...]. A view made with as_strided: it shares x's
-    storage (no copy), so a write to x shows in it; never write through it (windows overlap).
+    Returns what x.unfold(0, size, step) returns: shape (W, *x.shape[1:], size), one entry
+    per window that fits whole (trailing elements that fill no window are dropped). A view
+    made with as_strided: it shares x's storage (no copy), so a write to x shows in it;
+    never write through it (windows overlap).
     Raises ValueError if x is 0-d, size < 1, step < 1 or size > len(x).
     """
     # TODO: return every window as one view of x's storage, shaped like x.unfold(0, size, step)

@@ -9,43 +9,48 @@ round_to_bfloat16
 - "bit for bit x.to(torch.bfloat16).float() on every non-NaN float32" -> test_round_matches_torch_on_a_million_random_bit_patterns, test_round_matches_torch_on_tricky_classes
 - "clearing the low half alone truncates", not what torch does -> check_round (named when every wrong element is the truncated input)
 - "round to nearest, ties to even" (the hex examples) -> test_worked_examples_round_to_nearest_even, test_round_matches_torch_on_tricky_classes[exact ties]
-- "+-0.0 and +-inf keep their sign" -> test_round_matches_torch_on_tricky_classes[signed zeros, infinities]
-- "subnormals round like any other number" -> test_round_matches_torch_on_tricky_classes[subnormals]
-- "a finite value too large for bfloat16 becomes inf" (the carry runs into the exponent) -> test_round_matches_torch_on_tricky_classes[the largest floats...]
-- "a NaN stays a NaN with its low 16 bits clear" (handle NaNs apart; which NaN is left open) -> test_nans_stay_nans, test_round_keeps_shape_and_layout (0-d NaNs)
+- "every class of bit pattern included", "whatever its class", and the text's "where rounding by hand goes wrong"
+  (the carry into the exponent and into inf, signed zeros, subnormals, infinities, the signed int32; check_round
+  names each class when the wrong elements all lie in it) -> test_round_matches_torch_on_tricky_classes[signed zeros,
+  subnormals, the largest floats..., infinities, just below and above a tie], test_round_matches_torch_on_a_million_random_bit_patterns
+- "a NaN comes back as a NaN with its low 16 bits clear (any sign and payload)" (its payload may sit in the bits
+  rounding throws away; which NaN is left open) -> test_nans_stay_nans, test_round_keeps_shape_and_layout (0-d NaNs)
 - "elements are bfloat16 values (their low 16 bits are 0)" -> check_round, in every round test
 - "any shape (0-d and empty too)" -> test_round_keeps_shape_and_layout (edge shapes, one element)
 - "any strides and layout" (transposed, stepped, offset, expanded, requiring grad) -> test_round_of_a_view, test_round_keeps_shape_and_layout
 - "x is not modified" (out-of-place ops only: the int32 view shares x's memory) -> test_round_does_not_modify_x, check_round
 - "a new float32 tensor of x's shape on x's device" -> check_round, test_round_does_not_modify_x (writes to the result), test_runs_on_the_inputs_device (CUDA)
 - "integer ops on x.view(torch.int32), no bfloat16 tensor created" -> test_round_works_on_the_bits_not_by_conversion
-- "TypeError if x is not float32" -> test_round_refuses_other_dtypes
+- "TypeError, naming float32, if x is not float32" -> test_round_refuses_other_dtypes
 float_limits
 - "(largest finite, eps, smallest normal)", "the results are Python floats" -> check_limits, in every limits test
 - "equal to torch.finfo for float32, float16, bfloat16, float64, float8_e5m2" (and the table's float16 and bfloat16 rows) -> test_limits_match_finfo, test_float16_and_bfloat16_facts_from_the_table
-- "IEEE conventions: bias, all-ones exponent reserved (e4m3fn differs)", "brute force for formats torch does not have" -> test_limits_of_formats_torch_does_not_have
+- "the IEEE conventions of the lesson text: bias = 2**(e - 1) - 1, all-ones exponent reserved (e4m3fn differs)",
+  "brute force for formats torch does not have" -> test_limits_of_formats_torch_does_not_have
 - the pitfalls check_limits names when a value is exactly what they give: the all-ones exponent used for numbers,
   a significand of 2 (or 1) instead of 2 - eps, half of eps, the smallest subnormal or field 0 as the smallest normal
   -> test_limits_match_finfo, test_limits_of_formats_torch_does_not_have
-- "exponent_bits 2 to 11, mantissa_bits 1 to 52" (both ends accepted) -> test_limits_at_the_ends_of_the_ranges
+- "exponent_bits 2 to 11, mantissa_bits 1 to 52", "every width in range (both ends too)" -> test_limits_at_the_ends_of_the_ranges
 - "computed, not looked up" -> test_limits_are_computed_not_looked_up (torch.finfo and numpy.finfo)
-- "TypeError for arguments that are not ints, ValueError for widths out of range" -> test_limits_refuse_bad_widths
+- "TypeError for widths that are not ints (8.0, "7", None), ValueError for widths out of range" -> test_limits_refuse_bad_widths
 sliding_windows
-- "returns x.unfold(0, size, step)", shape (W, *rest, size), W, "trailing elements dropped", out[w, ..., k] -> test_windows_match_unfold, test_windows_of_a_short_sequence
+- "returns what x.unfold(0, size, step) returns", shape (W, *rest, size), "one entry per window that fits whole",
+  "trailing elements dropped" -> test_windows_match_unfold, test_windows_of_a_short_sequence
   (assert_windows names a window dim in the wrong place and a count off by one)
 - "any dims" (windows along dim 0; size == len, step > len, one element, empty rest dims) -> test_windows_match_unfold
 - "any dtype" -> test_windows_of_any_dtype, test_windows_match_unfold
 - "any strides and storage offset" (sliced, stepped, transposed, expanded) -> test_windows_of_views, test_windows_match_unfold
-- "a stride counts storage elements (not bytes): start from x.stride()", "a storage_offset you pass is absolute
-  (0 reads from the storage's start)" -> assert_windows names strides computed from x's shape, byte strides and
-  offset 0, in test_windows_of_views, test_windows_match_unfold and test_windows_of_any_dtype
+- "a stride counts elements of the whole storage" (elements, not bytes), "a storage_offset is a position in the
+  storage", "numbers worked out from the shape read the wrong elements" -> assert_windows names strides computed
+  from x's shape, byte strides and offset 0 (with the fix), in test_windows_of_views, test_windows_match_unfold and
+  test_windows_of_any_dtype
 - "a view: shares x's storage, a write to x shows in it" -> assert_windows, test_windows_see_writes_to_x
 - "made with as_strided (unfold is not allowed)" -> test_windows_do_not_call_unfold, test_windows_on_the_meta_device
 - the view lives on x's device -> test_windows_on_the_meta_device, test_runs_on_the_inputs_device (CUDA)
 - "ValueError if x is 0-d, size < 1, step < 1 or size > len(x)" -> test_windows_refuse_bad_sizes
 - "never write through it" -> advice to the caller, nothing the function does
 Explanations with no function behind them (the defaults of torch.ones/torch.tensor, NumPy sharing
-memory, .contiguous(), the diagonal example, as_strided keeping x's own offset when none is passed:
+memory, .contiguous(), the diagonal example; hint 2's "as_strided keeps x's own offset when none is passed":
 a learner who leaves it out passes like one who passes x.storage_offset()) are not graded.
 """
 
@@ -143,7 +148,8 @@ def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
     wrong = ~nan & (got != want)
     nan_lost = nan & ~out.detach().reshape(-1).isnan()
     checks = [
-        (nan_lost, "a NaN must stay a NaN: handle NaNs apart, since rounding a NaN's bits like a number's "
+        (nan_lost, "a NaN must stay a NaN: handle NaNs apart (find them with torch.isnan and give them NaN bits "
+                   "whose low 16 bits are 0, any sign and payload), since rounding a NaN's bits like a number's "
                    "carries a payload that sits only in the low 16 bits into the exponent (inf), and one at the "
                    "top of the payload past the sign bit (0)"),
         diagnose_rounding(x_bits, got, want, wrong) if wrong.any() else (wrong, ""),
