@@ -4,13 +4,11 @@ The rules
 ---------
 An elementwise op on two tensors of different shapes lines their shapes up from the RIGHT.
 Each pair of sizes must be equal, or one of them must be 1; a missing leading dim counts as 1.
-In each pair the result takes the size that is not 1, so 1 against 0 gives 0 (a 1 stretches
-to any size, even 0; taking the larger of the two would wrongly give 1):
+A 1 stretches to the other size; any other mismatch is an error:
 
     [5, 3, 5]
     [   1, 5]      ->  [5, 3, 5]
     [3, 1]  +  [2]  ->  [3, 2]         ([2] is read as [1, 2], not as [2, 1])
-    [2, 1]  +  [0]  ->  [2, 0]
     [3, 2]  +  [4]  ->  error          (2 against 4)
 
 A size-1 dim is stretched to the other size without copying anything: the stretched tensor
@@ -24,27 +22,24 @@ A common pattern joins per-item features `a` [B, N, Fa] with per-batch features 
     c = torch.cat([a, b.repeat(1, N, 1)], -1)     # [B, N, Fa + Fb], a full copy of b N times
     out = linear(c)
 
-A Linear layer on a concatenation is the sum of two Linear layers, one per part: with W split
-by columns into W_a and W_b, W @ [a; b] == W_a @ a + W_b @ b. And a sum is something
-broadcasting can stretch for free. The idea on a smaller case, a per-batch offset added to
-every item of its batch:
+On [64, 128, 256] inputs that allocates 24 MiB for `repeat` and `cat` alone, to hold N copies
+of numbers that are already in `b`. Broadcasting reads them N times instead, for free. The
+idea on a smaller case, a per-batch offset added to every item of its batch:
 
     items = torch.randn(64, 128, 32)     # [B, N, F]
     offset = torch.randn(64, 1, 32)      # [B, 1, F]: one row per batch
     items + offset                       # [B, N, F]: each batch's row is read N times, never copied
 
-Apply the same idea to the Linear layer on [a; b] and nothing of size N * Fb is ever built:
-on [64, 128, 256] inputs the tiled version allocates 24 MiB for `repeat` and `cat` alone,
-while a broadcast one allocates about its output. Written that way, the same code works for
-any leading dims that broadcast, which is what makes it a good `Merge` module. Three ways to
-lose that:
+A Linear layer is linear: ask what it does to a concatenation, and the tiling can be left to
+broadcasting, so that nothing of size N * Fb is ever built. Written that way, the same code
+works for any leading dims that broadcast, which is what makes it a good `Merge` module.
+Three ways to lose that:
 
 - a tiled copy under another name: `expand` is free, but a Linear layer (or `cat`) fed an
   expanded tensor writes out every one of its rows;
 - an in-place `+=`: it writes into the tensor on its left, whose shape cannot grow, so it
   fails as soon as the left side is the one with the 1s;
-- an activation on each part: the Linear layer on [a; b] is followed by ONE activation, of
-  the whole sum; f(u) + f(v) is not f(u + v).
+- an activation in the wrong place: f(u) + f(v) is not f(u + v).
 
 Pairwise distances are broadcasting's other classic: x [N, D] against y [M, D] gives an
 [N, M] table, with no loop, by turning one side into a column and the other into a row. The
@@ -59,9 +54,8 @@ With D coordinates per point, the difference of every pair is an [N, M, D] inter
 though. |x - y|^2 = |x|^2 - 2 x.y + |y|^2 needs only [N, M] and a matrix product, but it
 subtracts large, nearly equal numbers: for points far from the origin (coordinates near 1e4,
 float32) the results are off by up to hundreds, a point's distance to itself included, and
-even near the origin rounding leaves tiny NEGATIVE squares where the answer is 0. Two fixes,
-both needed with that formula: move the points near the origin first (subtracting the same
-vector from x and y changes no distance), and never return a negative square.
+even near the origin rounding leaves tiny NEGATIVE squares where the answer is 0. The formula
+is fine; its float32 arithmetic is what needs care.
 
 The ugly: silent stretching
 ---------------------------
@@ -72,25 +66,27 @@ Broadcasting never complains when the shapes *happen* to fit:
     >>> torch.sum(a + b)                      # you meant [2, 3], summing to 6
     tensor(12.)
 
-`a + b` is [[2, 3], [3, 4]], a [2, 2] table. Be explicit: name the dim of every reduction
-(`torch.sum(a + b, 0)` returns [5, 7], a shape that makes the bug visible) and of every
-squeeze (`x.squeeze(1)`, never `x.squeeze()`, which drops EVERY size-1 dim: a batch of one,
-or the 1 that was there to broadcast, after which the rest lines up against the wrong dims).
+`a + b` is [[2, 3], [3, 4]], a [2, 2] table, and a sum over every dim hides it (a sum over
+dim 0 would return [5, 7], a shape that makes the bug visible). `x.squeeze()` is the same trap
+the other way round: it drops EVERY size-1 dim, a batch of one or the 1 that was there to
+broadcast, after which the rest lines up against the wrong dims.
 
 What the tests expect
 ---------------------
-- `Merge` equals Linear(cat(a, tiled b)) with the same weights, on the example shapes
-  (a [5, 3, 5], b [5, 1, 6]) and for any broadcastable leading dims (either side may be the
-  one that is stretched, ranks may differ), with gradients for both layers; the activation
-  is applied once, to the sum; and it never allocates anything the size of the tiled input
-  (measured with the PyTorch profiler).
-- `broadcast_shape` agrees with `torch.broadcast_shapes` on many random shape pairs, written
-  by hand from the rules above (no tensors, no torch or NumPy broadcasting helpers), returns
-  a tuple, works for sizes far too big to allocate, and raises a ValueError naming both shapes
-  when they don't broadcast.
-- `pairwise_sq_dist` equals the loop definition, with no Python loop (its speed and the
-  number of ops it runs are measured), never returns a negative value, and stays accurate
-  for points far from the origin, including a point against itself (0).
+- `Merge` equals Linear(cat(a, tiled b)) followed by the activation, with the same weights,
+  for any broadcastable leading dims (the example shapes a [5, 3, 5], b [5, 1, 6] first), with
+  the same gradients for both layers and both inputs; it calls the activation once per
+  forward; and it never allocates anything the size of the tiled input (measured with the
+  PyTorch profiler).
+- `broadcast_shape` agrees with `torch.broadcast_shapes` on every pair of shapes (random ones
+  of any rank, any sizes, 0 and sizes far too big to allocate included), returns a tuple of
+  Python ints, and raises a ValueError whose message names both shapes when they don't
+  broadcast. It is written by hand from the rules above: no tensors, no NumPy arrays, no torch
+  or NumPy broadcasting helpers.
+- `pairwise_sq_dist` equals the loop definition up to float rounding, for any N, M, D and
+  memory layout, in x's dtype; it is never negative (not even by rounding), stays accurate for
+  float32 points near 1e4, and runs no Python loop (the number of ops it runs is counted, and
+  it must be at least 5x faster than a loop over the rows of x).
 
 Check your work with:  pytest exercises/03_broadcast
 """
@@ -107,12 +103,13 @@ class Merge(nn.Module):
     """Linear(cat(a, b)) over broadcast leading dims, without building the concatenation.
 
     a: [*A, in_features1], b: [*B, in_features2], with A and B broadcastable (either may hold
-    the 1s, ranks may differ). Returns [*broadcast(A, B), out_features], in the inputs' dtype.
+    the 1s, ranks may differ); a, b and the module's parameters share one dtype and device.
+    Returns activation(Linear(cat(a, b tiled))) as [*broadcast(A, B), out_features], in that
+    dtype, with the tiled Linear's weight the two layers' weights side by side.
 
     The tests read these attributes: `linear1` = nn.Linear(in_features1, out_features),
-    `linear2` = nn.Linear(in_features2, out_features) (give one of the two `bias=False` if you
-    like: the sum of two biases is one bias) and `activation` (a callable such as torch.relu
-    or nn.ReLU(), or None for no activation), applied to the sum.
+    `linear2` = nn.Linear(in_features2, out_features), and `activation` (a callable such as
+    torch.relu or nn.ReLU(), called once per forward, or None for no activation).
     """
 
     def __init__(self, in_features1: int, in_features2: int, out_features: int,
@@ -129,10 +126,9 @@ class Merge(nn.Module):
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         # TODO: return what Linear(cat(a, b tiled)) followed by the activation (none when it
-        #       is None) returns, for any broadcastable leading dims, either side stretched,
-        #       in the inputs' dtype, with gradients to both layers and both inputs, but without
-        #       ever building the concatenation or a tiled copy of a or b (the tests measure
-        #       what it allocates).
+        #       is None) returns, for any broadcastable leading dims, in the inputs' dtype, with
+        #       gradients to both layers and both inputs, but without ever building the
+        #       concatenation or a tiled copy of a or b (the tests measure what it allocates).
         ### BEGIN SOLUTION
         c = self.linear1(a) + self.linear2(b)
         return c if self.activation is None else self.activation(c)
@@ -148,8 +144,8 @@ def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int
     """
     # TODO: return the broadcast shape as a tuple of Python ints, from the rules in the
     #       lesson text applied to the sizes alone (no tensors, no arrays, no library
-    #       helper), for any ranks, 0-d shapes and 0-sized dims, and sizes too big to
-    #       allocate; raise a ValueError naming both shapes when a pair clashes.
+    #       helper: the sizes may be too big to allocate), for any pair of shapes; raise a
+    #       ValueError naming both shapes when they don't broadcast.
     ### BEGIN SOLUTION
     a, b = tuple(shape_a), tuple(shape_b)
     out = []
@@ -169,14 +165,13 @@ def broadcast_shape(shape_a: Sequence[int], shape_b: Sequence[int]) -> tuple[int
 def pairwise_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Squared Euclidean distances between every row of x and every row of y.
 
-    x: [N, D], y: [M, D], float. Returns out [N, M] in x's dtype with
-    out[i, j] = sum_k (x[i, k] - y[j, k]) ** 2: never negative, 0 for a point against
-    itself, accurate for points far from the origin. No Python loop.
+    x: [N, D], y: [M, D], float, same dtype and device. Returns out [N, M] in x's dtype with
+    out[i, j] = sum_k (x[i, k] - y[j, k]) ** 2 up to float rounding, also for points far from
+    the origin; never negative. x and y are left unchanged. No Python loop.
     """
     # TODO: return the [N, M] table in x's dtype, with no Python loop over points or
-    #       coordinates: never negative, 0 for a point against itself, accurate for float32
-    #       points near 1e4, for any N, M, D (0 included) and layout. x and y stay unchanged;
-    #       anything new lives on their device.
+    #       coordinates, for any N, M, D and layout: never negative, and accurate for float32
+    #       points near 1e4. x and y stay unchanged; anything new lives on their device.
     ### BEGIN SOLUTION
     # Moving both sets by the same vector changes no distance, and near the origin the
     # expansion below no longer subtracts huge, nearly equal numbers.

@@ -11,21 +11,22 @@ Merge
 - never allocates anything the size of the tiled input -> test_merge_never_materialises_the_tiled_tensor
 - returns [*broadcast(A, B), out_features] in the inputs' dtype (float64, float16, bfloat16)
   -> test_merge_keeps_the_inputs_dtype, test_merge_broadcasts_any_leading_dims
-- `linear1`/`linear2` are nn.Linear of the documented sizes, registered (bias=False allowed)
+- `linear1`/`linear2` are nn.Linear of the documented sizes, registered (one bias or two: hint 2)
   -> test_merge_layers_are_what_the_docstring_says, test_merge_trains_both_layers
-- `activation`: a function or a module, or None for none, applied once to the sum (one per part
-  is named as such) -> test_merge_applies_the_activation_to_the_sum, test_merge_layers_are_what_the_docstring_says,
+- `activation`: a function or a module, or None for none, called once per forward, on the
+  linear part's output (f(u) + f(v), one per part, is named as such) -> test_merge_applies_the_activation_to_the_sum, test_merge_layers_are_what_the_docstring_says,
   test_merge_broadcasts_any_leading_dims
 - pitfalls named by name: an in-place += on the stretched side, a squeeze() without a dim, a tiled copy
   -> test_merge_broadcasts_any_leading_dims, test_merge_on_the_example_shapes, test_merge_never_materialises_the_tiled_tensor
 - runs on the inputs' device -> test_merge_builds_nothing_on_the_default_device, test_runs_on_the_inputs_device (CUDA)
 broadcast_shape
-- agrees with torch.broadcast_shapes (0-d shapes, 0-sized dims: "a 1 takes the other size, even 0")
+- agrees with torch.broadcast_shapes on every pair, any rank, any sizes (0-d shapes and 0-sized dims
+  included; the max() rule's 1-against-0 result named)
   -> test_broadcast_shape_examples, test_broadcast_shape_agrees_with_torch_when_shapes_broadcast,
   test_broadcast_shape_agrees_with_torch_on_any_pair
 - tuples, lists or torch.Size in; a tuple of Python ints out (a list is named as such)
   -> test_broadcast_shape_examples, test_broadcast_shape_accepts_torch_size_and_lists
-- lines up from the right, a missing dim counts as 1, a 1 takes the other size even 0 (each broken
+- lines up from the right, a missing dim counts as 1, a 1 stretches to the other size (each broken
   rule named when the result shows it) -> test_broadcast_shape_examples,
   test_broadcast_shape_agrees_with_torch_when_shapes_broadcast, test_broadcast_shape_agrees_with_torch_on_any_pair
 - sizes too big to allocate; sizes compared by value (`is` named) -> test_broadcast_shape_of_huge_shapes
@@ -34,7 +35,7 @@ broadcast_shape
 - by hand: no tensors (nor NumPy arrays), no torch or NumPy broadcasting helpers, whatever the alias
   -> test_broadcast_shape_works_out_the_rules_itself, test_broadcast_shape_of_huge_shapes
 pairwise_sq_dist
-- equals the loop definition, [N, M], any N, M, D (0 included), any layout of x and y
+- equals the loop definition up to float rounding, [N, M], any N, M, D (0 included), any layout of x and y
   -> test_pairwise_sq_dist_small_example, test_pairwise_sq_dist_matches_the_loop_definition,
   test_pairwise_sq_dist_of_edge_shapes
 - in x's dtype (float32, float64, float16, bfloat16) -> test_pairwise_sq_dist_float64_and_gradients,
@@ -42,8 +43,8 @@ pairwise_sq_dist
 - no Python loop (over points or coordinates); faster than a row loop -> test_pairwise_sq_dist_runs_no_python_loop,
   test_pairwise_sq_dist_is_faster_than_a_row_loop
 - never negative (a missing clamp named) -> test_pairwise_sq_dist_is_never_negative, test_pairwise_sq_dist_keeps_half_precision
-- accurate far from the origin, 0 for a point against itself (uncentred cancellation named when the
-  same points near the origin come out right) -> test_pairwise_sq_dist_far_from_the_origin,
+- accurate for float32 points near 1e4, a point against itself included (uncentred cancellation named
+  when the same points near the origin come out right) -> test_pairwise_sq_dist_far_from_the_origin,
   test_pairwise_sq_dist_is_never_negative
 - every row of x against every row of y, summed over the coordinates (x - y row by row, or a sum
   over the wrong dim, named) -> test_pairwise_sq_dist_small_example, test_pairwise_sq_dist_matches_the_loop_definition
