@@ -35,13 +35,8 @@ rows of x = torch.rand(500, 10) by hand,
 is slow. `for row in torch.unbind(x)` splits off all rows in one op and saves some of the
 time, but still runs 500 additions. Python's built-in `sum(x)` is the same loop in
 disguise: iterating over a tensor unbinds it into its rows (and the sum of no rows is the
-int 0, not a tensor). The cure is a single op that reduces a whole dim at once: the reductions
-(sum, mean, amax, ...) take a `dim` argument, and one call does all the rows, many times
-faster than the loop (the tests ask for 30x on this input). For instance the largest entry of
-each ROW of a tensor, in one op:
-
-    >>> torch.tensor([[1, 5, 2], [7, 0, 3]]).amax(dim=1)
-    tensor([5, 7])
+int 0, not a tensor). The cure is one op that does all the rows at once, many times faster
+than the loop (the tests ask for 30x on this input).
 
 Why `and`, `or` and `not` do not work on tensors
 ------------------------------------------------
@@ -55,25 +50,24 @@ element there is no honest answer (all of them? any?), so PyTorch refuses:
     >>> a & b, a | b, ~a
     (tensor([ True, False]), tensor([True, True]), tensor([False,  True]))
 
-The same error hides in a chained comparison: `0 < x < 1` means `(0 < x) and (x < 1)`. Write
-`(0 < x) & (x < 1)`, with the parentheses, because `&` binds tighter than `<`. And invert a
-mask with `~mask` (or mask.logical_not()): `-mask` and `1 - mask` raise on a bool tensor.
+The same error hides in a chained comparison: `0 < x < 1` means `(0 < x) and (x < 1)`. Mind
+the precedence, too: `&` binds tighter than `<`. And a bool tensor has no arithmetic
+negation: `-mask` and `1 - mask` raise.
 
 Masks select; they do not multiply
 ----------------------------------
 Multiplying by a mask looks like a neat way to drop entries, until a dropped entry is inf or
 nan (padding, a log of 0): inf * 0 and nan * 0 are nan, and the nan spreads through the sum
-and into the gradient. `torch.where(mask, x, 0)` selects instead: what sits in the unselected
-entries never reaches the result, and their gradient is exactly 0.
+and into the gradient. A mask should decide which entries take part at all, so that what sits
+in the others never reaches the arithmetic:
 
     >>> x = torch.tensor([1.0, float("inf")]); keep = torch.tensor([True, False])
-    >>> (x * keep).sum(), torch.where(keep, x, 0).sum()
-    (tensor(nan), tensor(1.))
+    >>> (x * keep).sum()
+    tensor(nan)
 
-A mean over a mask divides by the number of selected entries; when that count can be 0,
-raise it to at least 1 (the sum is 0 there too), or 0 / 0 gives nan. Count in the integers
-and divide a float by them: the float's dtype wins, where a `.float()` on the count or the
-mask would turn a float16 result into float32.
+A mean over a mask divides by the number of selected entries, and that count can be 0: 0 / 0
+is nan. Its dtype matters as well: type promotion decides the result's dtype, and a float32
+count (or mask) quietly turns a float16 mean into float32.
 
 Dividing by a norm
 ------------------
@@ -82,29 +76,29 @@ division is broadcasting again. Four traps:
 
 - the norms' shape: a reduction drops the dim it reduces, so the norms of an (N, D) tensor
   have shape (N,), which lines up with the LAST dim of x, the wrong axis (an error when N != D;
-  on a square input, silently wrong numbers). Keep the reduced dim (`keepdim=True`): (N, 1)
-  broadcasts along each row;
-- a zero row: its norm is 0, and 0 / 0 is nan. Raise the norm to at least a small eps before
-  dividing; adding eps to it instead changes every row whose norm is near eps;
+  on a square input, silently wrong numbers);
+- a zero row: its norm is 0, and 0 / 0 is nan. An eps guards against it, but adding eps to
+  every norm changes every row whose norm is near eps;
 - the square root of a sum of squares, by hand: the derivative of sqrt at 0 is infinite, which
   turns the gradient of a zero row into nan, and squaring a float16 value above 256 overflows
-  (65504 is float16's largest number). PyTorch's own vector norm has neither problem: it
-  accumulates half-precision inputs in float32;
-- a cast for accuracy that is never undone: the result keeps x's dtype.
+  (65504 is float16's largest number);
+- a cast for accuracy that is never undone.
+
+torch.nn.functional.normalize already does all this, and this lesson is about writing it: the
+tests fail a normalize_rows that calls it (under any name).
 
 What the tests expect
 ---------------------
-- row_sum: the values and dtype of PyTorch's own sum over dim 0 for any shape, dtype and layout
-  (bool and integer inputs give int64, an empty first dim gives zeros), at least 30x as fast
-  as the slicing loop above on a (500, 10) input, and no op count that grows with the number
-  of rows;
-- normalize_rows: equal to torch.nn.functional.normalize(x, p=2, dim=-1, eps=eps), zero rows
-  included (zeros, with finite gradients), in float64, float32, float16 and bfloat16 (in
-  float16, for an eps it can hold: the default 1e-12 rounds to 0 there, and 0 / 0 is nan);
-- masked_mean: the mean of the selected entries along any dim; 0 for a slice with no True; inf
-  or nan in unselected entries changes neither the result nor the gradient;
-- none of them modifies its inputs (the in-place traps above are named when they show), and
-  every result is on the input's device.
+- row_sum: the values and dtype of torch.sum(x, dim=0) on every input, edge cases included
+  (every dtype, empty dims, transposed and expanded views), at least 30x as fast as the slicing
+  loop above on a (500, 10) input, and no op count that grows with the number of rows;
+- normalize_rows: the values, dtype and gradients of F.normalize(x, p=2, dim=-1, eps=eps) on
+  every input, edge cases included (zero rows, float64 down to float16 and bfloat16; in float16
+  the tests pass an eps it can hold, 1e-4), without calling F.normalize;
+- masked_mean: the mean of the selected entries along any dim, value and gradient, on every
+  input, edge cases included (nothing selected, empty dims, half precision, inf or nan inside
+  and outside the mask);
+- none of them modifies its inputs, and every result is on the input's device.
 
 Check your work with:  pytest exercises/04_overloaded_ops
 """
@@ -113,17 +107,14 @@ import torch
 
 
 def row_sum(x: torch.Tensor) -> torch.Tensor:
-    """The sum of the rows of `x`, that is, over dim 0, as one reduction (no loop, no indexing).
+    """The sum of the rows of `x`, that is, over dim 0.
 
     x: tensor of any dtype and at least one dim, shape (N, ...). Returns a tensor of shape
-    x.shape[1:]: bool and integer inputs give int64 (a bool mask's sum counts its True entries,
-    int8 sums do not wrap around), floating and complex ones keep their dtype; N = 0 gives
-    zeros. x is not modified.
+    x.shape[1:]: int64 for bool and integer inputs, x's dtype for floating and complex ones.
+    x is not modified.
     """
-    # TODO: return the sum over dim 0 in the dtype the docstring gives, for any dtype, shape
-    #       (N = 0 included) and layout, running the same ops whatever N is: no loop, no
-    #       indexing, no iteration over x, and at least 30x as fast as the loop in the lesson
-    #       text. x stays unchanged.
+    # TODO: the sum over dim 0, with the same number of tensor ops whatever N is (no loop over
+    #       the rows in any form) and at least 30x as fast as the loop in the lesson text.
     ### BEGIN SOLUTION
     # One reduction for all N rows; torch.sum itself promotes bool and integers to int64.
     return torch.sum(x, dim=0)  # (...)
@@ -133,15 +124,13 @@ def row_sum(x: torch.Tensor) -> torch.Tensor:
 def normalize_rows(x: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     """Each row of `x` (its last dim) scaled to unit L2 norm.
 
-    x: floating-point tensor of shape (..., D), any layout. Returns x / max(norm, eps), with the
-    norm taken over the last dim, in x's shape and dtype: a zero row comes back as zeros (not
-    nan), with finite gradients, for any eps that x's dtype can hold (float16 rounds the default
-    1e-12 to 0: pass eps=1e-4 or more there). Equals torch.nn.functional.normalize(x, p=2,
-    dim=-1, eps=eps). x is not modified.
+    x: floating-point tensor of shape (..., D), contiguous or not. Returns x / max(norm, eps),
+    the L2 norm taken over the last dim, in x's shape and dtype; a zero row gives zeros, with
+    finite gradients, for an eps x's dtype can hold (float16 rounds 1e-12 to 0). Must not call
+    torch.nn.functional.normalize. x is not modified.
     """
-    # TODO: return x / max(norm, eps) row by row (the norm over the last dim), square inputs
-    #       included: zero rows give zeros and finite gradients, float16 rows above 256 do not
-    #       overflow, the result keeps x's shape and dtype, and x stays unchanged.
+    # TODO: each row divided by max(its L2 norm, eps), for every input shape and floating
+    #       dtype, values and gradients, without F.normalize.
     ### BEGIN SOLUTION
     # keepdim: (..., 1) broadcasts along each row; vector_norm has a finite gradient at 0
     # and accumulates half precision in float32, where sqrt((x * x).sum()) would not.
@@ -157,10 +146,10 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
     ones too. Returns x's shape without `dim`, in x's dtype; a slice with no True gives 0, not
     nan. Unselected entries affect neither the result nor its gradient, even when they hold inf
     or nan: the gradient with respect to x is 1 / count on the selected entries, 0 elsewhere.
+    x and mask are not modified.
     """
-    # TODO: return the mean of the selected entries along `dim`, in x's dtype and on x's
-    #       device: 0 where a slice has nothing selected, and nothing an unselected entry holds
-    #       (inf, nan) may reach the result or its gradient. x and mask stay unchanged.
+    # TODO: the mean of the selected entries along `dim`, value and gradient as the
+    #       docstring gives them.
     ### BEGIN SOLUTION
     # where selects: an inf or nan outside the mask never enters the sum or the gradient,
     # where x * mask would turn it into nan (inf * 0, nan * 0).

@@ -5,8 +5,8 @@ mean computed row by row in float64.
 
 Contract (lesson text, docstrings, hints) -> the tests that check it:
 row_sum
-- torch.sum(x, dim=0)'s values and dtype, any shape (one dim or more), dtype (bool, integer, float,
-  half, complex) and layout (expanded too) -> test_row_sum_same_as_torch_sum_for_every_dtype,
+- torch.sum(x, dim=0)'s values and dtype, edge cases included: any shape (one dim or more, empty), dtype
+  (bool, integer, float, half, complex) and strides (transposed, expanded) -> test_row_sum_same_as_torch_sum_for_every_dtype,
   test_row_sum_matches_torch_sum, test_row_sum_of_the_example_matrix
 - bool and integer inputs give int64 (no wrap-around), floating ones keep their dtype (a sum kept
   in the input's dtype named) -> test_row_sum_of_bool_and_integers_promotes_like_torch,
@@ -20,6 +20,8 @@ normalize_rows
   float64/float32/float16/bfloat16, empty and one-element shapes -> test_normalize_rows_same_as_F_normalize,
   test_normalize_rows_matches_F_normalize, test_normalize_rows_in_low_precision_keeps_dtype,
   test_normalize_rows_of_a_non_contiguous_input
+- written out, not a call of torch.nn.functional.normalize under any name (named as such)
+  -> test_normalize_rows_does_not_call_F_normalize, test_normalize_rows_with_a_zero_row
 - x / max(norm, eps): a zero row gives zeros (no clamp named), tiny rows are divided by eps (eps added
   named), the eps given is used -> test_normalize_rows_with_a_zero_row, test_rows_below_eps_are_divided_by_eps,
   test_eps_argument_is_used
@@ -58,6 +60,7 @@ import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from torch.overrides import TorchFunctionMode
 
 from grader.testing import assert_close, assert_no_loop, assert_speed, describe, explained, grad_of, tolerance
 from grader.testing.differential import assert_same_as, on_another_default_device
@@ -265,14 +268,42 @@ def normalize_pitfalls(x: torch.Tensor, eps: float):
     yield lambda: x / (x * x).sum(-1, keepdim=True).sqrt().clamp_min(eps), BY_HAND
 
 
+class _NormalizeCalls(TorchFunctionMode):
+    """Counts the calls of torch.nn.functional.normalize in its block, whatever name the caller
+    gave it (F.normalize, `from torch.nn.functional import normalize`): the forbid helper of
+    grader.testing sees aten ops, and F.normalize runs the same ones as a hand-written answer."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is F.normalize:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def not_calling_F_normalize(what: str):
+    """Fail if the block calls torch.nn.functional.normalize: the lesson asks for it written out."""
+    __tracebackhide__ = True
+    calls = _NormalizeCalls()
+    with calls:
+        yield
+    if calls.calls:
+        fail(f"{what} calls torch.nn.functional.normalize (F.normalize), which this lesson asks you to write "
+             "yourself: divide each row by its own norm, kept at eps or above, as the lesson text describes.")
+
+
 def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None, **tolerance) -> torch.Tensor:
-    """normalize_rows(x[, eps]) must equal F.normalize; where it is what a named pitfall gives,
-    say which. Returns the result."""
+    """normalize_rows(x[, eps]) must equal F.normalize without calling it; where it is what a named
+    pitfall gives, say which. Returns the result."""
     __tracebackhide__ = True
     kwargs = {} if eps is None else {"eps": eps}
     eps = 1e-12 if eps is None else eps
     try:
-        out = lesson.normalize_rows(x, **kwargs)
+        with not_calling_F_normalize(what):
+            out = lesson.normalize_rows(x, **kwargs)
     except RuntimeError as exc:
         error = exc
     else:
@@ -391,6 +422,15 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
         assert_same_as(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x, eps=eps, grads=True,
                        what=f"normalize_rows(x, eps={eps}) ({layout}, a zero row), against F.normalize(x, p=2, dim=-1, eps={eps}),",
                        tolerance=HALF_TOLERANCE.get(dtype))
+
+
+def test_normalize_rows_does_not_call_F_normalize(lesson):
+    x = seeded(3, 4, seed=18).requires_grad_()
+    what = "normalize_rows(x) for x of shape (3, 4)"
+    with not_calling_F_normalize(what):
+        out = lesson.normalize_rows(x)
+    with not_calling_F_normalize(f"the backward of {what}"):
+        grad_of(out, x, f"the gradient of {what}")
 
 
 def test_normalize_rows_gradcheck_float64(lesson):
