@@ -40,22 +40,42 @@ Loss scaling, and why steps get skipped
 The chain rule multiplies the loss's gradient through every layer, so scaling the loss by S
 scales every gradient by S: multiply the loss by a large S (2**16) before backward, and
 gradients that would underflow in float16 become representable. Before the optimizer uses
-them, divide them by S again ("unscale"). If S was too large, some gradient overflowed to
-inf (or became nan): that step's update would be garbage, so the scaler SKIPS it (the
-parameters and the optimizer's state, e.g. Adam's moments and step count, stay as they
-were) and halves S. After `growth_interval` clean steps in a row it doubles S again, so S
-hovers just below the overflow point. A few skipped steps at the start are normal.
+them, bring them back to their true size ("unscale": times 1/S). If S was too large, some
+gradient overflowed to inf (or became nan): that step's update would be garbage, so the
+scaler SKIPS it (the parameters and the optimizer's state, e.g. Adam's moments and step
+count, stay as they were) and halves S. After `growth_interval` clean steps in a row it
+doubles S again, so S hovers just below the overflow point. A few skipped steps at the start
+are normal.
 
-One training step, in this order:
+A training step, and what goes wrong when its parts are out of place
+--------------------------------------------------------------------
+A mixed-precision step does what any step does (clear the gradients, forward, loss,
+backward, optimizer step) with the scaler's calls woven in. Each part has its place because
+of what it finds and what it leaves behind:
 
-1. clear the gradients the last step left behind;
-2. run the forward pass and the loss under autocast, and nothing else;
-3. backpropagate the SCALED loss: every gradient is now S times too large;
-4. only if you look at or change the gradients (clipping them to a maximum norm, say):
-   unscale them first, so that you work on the true gradients;
-5. the scaler's step: it unscales what is still scaled, then runs the optimizer's step,
-   or skips it when a gradient holds inf or nan;
-6. the scaler's update: back off after a skip, grow after a clean streak.
+- backward() ADDS into .grad, it never overwrites. Whatever .grad holds when the backward
+  runs, from the last step or from code that ran before the first one, ends up in the
+  update. Clearing the gradients after the optimizer's step looks the same from the second
+  step on, but the first step still meets what earlier code left.
+- Autocast is for what computes the loss, and only that. It is also what sends a loss to
+  float32: outside the `with` block, a loss such as cross_entropy on 16-bit outputs runs in
+  16 bits. The backward needs no autocast (each op's backward runs in the dtype its forward
+  op chose; PyTorch advises against backward under autocast), and the optimizer updates
+  float32 weights in float32.
+- The scaler unscales whatever the backward produced. A backward that starts from the loss
+  itself instead of the scaled loss gives true-size gradients, the scaler shrinks them by S,
+  and every update is S times too small (in float16 the small gradients also underflow:
+  the very thing scaling was for).
+- Between the backward and the scaler's step the gradients are S times too large. Anything
+  that reads or changes them there (clipping to a maximum norm, logging their norm) works
+  on the wrong numbers unless they were unscaled first: clipping before unscale_ compares
+  the threshold with a norm S times too large, so once unscaled the clipped gradients are S
+  times too small. The scaler unscales an optimizer's gradients once per iteration, and its
+  step unscales only what is still scaled. A parameter in no optimizer is never unscaled:
+  leave it out of the clipping, or its scaled gradient swells the total norm.
+- update() ends the iteration: it judges what this iteration's unscaling found (torch's
+  refuses to run with nothing to judge), and only after it may the same optimizer be
+  unscaled and stepped again.
 
 Traps we measured
 -----------------
@@ -64,17 +84,24 @@ Traps we measured
   with inf gradients is NOT skipped. Always pass the device: `torch.amp.GradScaler("cpu")`.
 - `torch.cuda.amp.autocast` and `torch.cuda.amp.GradScaler` (in older tutorials) are
   deprecated: use `torch.autocast(device_type, ...)` and `torch.amp.GradScaler(device, ...)`.
-- Clipping before unscale_ clips the scaled gradients: the threshold is compared with a norm
-  65536 times too large, so once unscaled the clipped gradients are 65536 times too small.
 
 Your task
 ---------
 Write `DynamicLossScaler`, a loss scaler that behaves like `torch.amp.GradScaler("cpu", ...)`
-for the same arguments (the tests run both side by side), and `train_step`, one
-mixed-precision training step that works with your scaler and with torch's. Out of scope:
-sparse gradients, closures, `update(new_scale)`, bookkeeping per device (torch keeps one
-inf flag per device for models split across GPUs); plain Python floats and ints for the
-scale and the counter are fine (torch keeps them in tensors).
+for the same arguments (the tests run both side by side; torch's source,
+torch/amp/grad_scaler.py, is the reference), and `train_step`, one mixed-precision training
+step that works with your scaler and with torch's. Out of scope: sparse gradients, closures,
+`update(new_scale)`, update() with no step since the last one (torch raises), a scale grown
+past float32's range, bookkeeping per device (torch keeps one inf flag per device for models
+split across GPUs).
+
+S, the scale, is a number. torch holds it in a float32 0-dim tensor; yours may hold it as a
+Python float (and the growth counter as an int). What differs: torch's S is rounded to
+float32 (with init_scale=0.1 its get_scale() says 0.10000000149011612 once it has scaled a
+loss), and torch unscales by multiplying by 1/S computed in float64 and rounded to float32,
+not by dividing. The tests use only scales and factors that are exact in float32 (powers of
+two, and 3.0 for scale()), where dividing by S and multiplying by that reciprocal give the
+same bits; they never check the rounding of S itself.
 
 The last test trains a checkerboard: a net of 1x1 convolutions maps (x, y) pixel
 coordinates to a checkerboard. If the environment variable KATA_IMAGES names a folder, it
@@ -82,23 +109,32 @@ writes `checkerboard.png` there: what the net learned next to the target.
 
 What the tests expect
 ---------------------
-- scale(loss) is loss times the scale, in the graph, with torch's dtype (a 0-dim float16 or
-  bfloat16 loss comes back float32, a float32 one stays float32); get_scale() is a Python
-  float: init_scale before training, 1.0 when disabled;
-- step for step equal to torch.amp.GradScaler("cpu") with SGD and Adam: the scale, the
-  parameters and the optimizer state, with inf or nan injected into a gradient on some steps
-  (those steps change nothing but the scale), with several param groups and with parameters
-  that got no gradient (.grad is None);
-- unscale_ divides the gradients in place; calling it twice, or calling step twice, before
-  update() raises RuntimeError; step() returns what optimizer.step() returned (None on a
-  skipped step, where optimizer.step() is not called at all);
-- state_dict() has torch's keys and values; load_state_dict accepts yours and torch's;
-- enabled=False: scale returns the loss itself, step just steps, update does nothing,
-  state_dict() is {};
-- train_step: the forward's matmuls run in `dtype`, the model stays float32; it calls the
-  scaler it is given (scale, unscale_ only when clipping, step, update, in that order); it
-  returns a Python float; and it matches the step above written with torch's GradScaler (SGD,
-  Adam, with and without max_grad_norm);
+- scale(loss) matches torch.amp.GradScaler("cpu").scale(loss): value, dtype, device and
+  graph, for 0-dim, one-element and unreduced losses of every floating dtype (on the meta
+  device too);
+- get_scale() and state_dict() match torch's, values AND types (Python numbers, no tensors),
+  before any step and after every step; load_state_dict takes yours and torch's, and
+  torch's scaler takes yours;
+- step for step, the scale, the parameters, the optimizer's state and the .grad tensors
+  left after each step match torch's with SGD (momentum) and Adam: with inf, -inf or nan
+  injected into a gradient on some steps, several param groups and a parameter the loss
+  never reaches, two optimizers in one iteration (unscaled and stepped in either order, an
+  inf in one, both or neither), and a checkpoint restored 1999 clean steps into the default
+  growth_interval of 2000; step() returns what torch's returns;
+- unscale_ changes the .grad tensors in place, as torch's does (code holding one sees it
+  change);
+- where torch's scaler raises RuntimeError (a call out of turn within one iteration, an empty
+  state dict), yours raises RuntimeError too, with any message, and changes nothing;
+- enabled=False: yours does what torch's disabled scaler does, call for call (where torch
+  returns the very object it was given, so does yours);
+- train_step(..., dtype=d): the forward's matmuls run in d and the model's weights stay
+  float32; the model and the loss run under autocast for `device_type`, the backward and the
+  optimizer's step outside it; it uses the scaler it is given (yours or torch's), calling
+  unscale_ only when it clips (max_grad_norm given, 0.0 included); it returns the loss as a
+  Python float; and after each of four steps it leaves the same loss, scale, parameters,
+  optimizer state and .grad as the step described above written with torch's GradScaler
+  (SGD, Adam, with and without max_grad_norm, an optimizer that lacks one of the model's
+  parameters and holds one the loss never uses, and gradients left in .grad by earlier code);
 - the checkerboard trains with bfloat16 autocast, and (on a CPU with AVX512-BF16 or AMX) a
   bfloat16 step is at least 1.2x as fast as a float32 one.
 
@@ -128,26 +164,26 @@ class DynamicLossScaler:
         raise NotImplementedError
 
     def scale(self, loss: torch.Tensor) -> torch.Tensor:
-        """Return loss * S (the loss itself, the same object, when disabled).
+        """Return loss * S, as torch.amp.GradScaler("cpu").scale(loss) returns it.
 
-        The result stays in the autograd graph, on the loss's device, with the dtype torch's
-        gives: a 0-dim float16 or bfloat16 loss comes back float32 (torch's S is a float32
-        number), a float32 loss stays float32.
+        The same value, dtype (which is not always the loss's), device and autograd graph as
+        torch's result; the loss itself, the same object, when disabled.
         """
-        # TODO: return the scaled loss, with the dtype, device and graph the docstring asks for
-        #       (the very same loss object when disabled).
+        # TODO: return the scaled loss, equal to torch's in value, dtype, device and graph (the
+        #       very same loss object when disabled).
         raise NotImplementedError
 
     def unscale_(self, optimizer: torch.optim.Optimizer) -> None:
-        """Divide every .grad of `optimizer`'s parameters by S in place; remember inf/nan.
+        """Unscale the gradients of `optimizer`'s parameters in place (times 1/S); remember inf/nan.
 
-        Parameters whose .grad is None are skipped. Raises RuntimeError when called twice
-        for the same optimizer, or after step(), before update(). No-op when disabled.
+        Raises RuntimeError when called twice for the same optimizer, or after step(), before
+        update(). No-op when disabled.
         """
         # TODO: unscale the gradients of `optimizer`'s parameters in place (code holding a .grad
-        #       sees it change), and remember, for this optimizer and this iteration, that they
-        #       are unscaled and whether any held inf or nan. RuntimeError for a second call or a
-        #       call after step() before update(). Nothing at all when disabled.
+        #       sees it change), as torch's unscale_ does with whatever parameters the optimizer
+        #       holds, and remember, for this optimizer and this iteration, that they are
+        #       unscaled and whether any held inf or nan. RuntimeError for a second call or a call
+        #       after step() before update(). Nothing at all when disabled.
         raise NotImplementedError
 
     def step(self, optimizer: torch.optim.Optimizer) -> Any:
@@ -209,9 +245,9 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler:
     parameters are clipped to this total norm, as torch.nn.utils.clip_grad_norm_ does, before
     the step.
     """
-    # TODO: one training step, in the order the lesson text gives, with the `scaler` given
-    #       (no scaler of your own): the forward and the loss, and only those, under autocast
-    #       for `device_type` and `dtype` (the model stays float32); no gradient left over from
-    #       an earlier step; the scaler's methods called scale, unscale_ (only when clipping),
-    #       step, update. Return the loss as a Python float.
+    # TODO: one training step with the `scaler` given (no scaler of your own), its parts placed
+    #       so that none of what the lesson text says goes wrong happens: the forward and the
+    #       loss, and only those, under autocast for `device_type` and `dtype` (the model stays
+    #       float32); no gradient left over from before the step; unscale_ called only when
+    #       clipping. Return the loss as a Python float.
     raise NotImplementedError

@@ -6,38 +6,45 @@ learner's DynamicLossScaler, and compares the scale, state_dict() (values and ty
 parameters, the optimizer state and the .grad left behind after every step.
 
 Contract (lesson text, docstrings, hints) -> tests
-- "scale(loss) is loss times the scale", stays in the graph -> test_scale_multiplies_the_loss, test_scale_matches_torch
-- "S as a float32 0-dim tensor on the loss's device; dtype follows type promotion" (float16/bfloat16/float64,
-  0-dim, one-element, unreduced losses, meta) -> test_scale_matches_torch
-- "get_scale() is a Python float: init_scale before training" -> test_scale_multiplies_the_loss, assert_same_state (all)
-- "step for step equal to torch with SGD and Adam: scale, params, optimizer state" -> test_matches_torch_step_for_step
-- "inf or nan injected ... those steps change nothing but the scale", "skipped: params and optimizer state stay"
-  -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
-- "several param groups and parameters whose .grad is None" -> test_param_groups_and_parameters_without_gradient
+- "scale(loss) matches torch's: value, dtype, device and graph" -> test_scale_multiplies_the_loss, test_scale_matches_torch
+- "for 0-dim, one-element and unreduced losses of every floating dtype (meta too)"; "dtype not always the loss's"
+  -> test_scale_matches_torch
+- "S may be a Python float; the tests use scales and factors exact in float32 and never check the rounding of S"
+  -> not a promise to test: test_scale_matches_torch uses init_scale 3.0, every other test powers of two
+- "get_scale() and state_dict() match torch's, values and types, before any step and after every step"
+  -> test_scale_multiplies_the_loss, test_state_dict_matches_torch_and_round_trips, assert_same_state (all)
+- "step for step ... with SGD (momentum) and Adam: scale, params, optimizer state, .grad" -> test_matches_torch_step_for_step
+- "inf, -inf or nan injected", "the scaler SKIPS it (parameters and optimizer state stay)", "step() returns what torch's
+  returns" -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
+- "several param groups and a parameter the loss never reaches" -> test_param_groups_and_parameters_without_gradient
 - "after growth_interval clean steps in a row: S *= growth_factor, counter to 0" -> test_growth_waits_for_growth_interval_clean_steps,
   test_default_settings_and_growth_after_2000_clean_steps_match_torch
 - "inf/nan: S *= backoff_factor and the counter goes back to 0" -> test_scale_after_a_clean_step_and_after_an_inf_step
 - "found inf/nan for ANY optimizer this iteration" / one count per update() / a record per optimizer
   -> test_two_optimizers_match_torch
 - "only `optimizer`'s parameters" (a layer in no optimizer: neither checked nor unscaled) -> test_two_optimizers_match_torch
-- "unscale_ divides every .grad in place" -> test_unscale_then_clip_matches_torch, assert_same_state (grads after step)
+- "unscale_ changes the .grad tensors in place (times 1/S)" -> test_unscale_then_clip_matches_torch,
+  assert_same_state (grads after step)
 - "step unscales unless unscale_ was called" -> test_unscale_then_clip_matches_torch, test_matches_torch_step_for_step
-- "unscale_ twice raises RuntimeError" (gradients untouched) -> test_unscale_twice_raises
+- "where torch raises RuntimeError ... yours too, and changes nothing"; unscale_ twice (gradients untouched)
+  -> test_unscale_twice_raises
 - "unscale_ after step, step twice, raise RuntimeError; update() starts a new iteration" -> test_unscale_after_step_and_step_twice_raise
 - "step() returns what optimizer.step() returned, None on a skipped step" -> test_step_returns_what_optimizer_step_returns
 - "state_dict() has torch's keys and values, Python numbers" -> test_state_dict_matches_torch_and_round_trips, assert_same_state
 - the defaults (init_scale 2**16, factors 2.0/0.5, growth_interval 2000) -> test_default_settings_and_growth_after_2000_clean_steps_match_torch
 - "load_state_dict accepts yours and torch's" (and torch's takes yours; the counter survives) -> test_state_dict_matches_torch_and_round_trips
 - "RuntimeError for an empty dict" -> test_load_state_dict_refuses_an_empty_dict
-- "enabled=False: scale returns the loss itself, get_scale 1.0, unscale_/update no-ops, step just steps (twice too),
-  state_dict {}, load_state_dict no-op" -> test_disabled_is_a_pass_through
+- "enabled=False: what torch's disabled scaler does, call for call; the very object where torch returns it" (scale
+  returns the loss itself, get_scale 1.0, unscale_/update no-ops, step just steps (twice too), state_dict {},
+  load_state_dict no-op) -> test_disabled_is_a_pass_through
 - train_step "returns the loss as a Python float"; keyword-only device_type/dtype/max_grad_norm -> test_train_step_returns_a_float
 - "the forward's matmuls run in `dtype`", the model is not converted -> test_train_step_runs_the_forward_under_autocast
 - "forward and loss inside autocast and nothing else", device_type passed on -> test_train_step_autocasts_the_forward_and_the_loss_only
-- "calls the scaler it is given: scale, unscale_ only when clipping (max_grad_norm=0.0 too), step, update"
-  -> test_train_step_uses_the_scaler_it_is_given_in_order
-- "matches a reference loop with torch's GradScaler (SGD, Adam, with and without max_grad_norm)", zero_grad(set_to_none=True)
-  first, clip the OPTIMIZER's parameters after unscale_ -> test_train_step_matches_the_reference_loop
+- "uses the scaler it is given, calling unscale_ only when it clips (max_grad_norm=0.0 too)"; the order the
+  parts' reasons in the lesson text imply (scale, unscale_, step, update) -> test_train_step_uses_the_scaler_it_is_given_in_order
+- "after each of four steps the same loss, scale, params, optimizer state and .grad as the step described above with
+  torch's GradScaler (SGD, Adam, with and without max_grad_norm, ...)": backward ADDS into .grad (clear first), clip the
+  OPTIMIZER's parameters after unscale_ -> test_train_step_matches_the_reference_loop
 - "the checkerboard trains with bfloat16 autocast" -> test_checkerboard_trains_in_bfloat16
 - "a bfloat16 step is at least 1.2x as fast" -> test_bfloat16_step_is_faster_than_float32
 - float16 on CUDA with real overflows -> test_float16_on_cuda_matches_torch
@@ -411,11 +418,11 @@ def test_unscale_then_clip_matches_torch(lesson):
         what = f"step {step}: the gradients after scaler.unscale_(optimizer)"
         replaced = [n for (n, p), g in zip(mine.model.named_parameters(), grads) if p.grad is not g]
         require(not replaced, (
-            f"{what}: the .grad of {replaced} is a new tensor; unscale_ divides the gradients IN PLACE "
+            f"{what}: the .grad of {replaced} is a new tensor; unscale_ unscales the gradients IN PLACE "
             "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled"))
         assert_close({n: p.grad for n, p in mine.model.named_parameters()},
                      {n: p.grad for n, p in ref.model.named_parameters()},
-                     what=f"{what} (divide each .grad by the scale, in place)")
+                     what=f"{what} (each .grad times 1/S, in place)")
         for side in (ref, mine):
             nn.utils.clip_grad_norm_(side.model.parameters(), 0.05)
             side.scaler.step(side.opt)

@@ -1,4 +1,4 @@
-"""train_step always calls scaler.unscale_(optimizer), even without max_grad_norm (results are identical, the call sequence is not); breaks "it calls the scaler it is given (scale, unscale_ only when clipping, step, update, in that order)"."""
+"""train_step always calls scaler.unscale_(optimizer), even without max_grad_norm (results are identical, the call sequence is not); breaks "it uses the scaler it is given, calling unscale_ only when it clips"."""
 
 from typing import Any, Callable
 

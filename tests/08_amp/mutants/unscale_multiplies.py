@@ -1,4 +1,4 @@
-"""unscale_ multiplies the gradients by the scale instead of dividing: updates 2**32 times too large."""
+"""unscale_ multiplies the gradients by S instead of by 1/S: updates 2**32 times too large."""
 
 
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
