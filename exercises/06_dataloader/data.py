@@ -16,29 +16,27 @@ On a local SSD that is fine. On network storage every request pays a round trip,
 training run that asks for a million small files spends its time waiting. Pack the images
 into a few large archives instead (a tar file is just the files one after another, each
 behind a 512-byte header) and read each archive sequentially: long sequential reads are what
-every disk, network file system and object store does best. `tarfile.open(path, mode="r|")`
-reads a tar as a stream, member after member, without seeking; only regular files
-carry data: a tar may also hold directory entries and links, for which there are no bytes to
-decode. (A TarFile also keeps every member's header in `tar.members` as it goes; for millions
-of members the classic recipe empties that list after each one.)
+every disk, network file system and object store does best. Python's tarfile can read an
+archive as a stream, front to back, without seeking. Not every member of a tar is an image:
+a tar made from a folder also holds the folder's directory entry, and a tar may hold links;
+such members have no bytes of their own. (A TarFile also keeps every member's header in
+`tar.members` as it goes: for millions of members, a slow leak of its own.)
 
 The duplicates trap
 -------------------
 With `num_workers=N` the DataLoader gives each of N worker processes its own copy of the
 dataset and calls `iter()` on every copy. An `__iter__` that simply reads all the shards runs
 N times, and every image comes out N times. With `num_workers` 0 or 1 the bug is invisible,
-which is why it survives until someone turns the workers up. Inside a worker,
-`torch.utils.data.get_worker_info()` says which worker this is (`.id`) and how many there are
-(`.num_workers`); in the main process it returns None. So each copy can work out its own
-share of the shards from those two numbers alone: every shard belongs to exactly one worker,
-each worker opens only its own, and the shares differ by at most one shard. With fewer shards
-than workers, the extra workers get no shard and yield nothing (correct, but they idle: write
-at least as many shards as you will run workers, ideally a multiple). With `num_workers=0`
-the shards are read in order; with workers the DataLoader takes a batch from each worker in
-turn, so the order interleaves, but nothing repeats and nothing is lost. The classic recipe
-shows two first attempts that fail here: one lets every worker read everything (the trap
-above), the other gives worker k the file paths[k] and so only works when `num_workers`
-equals the number of files, refusing everything else, `num_workers=0` included.
+which is why it survives until someone turns the workers up. Nothing outside the copy splits
+the work for it (unlike a map-style dataset, whose sampler hands out indices): each copy has
+to find out for itself which part of the stream is its own. With fewer shards than workers
+some workers have nothing to read (correct, but they idle: write at least as many shards as
+you will run workers, ideally a multiple). With `num_workers=0` the shards are read in order;
+with workers the DataLoader takes a batch from each worker in turn, so the order interleaves,
+but nothing repeats and nothing is lost. The classic recipe shows two first attempts that
+fail here: one lets every worker read everything (the trap above), the other gives worker k
+the file paths[k] and so only works when `num_workers` equals the number of files, refusing
+everything else, `num_workers=0` included.
 
 DataLoader options worth knowing
 --------------------------------
@@ -57,24 +55,23 @@ DataLoader options worth knowing
   `base_seed + worker_id` (a new base_seed every epoch; PyTorch >= 1.9 does this for you).
   A generator you made yourself (`np.random.default_rng(0)` or a `torch.Generator` kept on
   the dataset) is copied into every worker as it is, so all workers draw the same "random"
-  augmentations. Seed it per worker in a `worker_init_fn`, from
-  `torch.utils.data.get_worker_info().seed`.
+  augmentations. Seed it per worker in a `worker_init_fn`, from the seed torch gave that
+  worker.
 
 OpenCV's traps
 --------------
-- cv2 stores pixels as BGR; everything else (PyTorch, PIL, matplotlib, pretrained models)
-  expects RGB: convert after decoding, and back before encoding. (Reversing the channel axis
-  with `img[..., ::-1]` gives a view with a negative stride, which `torch.from_numpy`
-  refuses: copy it first, or let cv2 convert.)
-- `cv2.imread` and `cv2.imdecode` return None, silently, for a missing, unreadable or corrupt
-  file; the error then surfaces later, far away, naming nothing. Check and raise, naming the
-  file. (Zero bytes are the exception: `cv2.imdecode` raises a cv2.error for an empty buffer,
-  so check for that before decoding.)
-- What a decoder gives depends on its flag: `cv2.IMREAD_COLOR` always gives 3 channels of 8
-  bits (a grayscale file is repeated into three, an alpha channel is dropped, 16-bit values
-  are cut to 8); `IMREAD_UNCHANGED` gives what the file holds: 2-D, 4-channel or uint16
-  arrays.
-- Shards must be lossless: PNG keeps every pixel, JPEG changes them.
+- cv2 works in BGR, both ways: its decoders give BGR and its encoders read BGR, while
+  PyTorch, PIL, matplotlib and pretrained models work in RGB. A swapped image still looks
+  like a photo, so nothing crashes; the colours, and the model, are quietly wrong. The
+  one-liner that reverses the channel axis, `img[..., ::-1]`, is a view with a negative
+  stride, which `torch.from_numpy` refuses.
+- `cv2.imread` and `cv2.imdecode` report a missing, unreadable or corrupt file by returning
+  None, silently; the error then surfaces later, far away, naming nothing. And not every bad
+  input gets that treatment: an empty buffer makes `cv2.imdecode` raise a cv2.error instead.
+- The flag a decoder gets decides what comes back: some flags keep what the file holds (a
+  2-D array for grayscale, a 4th channel for alpha, uint16 for 16-bit files), others convert.
+  A folder of "RGB images" scraped from anywhere holds all of these.
+- Shards must be lossless: JPEG changes the pixels it stores.
 
     >>> ds = ImageDirectoryDataset("photos")            # photos/*.png, 6x10 pixels each
     >>> ds[0].shape, ds[0].dtype                        # the first name in sorted order
@@ -86,19 +83,24 @@ OpenCV's traps
 
 What the tests expect
 ---------------------
-- Every image is an HxWx3 torch.uint8 tensor in RGB order, with exactly the pixels written.
-- `ImageDirectoryDataset`: index i is the i-th matching path in sorted order; only files
-  matching `pattern`; nothing is read in `__init__` (a file is read when it is asked for);
-  an unreadable file raises OSError naming it (through a DataLoader with workers, too); an
-  index past the end raises IndexError; grayscale, RGBA and 16-bit files give 3 channels
-  of uint8.
-- `write_tar_shards`: `num_shards` PNG-encoded shards, contiguous and balanced (sizes differ
-  by at most one), directory created if missing; ValueError for `num_shards` < 1.
-- `TarImageDataset`: every image exactly once for 0 to 4 workers and 1, 3, 4 or 5 shards,
-  with and without batching, epoch after epoch; in order with `num_workers=0`; each shard is
-  opened by one worker only, whole and in the order given, the shards spread evenly (shares
-  differ by at most one); non-file members are skipped; a member that does not decode (an
-  empty one too) raises OSError naming the shard and the member.
+- Every image is an HxWx3 torch.uint8 tensor in RGB order with exactly the pixels stored,
+  whatever kind of image file it came from.
+- `ImageDirectoryDataset`: `paths` is a list of Path, the files directly in `root` matching
+  `pattern`, in Python's `sorted()` order; index i reads `paths[i]` when it is asked for
+  (nothing is read in `__init__`); a file that cannot be read, for whatever reason, raises
+  OSError naming it (through a DataLoader with workers, too); an index past the end raises
+  IndexError.
+- `write_tar_shards`: a list of `num_shards` Paths to tar files whose members are PNG-encoded;
+  read one after another they give the images back in order, pixel for pixel; shard sizes
+  differ by at most one, the first shards taking the extra ones; the directory is created if
+  missing; ValueError for `num_shards` < 1, before anything is written.
+- `TarImageDataset`: every image exactly once, whatever the number of workers (0 to 4) and
+  shards (1 to 5), with and without batching, epoch after epoch; with `num_workers=0` in the
+  order given. In a worker, each shard is opened by that worker only and read whole, its
+  shards in the order given, the shares differing by at most one shard (which shards go to
+  which worker is yours to choose); shards are opened while iterating, never in `__init__`.
+  Members that are not regular files are skipped; a regular member that does not decode, of
+  any name, raises OSError naming the shard and the member.
 
 Check your work with:  pytest exercises/06_dataloader
 """
@@ -114,23 +116,22 @@ from pathlib import Path
 import cv2
 import numpy as np
 import torch
-from torch.utils.data import Dataset, IterableDataset, get_worker_info
+from torch.utils.data import Dataset, IterableDataset
 
 
 class ImageDirectoryDataset(Dataset):
     """Map-style dataset over the image files in `root` whose names match `pattern`.
 
-    `paths` (list[Path]) holds the matching files in sorted order, found once in `__init__`;
-    no image is read there. `len(ds)` is the number of paths, and `ds[i]` reads `paths[i]`
-    with OpenCV and returns it as an HxWx3 torch.uint8 tensor in RGB order (grayscale and
-    RGBA files give 3 channels too). An unreadable or corrupt file raises OSError naming the
-    file; an index past the end raises IndexError, as a list does.
+    `paths` (list[Path]) holds the matching files directly in `root`, in Python's sorted()
+    order, found once in `__init__`; no image is read there. `len(ds)` is the number of paths,
+    and `ds[i]` reads `paths[i]` when asked and returns it as an HxWx3 torch.uint8 tensor in
+    RGB order, whatever kind of image file it is. A file that cannot be read raises OSError
+    naming the file; an index past the end raises IndexError, as a list does.
     """
 
     def __init__(self, root: str | os.PathLike, pattern: str = "*.png") -> None:
-        # TODO: self.paths: the files directly in `root` (not in its subfolders) whose names
-        #       match `pattern`, as a list of Path in sorted order, the same on every machine.
-        #       Read no image here.
+        # TODO: self.paths: the files directly in `root` whose names match `pattern`, as a
+        #       list of Path in an order that is the same on every machine. Read no image here.
         raise NotImplementedError
 
     def __len__(self) -> int:
@@ -139,27 +140,25 @@ class ImageDirectoryDataset(Dataset):
 
     def __getitem__(self, index: int) -> torch.Tensor:
         # TODO: image `index`, read from its file now (no cache): an HxWx3 torch.uint8 tensor
-        #       in RGB order with exactly the file's pixels, 3 channels whatever the file holds
-        #       (grayscale, RGBA, 16-bit). OSError naming the file when it cannot be read
-        #       (missing, empty, corrupt); IndexError past the end.
+        #       in RGB order with exactly the file's pixels, whatever the file holds. OSError
+        #       naming the file when it cannot be read; IndexError past the end.
         raise NotImplementedError
 
 
 def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLike, num_shards: int) -> list[Path]:
     """Write `images` (HxWx3 uint8 RGB tensors) into `num_shards` tar files in `directory`.
 
-    The directory is created if it is missing. Each image becomes one PNG member (lossless)
-    that any PNG reader decodes to exactly the image's RGB pixels. The images are cut into
+    The directory is created if it is missing. Each image becomes one PNG member that any
+    PNG reader decodes to exactly the image's RGB pixels. The images are cut into
     contiguous runs, in order, whose sizes differ by at most one (the first shards take the
     extra ones), so reading the shards one after another gives the images back in their
     original order.
     With more shards than images the last shards are empty (valid) tar files. Returns the
     shard paths in order. Raises ValueError when `num_shards` < 1.
     """
-    # TODO: refuse num_shards < 1 (ValueError) before touching the disk; create the directory
-    #       (its parents too); write num_shards tar files whose members, read shard after
-    #       shard, give back every image, in order, pixel for pixel (a lossless encoding, in
-    #       the channel order the encoder expects); contiguous runs whose sizes differ by at
+    # TODO: refuse num_shards < 1 (ValueError) before touching the disk; create the directory;
+    #       write num_shards tar files of PNG members which, read shard after shard, give back
+    #       every image, in order, pixel for pixel; contiguous runs whose sizes differ by at
     #       most one, the first shards taking the extra ones. Return the paths, in order.
     raise NotImplementedError
 
@@ -167,9 +166,9 @@ def write_tar_shards(images: Sequence[torch.Tensor], directory: str | os.PathLik
 class TarImageDataset(IterableDataset):
     """Streams the images of the tar shards `paths`, each exactly once per epoch.
 
-    Yields HxWx3 torch.uint8 RGB tensors (PNG or other members decoded with cv2.imdecode;
-    members that are not regular files are skipped). Outside a DataLoader worker (or with
-    num_workers=0) it reads every shard in the order given. In a DataLoader worker it reads
+    Yields HxWx3 torch.uint8 RGB tensors, one per regular-file member, whatever its name and
+    image format; members that are not regular files are skipped. Outside a DataLoader
+    worker (or with num_workers=0) it reads every shard in the order given. In a DataLoader worker it reads
     only its own share of the shards, each whole and in the order given: every shard is
     opened by exactly one worker, the shares differ by at most one shard, and a worker
     without a shard (more workers than shards) yields nothing. A member that cannot be
@@ -187,5 +186,5 @@ class TarImageDataset(IterableDataset):
         #       own share, so that across all workers every image comes exactly once, no shard
         #       is opened by two workers, and the shares differ by at most one shard. Read each
         #       shard front to back, whole; skip members that are not regular files; a member
-        #       that does not decode (an empty one too) raises OSError naming shard and member.
+        #       that does not decode raises OSError naming shard and member.
         raise NotImplementedError

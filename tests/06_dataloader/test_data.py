@@ -17,7 +17,8 @@ that exactly that mistake raises, or a result only that mistake gives: reversed 
 fix; any other failure keeps its plain, quantified message.
 
 Contract (promise of the lesson text, docstrings and hints -> tests; "named": the failure names the pitfall):
-- HxWx3 uint8, RGB, exactly the pixels written -> identify() in every test reading images (BGR named)
+- HxWx3 uint8, RGB, exactly the pixels written, whatever kind of image file -> identify() in every
+  test reading images (BGR named), test_grayscale_rgba_and_16_bit_files_give_three_uint8_channels
 - ImageDirectoryDataset: index i is the i-th path in (Python's) sorted order; the directory's
   own order differs between machines (named)
     -> test_directory_dataset_gives_every_image_in_sorted_order, test_sorted_means_pythons_sorted
@@ -50,20 +51,20 @@ Contract (promise of the lesson text, docstrings and hints -> tests; "named": th
 - ... with and without batching -> test_every_image_once_in_batches; epoch after epoch -> test_every_epoch_gives_every_image
 - main process / num_workers=0: every shard in the order given, each from start to end
     -> test_tar_dataset_without_workers_gives_every_image_in_order, test_tar_dataset_reads_the_shards_in_the_order_given
-- in a worker: its own share, each shard whole and in the order given; every shard read by
-  exactly one worker; shares differ by <= 1 shard; a worker without a shard yields nothing;
-  opening only its own shards -> test_workers_share_the_shards
+- in a worker: its own share (any split: contiguous or strided), each shard whole and in the
+  order given; every shard read by exactly one worker; shares differ by <= 1 shard; a worker
+  without a shard yields nothing; opening only its own shards -> test_workers_share_the_shards
 - each shard opened by one worker only, none in the main process, shards spread evenly;
   shards opened in __iter__, not __init__ -> test_each_worker_opens_only_its_own_shards
 - members that are not regular files (directories, links) skipped (named) -> test_non_file_members_in_a_tar_are_skipped
-- PNG or other members decoded with cv2.imdecode, whatever their name; gray/RGBA/16-bit -> RGB uint8
+- regular members of any name and image format (PNG, BMP; gray/RGBA/16-bit) -> RGB uint8
     -> test_tar_members_of_any_name_and_kind_are_decoded
 - a member that does not decode (garbage, text, empty: cv2.imdecode's error for zero bytes, named)
   -> OSError naming shard and member -> test_undecodable_member_raises_an_error_naming_it
 - the lesson's example: written shards stream through TarImageDataset -> test_written_shards_stream_through_tar_image_dataset
 - pin_memory: pinned batches copy to the GPU -> test_pinned_batches_copy_to_the_gpu (CUDA only)
-- the rest of the text (tar streaming, num_workers tuning, collate, prefetch, persistent
-  workers, per-worker seeding) is background for the learner's own loaders: no function of
+- the rest of the text (tar streaming, tar.members growing, num_workers tuning, collate,
+  prefetch, persistent workers, per-worker seeding) is background for the learner's own loaders: no function of
   this lesson takes it.
 """
 
