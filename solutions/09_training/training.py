@@ -34,18 +34,19 @@ DataLoader workers (`num_workers > 0`) seed torch, `random` and NumPy's global g
 themselves, from a base seed drawn from torch plus the worker id, so seeding the main process
 is enough for them. The trap is a generator *object* kept on the dataset (`self.rng =
 np.random.default_rng(0)`): every worker gets a copy in the same state and draws the same
-numbers; create it in `worker_init_fn` from `torch.initial_seed()` instead.
+numbers.
 
 train() and eval()
 ------------------
 A module's `training` flag changes what some layers compute: Dropout zeroes activations in
 training and is the identity in eval; BatchNorm normalises with the batch's statistics (and
 updates its running averages) in training and with the running averages in eval. `model.train()`
-and `model.eval()` set the flag on every submodule. Set it yourself at the start of each
-phase: a model that `evaluate` left in eval mode would otherwise train without dropout.
-Some models keep one part in eval on purpose (a frozen BatchNorm while fine-tuning), so a
-helper that switches modes must put back each submodule's own flag afterwards, not one flag
-for the whole model.
+and `model.eval()` set the flag on every submodule. A phase that does not set the mode it
+needs inherits whatever the last one left: a model that `evaluate` left in eval mode would
+train without dropout.
+Some models keep one part in eval on purpose (a frozen BatchNorm while fine-tuning): a
+helper that switches modes and then puts back "the model's mode" overwrites that choice, and
+nothing complains.
 
 inference_mode and no_grad
 --------------------------
@@ -58,12 +59,13 @@ results must feed a backward pass afterwards.
 
 zero_grad
 ---------
-`loss.backward()` *adds* to `.grad`. Clear the gradients before each backward, or every step
-applies the sum of all gradients so far. `optimizer.zero_grad(set_to_none=True)` (the default
-since PyTorch 2.0) drops the tensors instead of filling them with zeros: less memory traffic,
-and an optimizer skips a parameter whose grad is None instead of stepping with zeros.
-Record the loss as a Python number with `loss.item()`: a list of loss *tensors* keeps every
-step's graph alive. And average over samples, not batches: a smaller last batch must weigh less.
+`loss.backward()` *adds* to `.grad`: whatever an earlier backward left there (the previous
+step's, or the caller's) enters this step too, and a loop that never clears applies the sum
+of all gradients so far. A cleared gradient can be a tensor of zeros or None, and they are
+not the same: an optimizer skips a parameter whose grad is None, but steps one whose grad is
+zeros (weight decay and Adam's moments still move it). A list of loss *tensors*, kept for the
+log, keeps every step's graph alive. And the mean of the batch means is not the mean over the
+samples: it gives a smaller last batch as much weight as a full one.
 
 Checkpoints
 -----------
@@ -74,59 +76,60 @@ first steps after a restart are much too large); the number of epochs finished; 
 random states (torch CPU and CUDA, Python `random`, NumPy), so the next shuffle and the next
 dropout masks are the ones the uninterrupted run would have drawn. Python's and NumPy's
 states end with a cached Gaussian (both draw normal numbers in pairs): a state without it
-makes the next Gaussian draw differ. Never write over the old file directly: write a
-temporary file in the same folder, then rename it onto the real name. A rename within one
-file system is atomic, so a crash mid-save leaves the previous checkpoint intact, never a
-truncated one; a rename across file systems (from /tmp, say) is a copy, or fails. And
-whatever stops the save (an error, Ctrl-C), the temporary file must not be left behind.
+makes the next Gaussian draw differ. Writing over the old file directly is the trap: a crash
+mid-save (a full disk, a killed job) leaves a truncated file, and the previous checkpoint is
+gone with it. A rename within one file system is atomic (the name points at the old file or
+at the new one, never at half of one); a rename across file systems (from /tmp, say) is a
+copy, or fails. And a save can be stopped by more than errors: Ctrl-C raises
+KeyboardInterrupt, which is no `Exception`, and must not leave debris behind either.
 
 `torch.load` unpickles, and unpickling can call any function: a checkpoint from the internet
 can run code on your machine. `torch.load(path, weights_only=True)` (the default since
 PyTorch 2.6; say it anyway) accepts only tensors, dicts, lists, tuples, strings and numbers,
-so the NumPy random state, which holds an `np.ndarray`, cannot be stored as it is.
+so everything a checkpoint holds must be built from those types, the random states
+included.
 `map_location="cpu"` loads tensors saved on a GPU onto the CPU (or `"cuda:1"`, ...), so a
 checkpoint written on one machine loads on another.
 
 Gradient accumulation
 ---------------------
 When a batch of N samples does not fit in memory, split it into micro-batches, run forward
-and backward on each (freeing each graph before the next) and step once. With a mean-reduced
-loss, the full-batch loss is the sum of each chunk's mean weighted by its share of samples:
-
-    L = (1/N) sum_i l_i = sum_k (n_k / N) * mean_{i in chunk k} l_i
-
-and since backward *adds* to `.grad`, one backward per chunk on its share of that sum leaves
-the full-batch gradient there, with only one chunk's graph alive at a time. Dividing each
-chunk's loss by the number of chunks instead is right only when all chunks have the same
-size; not dividing at all makes the gradient about that many times too large. (This holds
-for models whose samples do not interact: BatchNorm in training mode sees different batch
-statistics in a smaller chunk.)
+and backward on each (freeing each graph before the next) and step once. Since backward
+*adds* to `.grad`, the chunks' gradients add up: if the chunks' losses add up to the full
+batch's loss, their gradients add up to its gradient, with only one chunk's graph alive at a
+time. With a mean-reduced loss they do not add up by themselves: each chunk's loss is a mean
+over its own samples. Left as they are, they make the gradient about micro_batches times too
+large; divided by the number of chunks, they are right only when every chunk has the same
+size, and `tensor_split` makes chunks that differ by one whenever N is not a multiple. (This
+holds for models whose samples do not interact: BatchNorm in training mode sees different
+batch statistics in a smaller chunk.)
 
 What the tests expect
 ---------------------
-- `pick_device()`: cuda, else mps, else cpu; `pick_device("cuda:1")` returns that device or
-  raises RuntimeError naming it and every device there is (`meta` never is); always a
-  `torch.device`.
+- `pick_device()`: `torch.device("cuda")` (no index), else `"mps"`, else `"cpu"`.
+  `pick_device(x)`: `torch.device(x)` unchanged when this machine has it, else RuntimeError
+  whose message names the device asked for and every available one. Always a `torch.device`.
 - `seed_everything(seed)`: draws from torch, `random`, NumPy, a shuffling DataLoader and a
   Dropout model repeat bit for bit after the same seed and differ after another one.
-- `train_epoch` returns a Python float, the mean loss over samples; model in train mode;
-  every batch moved to `device`; gradients cleared (set to None) before every step (even
-  stale ones it found); the result matches a plain loop step for step.
-- `evaluate` returns (mean loss over samples, accuracy) as floats, with dropout off,
-  BatchNorm's running stats untouched, every batch moved to `device`, forward run under
-  inference mode, and every submodule's train/eval flag restored afterwards, even when the
-  loader raises.
+- `train_epoch` returns the mean loss over samples as a Python float, and its parameters
+  match a plain loop's step for step, whatever mode the model was in and whatever its
+  `.grad` held; every batch is moved to `device`; gradients are cleared to None, not zeros;
+  no step's graph outlives it.
+- `evaluate` returns (mean loss over samples, accuracy) as floats, with every batch moved to
+  `device`, in eval mode, under `torch.inference_mode()` (`no_grad` is not enough). However
+  it ends, even by an exception, the model is left exactly as it was found (each
+  submodule's train/eval flag, BatchNorm's running stats).
 - checkpoints: 2 epochs + save + load into a fresh model and optimizer + 2 epochs ends
   bitwise equal to 4 straight epochs (Adam, Dropout, shuffling, NumPy and `random`
-  augmentation); right after loading, every random state is the one saved (cached Gaussians
-  too); the file loads with `weights_only=True`; the old file is replaced by a rename from the
-  same folder; a failed save (an error or Ctrl-C) leaves the old file intact and no
-  temporary file; loading refuses a checkpoint that would run code, and a model whose keys
-  differ from the saved ones; `map_location` reaches `torch.load`; the returned epoch is the
-  one saved.
-- `accumulate_gradients`: the same `.grad` as one full batch (uneven chunks too), stale grads
-  discarded (set to None), one forward and backward per chunk in `torch.tensor_split` sizes,
-  the loss returned as a float, ValueError unless 1 <= micro_batches <= N.
+  augmentation), and right after loading every random state is the one saved, whole. The
+  file loads with `weights_only=True`. Saving is atomic, and a save that fails (an error or
+  Ctrl-C) leaves the old checkpoint and nothing else in its folder. Loading refuses a file
+  that would run code and a model whose keys differ, passes `map_location` to `torch.load`
+  unchanged, and returns the epoch saved.
+- `accumulate_gradients`: the same `.grad` as one full batch, whatever the chunk sizes, with
+  earlier gradients discarded (set to None), one forward and backward per
+  `torch.tensor_split` chunk, the full-batch loss returned as a float; ValueError unless
+  1 <= micro_batches <= N.
 
 Check your work with:  pytest exercises/09_training
 """
@@ -209,10 +212,10 @@ def train_epoch(model: nn.Module, loader: Iterable, optimizer: torch.optim.Optim
     """One pass over `loader`, one optimizer step per batch; the mean loss over samples.
 
     loader yields (inputs, targets) pairs (at least one), anywhere; each is moved to
-    `device`, where the model already is. The model is put in train mode first. Before every
-    step the gradients are cleared (set to None). loss_fn(outputs, targets) must return the
-    batch's mean. Returns sum(batch loss * batch size) / number of samples as a Python float
-    (a smaller last batch weighs less); no graph or tensor outlives its step.
+    `device`, where the model already is. Trains in train mode; each step sees only its own
+    batch's gradient, and cleared gradients are None. loss_fn(outputs, targets) returns the
+    batch's mean. Returns the mean loss over all samples (not over batches) as a Python
+    float; no graph or tensor outlives its step.
     """
     # TODO: one optimizer step per batch, whatever mode the model was left in, on batches
     #       moved to `device`, each step's gradient free of every earlier one (stale ones
@@ -240,12 +243,12 @@ def evaluate(model: nn.Module, loader: Iterable, loss_fn: Loss, device: torch.de
     loader yields (inputs, targets) pairs with class indices as targets (at least one pair);
     the model returns (batch, classes) scores; accuracy is the fraction of samples whose
     argmax over dim 1 equals the target. Runs in eval mode (no dropout, BatchNorm uses and
-    keeps its running stats) under torch.inference_mode() (no graph). Afterwards every
-    submodule has the train/eval flag it had before, even if the loader raised midway.
+    keeps its running stats) under torch.inference_mode() (no graph). However it ends, every
+    submodule has the train/eval flag it had before.
     """
     # TODO: return (mean loss over samples, accuracy) as Python floats, computed in eval mode
-    #       with no graph recorded (inference mode), batches moved to `device`. Afterwards every
-    #       submodule, however deep, has its own flag back, even when the loader raises.
+    #       with no graph recorded (inference mode), batches moved to `device`; leave every
+    #       submodule's train/eval flag as it was, however the call ends.
     ### BEGIN SOLUTION
     # Each submodule's own flag: a model in train mode may hold a frozen part in eval mode.
     modes = [(module, module.training) for module in model.modules()]
@@ -300,12 +303,13 @@ def save_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
     Stores the model's and the optimizer's state_dicts, `epoch` (the number of epochs
     finished) and the random states of torch (CPU, and CUDA when available), Python's
     `random` and NumPy, all in types that torch.load(..., weights_only=True) accepts.
-    Atomic: written to a temporary file in the same folder, then renamed onto `path`; if
-    saving fails, `path` keeps its old content and no temporary file is left behind.
+    Atomic: `path` holds the old checkpoint or the whole new one, never part of one, and the
+    old file is never rewritten in place. If saving fails (any exception, KeyboardInterrupt
+    included), `path` keeps its old content and nothing else is left in its folder.
     """
     # TODO: write everything a resumed run needs to continue bit for bit (listed above), in
-    #       types that weights_only loading accepts, so that a save that fails midway leaves
-    #       the old file as it was and no temporary file behind.
+    #       types that weights_only loading accepts, atomically: a save that fails midway (an
+    #       error or Ctrl-C) leaves the old file as it was and nothing else in its folder.
     ### BEGIN SOLUTION
     checkpoint = {
         "model": model.state_dict(),
@@ -331,8 +335,9 @@ def load_checkpoint(path: str | os.PathLike, model: nn.Module, optimizer: torch.
                     map_location: str | torch.device | dict | Callable | None = "cpu") -> int:
     """Restore a checkpoint written by save_checkpoint; return its epoch.
 
-    Loads with torch.load(path, map_location=map_location, weights_only=True), so a file
-    that would run code when unpickled is refused. Restores the model's and the optimizer's
+    Reads the file with one torch.load call, `map_location` passed through unchanged and
+    weights_only=True said explicitly, so a file that would run code when unpickled is
+    refused. Restores the model's and the optimizer's
     state and the random states saved with them (CUDA's only where CUDA is available).
     load_state_dict is strict: a model with missing or unexpected keys raises RuntimeError.
     Returns the number of epochs finished, as saved.
@@ -355,8 +360,8 @@ def accumulate_gradients(model: nn.Module, loss_fn: Loss, inputs: torch.Tensor, 
     computed in `micro_batches` chunks; return that full-batch loss as a Python float.
 
     inputs: (N, ...), targets: (N, ...); loss_fn returns the mean over its batch. The chunks
-    are torch.tensor_split(inputs, micro_batches) (sizes may differ by one); each gets one
-    forward and one backward, the graph freed before the next chunk. Gradients already in
+    are torch.tensor_split(inputs, micro_batches), whose sizes may differ by one; each gets
+    one forward and one backward, the graph freed before the next chunk. Gradients already in
     .grad are discarded first (set to None). No optimizer step, inputs unchanged. Raises
     ValueError unless 1 <= micro_batches <= N.
     """

@@ -9,7 +9,7 @@ cuda use a real one. A batch "on another device" is an `Elsewhere` tensor: it sa
 
 Contract (lesson text, docstrings, hints -> tests):
 pick_device
-- "prefer=None: cuda, else mps, else cpu" -> test_pick_device_default
+- "prefer=None: torch.device('cuda') (no index), else mps, else cpu" -> test_pick_device_default
 - "always a torch.device" -> test_pick_device_default, test_pick_device_honours_what_is_asked
 - "torch.device(prefer) unchanged if it exists (cuda:i: i < count; a tensor's mps:0)" -> test_pick_device_honours_what_is_asked
 - "else RuntimeError, never a silent fallback (cuda on a Mac, cuda:count, meta)" -> test_pick_device_refuses_a_missing_device
@@ -28,14 +28,15 @@ train_epoch
   (the mean of the batch means and a low-precision tensor sum are named when the result is exactly theirs)
 - "one pass over any iterable loader, one optimizer step per batch" -> test_train_epoch_weighs_batches_by_their_samples,
   test_train_epoch_matches_a_plain_loop
-- "model put in train mode first (every submodule)"; "a model that evaluate left in eval mode would train without
-  dropout" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
+- "trains in train mode whatever mode the model was in (every submodule)"; "a model that evaluate left in eval mode
+  would train without dropout" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
 - "each batch (inputs and targets) moved to `device`" -> test_train_epoch_moves_every_batch_to_the_device
-- "backward adds to .grad: clear before each backward, stale ones too" -> test_train_epoch_clears_stale_gradients_first,
+- "backward adds to .grad: each step sees only its own batch's gradient, whatever .grad held (a loop that never
+  clears applies the sum)" -> test_train_epoch_clears_stale_gradients_first,
   test_train_epoch_matches_a_plain_loop (a loop that never clears, or clears after the step only, is named when the
   parameters are exactly its)
-- "cleared = set to None (an unused parameter is skipped, not decayed)" -> test_train_epoch_sets_gradients_to_none
-- "loss.item(): no graph or tensor outlives its step" -> test_train_epoch_frees_each_steps_graph,
+- "cleared to None, not zeros (an optimizer skips None, steps zeros)" -> test_train_epoch_sets_gradients_to_none
+- "no graph or tensor outlives its step (a list of loss tensors keeps every graph)" -> test_train_epoch_frees_each_steps_graph,
   test_train_epoch_matches_a_plain_loop[train, float16]
 evaluate
 - "(mean loss over samples, accuracy) as Python floats; argmax over dim 1" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
@@ -43,30 +44,31 @@ evaluate
 - "low precision: per-batch .item(), summed as floats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode[bfloat16]
 - "average over samples, not batches" (named as for train_epoch) -> test_evaluate_matches_the_whole_data_set_in_eval_mode
 - "each batch moved to `device`" -> test_evaluate_moves_every_batch_to_the_device
-- "under torch.inference_mode() (no graph), and only there"; no_grad is not inference mode (named) ->
+- "under torch.inference_mode() (no graph), and only there"; "no_grad is not enough" (named) ->
   test_evaluate_runs_under_inference_mode
-- "every submodule's own flag restored (nested ones too), not one flag for the whole model" ->
+- "every submodule has the flag it had before"; "putting back 'the model's mode' overwrites a frozen part" ->
   test_evaluate_restores_every_submodules_mode (names: left in eval mode, one flag for all, the first level only)
-- "even if the loader raises" -> test_evaluate_restores_modes_when_the_loader_fails
+- "however it ends, even by an exception" (the loader raises) -> test_evaluate_restores_modes_when_the_loader_fails
 checkpoints
 - "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
   test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
 - "random states of torch, random, NumPy (their cached Gaussians too): resuming is bitwise exact";
-  "right after loading, every random state is the one saved" (names the one that is not, or its cached
+  "right after loading, every random state is the one saved, whole" (names the one that is not, or its cached
   Gaussian) -> test_resumed_training_is_bitwise_identical
 - "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
-- "types that weights_only=True accepts (NumPy state as a list)" -> test_checkpoint_loads_with_weights_only
-- "a temporary file in the same folder, renamed onto the path (atomic); str or PathLike" ->
+- "types that weights_only=True accepts, the random states included" (NumPy's array named) -> test_checkpoint_loads_with_weights_only
+- "atomic: the old file never rewritten in place; a rename is atomic within one file system only (not from
+  /tmp)"; str or PathLike ->
   test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
-- "a failed save (an error, Ctrl-C) keeps the old file and leaves no temporary file" -> test_failed_save_keeps_the_old_checkpoint
-- "torch.load(path, map_location=map_location, weights_only=True)" -> test_load_passes_map_location_and_weights_only
+- "a save that fails (an error, Ctrl-C: no Exception) leaves the old checkpoint and nothing else in its folder" -> test_failed_save_keeps_the_old_checkpoint
+- "one torch.load call, map_location passed through unchanged, weights_only=True said explicitly" -> test_load_passes_map_location_and_weights_only
 - "a file that would run code is refused" -> test_load_refuses_a_checkpoint_that_runs_code
 - "strict: missing or unexpected keys raise RuntimeError" -> test_load_refuses_a_model_that_does_not_match
 - "a GPU checkpoint loads on the CPU and back (map_location)" -> test_training_on_the_gpu_with_cpu_batches (cuda)
 accumulate_gradients
-- "the full batch's .grad, uneven chunks too; its loss as a Python float" -> test_accumulated_gradients_equal_one_big_batch
-- "dividing by the number of chunks is right only for equal chunks", "not dividing at all makes the gradient about
-  that many times too large" (named when the .grad is exactly theirs) -> test_accumulated_gradients_equal_one_big_batch
+- "the full batch's .grad, whatever the chunk sizes; its loss as a Python float" -> test_accumulated_gradients_equal_one_big_batch
+- "divided by the number of chunks, right only when every chunk has the same size", "left as they are, about
+  micro_batches times too large" (named when the .grad is exactly theirs) -> test_accumulated_gradients_equal_one_big_batch
 - "old gradients discarded (set to None)" (grads plus the old ones named) -> test_accumulate_discards_old_gradients
 - "tensor_split chunks, one forward and backward each, graph freed before the next" ->
   test_accumulate_runs_one_forward_and_backward_per_chunk
