@@ -57,6 +57,31 @@ def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool 
         )
 
 
+def fail(message: str) -> None:
+    """Fail the test with the kit's message alone (no traceback, no pytest introspection). A
+    helper that reports each failure through this one line lets hypothesis count them as one
+    failure, not as "distinct failures" in an exception group."""
+    __tracebackhide__ = True
+    import pytest
+
+    pytest.fail(message, pytrace=False)
+
+
+def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
+    """assert_close's message when `actual` is not `expected`, or None when they agree."""
+    try:
+        assert_close(actual, expected, what=what, **tolerance)
+    except AssertionError as exc:
+        return str(exc)
+    return None
+
+
+def same(actual, expected, **tolerance) -> bool:
+    """Whether assert_close would accept `actual` as `expected` (what a pitfall's signature is
+    compared with)."""
+    return mismatch(actual, expected, what="", **tolerance) is None
+
+
 @contextmanager
 def _no_dtensor_import():
     """Skip torch's DTensor check while no DTensor can exist.

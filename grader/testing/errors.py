@@ -57,3 +57,13 @@ def explained(what: str, *, when: str, advice: str,
         if when not in str(exc):
             raise
         raise AssertionError(f"{what} raised '{exc}': {advice}") from None
+
+
+def raises_the_same(call: Callable[[], object], error: BaseException) -> bool:
+    """Whether call() raises an error of the same type with the same message as `error` (a
+    learner's error compared with the one a pitfall raises)."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001
+        return type(exc) is type(error) and str(exc) == str(error)
+    return False

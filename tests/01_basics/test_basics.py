@@ -87,7 +87,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, describe, expect_raises, tolerance
+from grader.testing import assert_close, describe, expect_raises, fail, tolerance
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
 
 # d/dx of each function, summed so that fn is scalar-valued.
@@ -100,12 +100,6 @@ CUBE, CUBE_GRAD = CALCULUS["(x ** 3).sum()"]
 UNCHANGED = torch.tensor([0.5, -1.0, 2.0])  # what the caller-safety tests lend to derivative
 SHARED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int32, torch.int64, torch.int8, torch.uint8,
                  torch.bool, torch.complex64)
-
-
-def fail(message: str) -> None:
-    """Fails the test with the kit's message alone (no traceback, no assert introspection)."""
-    __tracebackhide__ = True
-    pytest.fail(message, pytrace=False)
 
 
 def call(what: str, fn, *args, advice=None):

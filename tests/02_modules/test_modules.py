@@ -75,14 +75,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.testing import assert_close, describe, expect_raises, grad_of, tolerance
+from grader.testing import assert_close, describe, expect_raises, fail, grad_of, tolerance
 from grader.testing.strategies import on_meta, shapes, tensors
-
-def fail(message: str) -> None:
-    """Fails the test with the kit's message alone (no traceback, no assert introspection)."""
-    __tracebackhide__ = True
-    pytest.fail(message, pytrace=False)
-
 
 def unregistered(model: nn.Module) -> str:
     """The lesson's registration pitfall that `model` shows, named, with its fix; "" if none shows.

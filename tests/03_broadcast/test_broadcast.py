@@ -64,7 +64,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch import nn
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, grad_of
+from grader.testing import (
+    assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, fail, grad_of, mismatch,
+    raises_the_same, same,
+)
 from grader.testing.differential import on_another_default_device
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import ALL_LAYOUTS, with_layout
@@ -124,35 +127,6 @@ def tiled_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
     biases = [layer.bias for layer in (merge.linear1, merge.linear2) if layer.bias is not None]
     out = F.linear(c, weight, sum(biases) if biases else None)
     return out if merge.activation is None else merge.activation(out)
-
-
-def fail(message: str) -> None:
-    """Fail with the kit's message alone. One line for every failure a helper reports, so that
-    hypothesis counts them as one failure, not as "distinct failures" in an exception group."""
-    __tracebackhide__ = True
-    pytest.fail(message, pytrace=False)
-
-
-def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
-    """assert_close's message when `actual` is not `expected`, or None."""
-    try:
-        assert_close(actual, expected, what=what, **tolerance)
-    except AssertionError as exc:
-        return str(exc)
-    return None
-
-
-def same(actual, expected, **tolerance) -> bool:
-    return mismatch(actual, expected, what="", **tolerance) is None
-
-
-def raises_the_same(call, error: BaseException) -> bool:
-    """Whether call() raises an error of the same type with the same message as `error`."""
-    try:
-        call()
-    except Exception as exc:  # noqa: BLE001
-        return type(exc) is type(error) and str(exc) == str(error)
-    return False
 
 
 IN_PLACE = ("This is the in-place add: `c += ...` writes into c, whose shape cannot grow to the broadcast "

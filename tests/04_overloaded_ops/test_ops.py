@@ -62,7 +62,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from torch.overrides import TorchFunctionMode
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, explained, grad_of, tolerance
+from grader.testing import (
+    assert_close, assert_no_loop, assert_speed, describe, explained, fail, grad_of, mismatch, raises_the_same,
+    same, tolerance,
+)
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
 
@@ -81,35 +84,6 @@ def order_tolerance(x: torch.Tensor) -> dict[str, float]:
     tol = tolerance(x.dtype)
     big = x.float().nan_to_num(0.0, 0.0, 0.0).abs().amax().item() if x.numel() else 0.0
     return {"rtol": tol["rtol"], "atol": tol["atol"] + 8 * torch.finfo(x.dtype).eps * big}
-
-
-def fail(message: str) -> None:
-    """Fail with the kit's message alone. One line for every failure a helper reports, so that
-    hypothesis counts them as one failure, not as "distinct failures" in an exception group."""
-    __tracebackhide__ = True
-    pytest.fail(message, pytrace=False)
-
-
-def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
-    """assert_close's message when `actual` is not `expected`, or None."""
-    try:
-        assert_close(actual, expected, what=what, **tolerance)
-    except AssertionError as exc:
-        return str(exc)
-    return None
-
-
-def same(actual, expected, **tolerance) -> bool:
-    return mismatch(actual, expected, what="", **tolerance) is None
-
-
-def raises_the_same(call, error: BaseException) -> bool:
-    """Whether call() raises an error of the same type with the same message as `error`."""
-    try:
-        call()
-    except Exception as exc:  # noqa: BLE001
-        return type(exc) is type(error) and str(exc) == str(error)
-    return False
 
 
 def gradients_agree(fn, inputs, what: str) -> None:
