@@ -255,3 +255,24 @@ def test_the_default_device_is_blamed_only_for_an_error_it_causes():
     with pytest.raises(RuntimeError, match="size of tensor a"):  # wrong everywhere: its own error
         on_another_default_device(lambda: x + torch.ones(3, device="cpu")[:2], what="f(x)", fix="Fix it.")
     assert on_another_default_device(lambda: x * 2, what="f(x)", fix="-").device.type == "cpu"
+
+
+def test_a_pitfalls_signature_is_compared_as_data():
+    from grader.testing import fail, mismatch, raises_the_same, same
+
+    assert same(torch.ones(2), torch.ones(2)) and not same(torch.ones(2), torch.zeros(2))
+    assert mismatch(torch.ones(2), torch.ones(2), what="f(x)") is None
+    assert mismatch(torch.ones(2), torch.zeros(2), what="f(x)").startswith("f(x):\nTensor-likes are not close!")
+    assert raises_the_same(lambda: torch.ones(2) + torch.ones(3), _error_of(lambda: torch.ones(2) + torch.ones(3)))
+    assert not raises_the_same(lambda: torch.ones(2) + torch.ones(2), ValueError("x"))
+    with pytest.raises(pytest.fail.Exception, match="^the message$") as failed:
+        fail("the message")
+    assert failed.value.pytrace is False
+
+
+def _error_of(call) -> BaseException:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001
+        return exc
+    raise AssertionError("no error")
