@@ -49,7 +49,7 @@ def test_survivors_are_listed_and_an_equivalent_needs_a_reason(quick_kit):
     result.stdout.fnmatch_lines_random([
         "lesson *mutants *killed *equivalent *survived *untested *score",
         "99_other *24 *22 *1 *1 *0 *95.8%",
-        "*99_other/demo.py:11 (scale) ReplaceBinaryOperator_Mul_Add#*: SURVIVED",
+        "*99_other/demo.py:16 (scale) ReplaceBinaryOperator_Mul_Add#*: SURVIVED",
         "*(scale) ReplaceBinaryOperator_Mul_Pow#*: equivalent: the tests only try 2 and 2",
         "*(add) ReplaceBinaryOperator_Add_Sub#*: killed by test_add",
         "*stale record in tests/99_other/equivalent_mutants.toml: no mutant turns 'return x * k' into 'return x @ k'*",

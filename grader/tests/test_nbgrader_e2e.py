@@ -154,7 +154,9 @@ def test_feedback_shows_no_hidden_test_code(course):
     test_source = (ROOT / f"tests/{LESSON}/test_stable.py").read_text(encoding="utf-8")
     # The code, not the module docstring: its contract table names the tests, as the feedback does.
     body = test_source.splitlines()[ast.parse(test_source).body[0].end_lineno:]
-    code = [line.strip() for line in body if len(line.strip()) > 30 and not line.strip().startswith("#")]
+    shown = (ROOT / f"solutions/{LESSON}/stable.py").read_text(encoding="utf-8")  # the lesson text's examples
+    code = [line.strip() for line in body if len(line.strip()) > 30 and not line.strip().startswith("#")
+            and line.strip() not in shown]
     assert code and not [line for line in code if line in text]  # ... the test's code is not
 
 
