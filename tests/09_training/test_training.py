@@ -1153,7 +1153,6 @@ def all_close(grads, others) -> bool:
 def accumulation_pitfall(model, x, y, micro_batches: int, expected: list) -> str:
     """Why the model's .grad is wrong when it is what a pitfall the lesson names gives, else ""."""
     grads = [p.grad for p in model.parameters()]
-    n = len(x)
     pitfalls = [
         (lambda size: 1 / micro_batches,
          " That is each chunk's mean loss divided by the number of chunks: right only when every chunk has the same "
