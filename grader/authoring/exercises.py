@@ -93,9 +93,10 @@ def expected_stubs(lesson: Lesson) -> dict[str, str]:
     return out
 
 
-def stale(lesson: Lesson) -> list[str]:
-    """What in exercises/NN is not what solutions/NN makes, in words (empty when in step)."""
-    made = expected_stubs(lesson)
+def stale(lesson: Lesson, made: dict[str, str] | None = None) -> list[str]:
+    """What in exercises/NN is not what solutions/NN makes (`made`, if already made), in words
+    (empty when in step)."""
+    made = expected_stubs(lesson) if made is None else made
     folder = lesson.dir("exercises")
     have = {p.name for p in folder.glob("*.py")} if folder.is_dir() else set()
     out = []

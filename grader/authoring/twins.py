@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 from typing import Callable
 
-from grader.authoring.exercises import BEGIN, END, regions, stale, stub_of
+from grader.authoring.exercises import BEGIN, END, expected_stubs, regions, stale
 from grader.lessons import KitError, Lesson
 from grader.stubs import has_todo_raise
 
@@ -44,23 +44,23 @@ def check_trees(lesson: Lesson, problem: Problem) -> None:
     if not lesson.modules("solutions"):
         problem(f"solutions/{lesson.name}/ holds no module.")
     try:
-        for text in stale(lesson):
-            problem(f"{text}: run `python -m grader exercises {lesson.name}` (the stubs are made from the source).")
+        made = expected_stubs(lesson)
     except KitError as exc:
         problem(str(exc))
         return
+    for text in stale(lesson, made):
+        problem(f"{text}: run `python -m grader exercises {lesson.name}` (the stubs are made from the source).")
     for stem in lesson.modules("solutions"):
-        _check_module(lesson, problem, stem)
+        _check_module(lesson, problem, stem, made[f"{stem}.py"])
     _check_hints(lesson, problem)
 
 
-def _check_module(lesson: Lesson, problem: Problem, stem: str) -> None:
+def _check_module(lesson: Lesson, problem: Problem, stem: str, stub_source: str) -> None:
     ref_path = lesson.dir("solutions") / f"{stem}.py"
     source = ref_path.read_text(encoding="utf-8")
     rel = f"{lesson.name}/{stem}.py"
     try:
         ref_tree = ast.parse(source, str(ref_path))
-        stub_source = stub_of(source, f"solutions/{rel}")
         stub_tree = ast.parse(stub_source, f"exercises/{rel}")
     except SyntaxError as exc:
         problem(f"{exc.filename}:{exc.lineno}: SyntaxError: {exc.msg}; fix it first.")

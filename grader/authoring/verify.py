@@ -163,8 +163,9 @@ def judge_runs(result: LessonResult) -> None:
             result.problem(f"{name}: mutant {run.mutant.name} SURVIVED: every test passed against it. "
                            f"Add a test it fails ({_doc(run.mutant)})")
         elif run.expect and not named(run):
+            killed = set(killers(run))
             said = "\n".join(f"{t.nodeid.split('::', 1)[-1]}: {t.message.strip().splitlines()[0] if t.message.strip() else ''}"
-                             for t in run.tests if t.nodeid in killers(run))
+                             for t in run.tests if t.nodeid in killed)
             result.problem(f"{name}: mutant {run.mutant.name} is caught, but no failure names its pitfall: "
                            f"none matches EXPECT = {run.expect!r} ({_doc(run.mutant)}). Its failures said:\n"
                            f"{_indent(said)}")
@@ -176,8 +177,8 @@ def killers(run: Run) -> list[str]:
 
 def named(run: Run) -> bool:
     """Whether one of a mutant's failures says what its EXPECT asks (searched in the message)."""
-    pattern = re.compile(run.expect)
-    return any(pattern.search(t.message or "") for t in run.tests if t.nodeid in killers(run))
+    pattern, killed = re.compile(run.expect), set(killers(run))
+    return any(pattern.search(t.message or "") for t in run.tests if t.nodeid in killed)
 
 
 def expectation(path: Path) -> str | None:

@@ -70,11 +70,12 @@ def split_module(source: str, where: str = "<module>") -> Cells:
     lines = source.splitlines()
     doc = ast.get_docstring(tree, clean=True) or ""
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    spans = regions(source, where)
     setup, solutions, shown = [], [], set()
     for node in tree.body:
         if node is tree.body[0] and doc:
             continue
-        region = next(((b, e) for b, e in regions(source, where) if b < node.lineno < e), None)
+        region = next(((b, e) for b, e in spans if b < node.lineno < e), None)
         if region:  # a module-level region (helpers): in a solution cell of its own
             if region not in shown:
                 shown.add(region)
