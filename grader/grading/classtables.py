@@ -66,6 +66,8 @@ def summary_table(records: list[dict], lessons: list[str], points: dict, maximum
     text += f", {len({p.split(':')[0] for p in problems})} flagged (!)" if problems else ""
     text += f", {len(failed)} could not be graded" if failed else ""
     text += "\n"
+    isolation = sorted({r.get("options", {}).get("isolation", "not recorded") for r in records})
+    text += "".join(f"isolation: {what}\n" for what in isolation)
     if problems:
         text += "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n" + "\n".join(problems) + "\n"
     if failed:

@@ -11,6 +11,10 @@ The child, before it runs any pytest:
   re-parented to the parent, a "child subreaper", which kills them);
 - closes every inherited file descriptor but the results channel (grader.grading.pipe writes
   it, grader.grading.protocol says how) and sends its output to a log file; stdin is /dev/null;
+- goes behind an OS boundary (grader.grading.isolation): namespaces of its own, in which it
+  sees the system, Python and its grading copy read-only, a private /tmp and HOME, and nothing
+  of the class, the results, the kit's answers or the other runs; no network; its processes
+  all end with it (not with --trusted, which grades without it);
 - takes resource limits: CPU seconds, address space (RLIMIT_AS: what the preloaded parent has
   plus the budget), the size of any file it writes, no core files;
 - gets a minimal environment (HOME and TMPDIR in the run's own folder), the grading copy as its
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import forking, signals
+from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
 from grader.results import RunResult
 from grader.runs import kill_group
@@ -53,6 +58,8 @@ class Limits:
     file_size: int = 256 << 20  # bytes any one file it writes may reach (its output included)
     output: int = 64 << 10  # bytes of its output kept (the middle is cut, with a note)
     test_timeout: float | None = 15.0  # seconds per test (pytest-timeout), well under `wall`; None: the kit's own
+    processes: int = 256  # processes and threads at once (behind the namespaces: grader.grading.isolation)
+    disk: int = 512 << 20  # bytes each of its private tmpfs folders (/tmp, HOME, /dev/shm) may hold
 
 
 @dataclass
@@ -62,6 +69,7 @@ class Job:
     args: list[str]  # pytest's arguments
     home: Path  # the run's own folder: HOME, TMPDIR and the log live here
     tag: object = None  # the caller's
+    view: View | None = None  # what the run sees behind the namespaces; None: no boundary (--trusted)
 
 
 def why_ended(run: RunResult, limits: Limits) -> str | None:
@@ -314,6 +322,12 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     os.dup2(out, 2)
     os.closerange(3, channel_fd)
     os.closerange(channel_fd + 1, 1 << 16)
+    if job.view is not None:
+        try:
+            enter(job.view)  # from here on, the run's own namespaces: pid 2, no capabilities
+        except Unavailable as error:
+            print(f"kata grade: the run's namespaces could not be made: {error}", file=sys.stderr, flush=True)
+            return 71
     _set_limits(limits)
     home = str(job.home)
     os.environ.clear()

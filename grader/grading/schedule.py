@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from grader.grading import classtables, records
+from grader.grading import classtables, isolation, records
 from grader.grading.intake import Student, read_work
 from grader.grading.kitfiles import KitFiles, run_key
 from grader.grading.sandbox import Job, Limits
@@ -33,18 +33,23 @@ from grader.results import Outcome, RunResult, TestInfo
 from grader.runs import pytest_args
 
 SCHEMA = 1  # bump when a student's JSON changes meaning: every student is graded again
+ISOLATION_NONE = "none (--trusted): the students' code ran as your user, with your files and network"
 
 
 class Grading:
     """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
 
     def __init__(self, root: Path, lessons: list[Lesson], out: Path, limits: Limits, *, speed: bool,
-                 jobs: int) -> None:
+                 jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False) -> None:
         self.root, self.lessons, self.out, self.limits, self.speed, self.jobs = root, lessons, out, limits, speed, jobs
+        # What no run may see, besides the kit's answers: the class, the results.
+        self.hidden = tuple(p.resolve() for p in (*hidden, out))
+        self.trusted = trusted
         self.kit = KitFiles.read(root, lessons)
         self.options = {"lessons": [lesson.name for lesson in lessons], "speed": speed,
                         "limits": {"wall": limits.wall, "cpu": limits.cpu, "memory": limits.memory,
-                                   "test_timeout": limits.test_timeout}}
+                                   "test_timeout": limits.test_timeout},
+                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION}
         self.verdicts: dict[str, LessonVerdict] = {}  # run key -> the verdict on that run
         self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected
         self.skipped: dict[str, set[str]] = {}  # lesson -> the tests skipped on this machine (CUDA ones)
@@ -89,7 +94,12 @@ class Grading:
               f"{self.jobs} at a time" + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
               + f"; results in {self.out}", file=sys.stderr)
         sandbox.preload()  # first: a Ctrl-C meanwhile ends the process there, with nothing to clean up
-        self.scratch = Path(tempfile.mkdtemp(prefix="kata-grade-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="kata-grade-")).resolve()
+        try:
+            self.check_isolation()
+        except BaseException:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
         progress = Progress(len(todo), "students", verb=("grade", "graded"), work=len(todo) * len(self.lessons))
         schedule = Schedule(self, todo, progress)
         try:
@@ -111,7 +121,33 @@ class Grading:
         # CUDA tests stay: the plugin skips them where there is no GPU, and skipped tests count
         # on neither side (the parent never touches CUDA, so a child may).
         args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
-        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key))
+        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home))
+
+    def view(self, home: Path) -> isolation.View | None:
+        """What a run in `home` sees behind the namespaces; None with --trusted."""
+        if self.trusted:
+            return None
+        return isolation.View.for_grading(kit=self.root.resolve(), copy=home / "kit", home=home,
+                                          hidden=(*self.hidden, self.scratch), disk=self.limits.disk,
+                                          processes=self.limits.processes)
+
+    def check_isolation(self) -> None:
+        """Say which boundary the runs get; refuse to grade when the namespaces cannot be made,
+        unless told --trusted."""
+        if self.trusted:
+            print(f"isolation: {ISOLATION_NONE}", file=sys.stderr)
+            return
+        home = self.scratch / "probe"
+        (home / "kit").mkdir(parents=True)
+        why = isolation.probe(self.view(home))
+        shutil.rmtree(home, ignore_errors=True)
+        if why:
+            raise KitError(f"kata grade runs every student's code behind Linux namespaces (user, mount, PID, "
+                           f"network), and they cannot be made here: {why}. Unprivileged user namespaces may be "
+                           "switched off (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or a "
+                           "container's seccomp profile). Work you trust can be graded without that boundary: "
+                           "kata grade --trusted (docs/INSTRUCTORS.md)")
+        print(f"isolation: {isolation.DESCRIPTION}", file=sys.stderr)
 
     def baseline(self) -> None:
         """Run every lesson's untouched stub. A lesson whose stub's run collects nothing, passes a

@@ -11,8 +11,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -87,14 +89,15 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     without exercises/. Every student's 99_other is correct."""
     base = tmp_path_factory.mktemp("class")
     kit = make_kit(base / "kit")
-    class_dir, pidfile = base / "class", base / "stray.pid"
+    class_dir, marker = base / "class", unique_sleep()
+    server, heard = listening()
     for name in CORPUS:
         lesson = class_dir / name / "exercises" / "98_demo"
         if (HOSTILE / name).is_dir():
             shutil.copytree(HOSTILE / name, lesson)
         else:
             lesson.mkdir(parents=True)
-            text = (HOSTILE / f"{name}.py").read_text(encoding="utf-8").replace("@PIDFILE@", str(pidfile))
+            text = (HOSTILE / f"{name}.py").read_text(encoding="utf-8").replace("@MARKER@", marker).replace("@PORT@", str(server.getsockname()[1]))
             (lesson / "demo.py").write_text(text, encoding="utf-8")
     linked = class_dir / "symlink_to_solution" / "exercises" / "98_demo"
     linked.mkdir(parents=True)
@@ -105,9 +108,31 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
             (student / "exercises" / "99_other").mkdir()
             (student / "exercises" / "99_other" / "demo.py").write_text(SOLUTION)
     out = base / "results"
-    proc = grade(kit, str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS)
+    try:
+        proc = grade(kit, str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS)
+    finally:
+        server.close()
     students = {p.stem: json.loads(p.read_text()) for p in (out / "students").glob("*.json")}
-    return {"kit": kit, "class": class_dir, "out": out, "proc": proc, "students": students, "pidfile": pidfile}
+    return {"kit": kit, "class": class_dir, "out": out, "proc": proc, "students": students, "marker": marker,
+            "heard": heard}
+
+
+def listening() -> tuple[socket.socket, list[bytes]]:
+    """A server on this machine's loopback, and what it hears (a student calling home)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    heard: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                heard.append(connection.recv(1024) or b"(connected)")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, heard
 
 
 @pytest.mark.parametrize("name", CORPUS)
@@ -139,10 +164,36 @@ def test_a_student_without_exercises_is_named_and_the_rest_graded(graded: dict) 
     assert len(graded["students"]) == len(CORPUS) + 2
 
 
+def unique_sleep() -> str:
+    """A `sleep` argument no other process on the machine has: it marks a student's process,
+    which the host sees under a PID the run never knew."""
+    return f"{600 + os.getpid() % 1000}.{time.time_ns() % 10**9:09d}"
+
+
+def running(marker: str) -> list[int]:
+    """The live processes on this machine whose command line holds `marker`, by PID as we see it."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes() and \
+                    "zombie" not in (entry / "status").read_text().lower():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 def test_no_process_outlives_its_run(graded: dict) -> None:
-    pid = int(graded["pidfile"].read_text())
-    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower(), \
-        f"the stray process {pid} a student started is still running"
+    assert not running(graded["marker"]), "the stray process a student started is still running"
+
+
+def test_a_run_reaches_neither_the_network_nor_the_kit(graded: dict) -> None:
+    assert graded["heard"] == [], "a student's run reached a server on the loopback"
+    planted = list((ROOT / "grader").rglob("kata_planted*"))
+    assert not planted, f"a student's run wrote into the kit: {planted}"
+    assert (graded["out"] / "students" / "rewrites_the_results.json").is_file()
+    assert "isolation: Linux namespaces (user, mount, PID, network, IPC, UTS)" in graded["proc"].stdout
+    assert "isolation: Linux namespaces" in graded["proc"].stderr  # said before the grading starts
 
 
 def test_the_class_tables(graded: dict) -> None:
@@ -369,6 +420,7 @@ def test_the_summary_table_lines_up() -> None:
         "cy              0     0       0 !\n"
         "mean          1.3   2.2     3.5\n"
         "\n3 students, 1 flagged (!), 1 could not be graded\n"
+        "isolation: not recorded\n"
         "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n"
         "  bartholomew: 98_demo: tampering detected: x\n"
         "\ncould not be graded:\n  cy: no exercises/ folder\n")
@@ -424,13 +476,13 @@ def test_a_grading_copy_that_was_rewritten_is_noticed(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded: dict, tmp_path: Path) -> None:
-    class_dir, out, pidfile = tmp_path / "class", tmp_path / "results", tmp_path / "looping.pid"
+    class_dir, out, marker = tmp_path / "class", tmp_path / "results", unique_sleep()
     shutil.copytree(graded["class"] / "correct", class_dir / "a_correct")
     looping = class_dir / "b_looping" / "exercises" / "98_demo"
     looping.mkdir(parents=True)
     (looping / "demo.py").write_text(
-        "import os, signal\n"
-        f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "import signal, subprocess\n"
+        f"subprocess.Popen(['sleep', {marker!r}])\n"
         "def add(a, b):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
         "def scale(x, k=2):\n    return x * k\n")
     command = [sys.executable, "-m", "grader", "--root", str(graded["kit"]), "grade", str(class_dir),
@@ -438,9 +490,10 @@ def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not pidfile.is_file() and time.monotonic() < deadline:
+        while not running(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert pidfile.is_file(), "the looping student never started"
+        assert running(marker), "the looping student never started"
+        looping = int(Path(f"/proc/{running(marker)[0]}/status").read_text().split("PPid:")[1].split()[0])
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=30)
@@ -449,7 +502,8 @@ def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded
     assert proc.returncode == 130, stderr
     assert (out / "students" / "a_correct.json").is_file() and not (out / "students" / "b_looping.json").exists()
     assert "a_correct" in (out / "class.csv").read_text()
-    assert not Path(f"/proc/{pidfile.read_text()}").exists(), "the run in progress outlived the grader"
+    assert not running(marker), "a process of the run in progress outlived the grader"
+    assert not Path(f"/proc/{looping}").exists(), "the run in progress outlived the grader"
 
 
 def test_ctrl_c_while_torch_is_imported_ends_the_run_cleanly(graded: dict, tmp_path: Path) -> None:
@@ -483,3 +537,41 @@ def test_a_kit_whose_stubs_pass_tests_is_refused(tmp_path: Path) -> None:
     proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"))
     assert proc.returncode == 2
     assert "the kit's exercises/98_demo passes 3 test(s)" in proc.stderr and "kata reset 98_demo" in proc.stderr
+
+
+# --- the OS boundary -------------------------------------------------------------------------------
+
+
+def test_without_namespaces_kata_grade_refuses_and_names_the_way_out(tmp_path: Path, monkeypatch) -> None:
+    from grader.grading import isolation
+    from grader.grading.schedule import Grading
+    from grader.lessons import KitError, chosen_lessons
+
+    kit = make_kit(tmp_path / "kit")
+    grading = Grading(kit, chosen_lessons(kit, ["98_demo"]), tmp_path / "results", Limits(), speed=False, jobs=1)
+    grading.scratch = tmp_path / "scratch"
+    monkeypatch.setattr(isolation, "probe", lambda view: "unshare the user namespace: EPERM (Operation not permitted)")
+    with pytest.raises(KitError, match=r"cannot be made here: unshare the user namespace: EPERM.*kata grade --trusted"):
+        grading.check_isolation()
+    assert grading.view(tmp_path / "run") is not None  # every run behind the boundary
+
+
+def test_trusted_grades_without_the_boundary_and_says_so(graded: dict, tmp_path: Path) -> None:
+    class_dir = tmp_path / "class"
+    shutil.copytree(graded["class"] / "correct", class_dir / "correct")
+    proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--trusted", *LIMITS)
+    assert proc.returncode == 0, proc.stderr
+    assert "isolation: none (--trusted)" in proc.stdout and re.search(r"^correct\s+4\s+4\s+8$", proc.stdout, re.M)
+    record = json.loads((tmp_path / "results" / "students" / "correct.json").read_text())
+    assert record["options"]["isolation"].startswith("none (--trusted)")
+
+
+def test_the_probe_finds_the_boundary_here(tmp_path: Path) -> None:
+    """On the kit's machines unprivileged namespaces work (docs/INSTRUCTORS.md); the trial run
+    must get pid 2 under an init of its own, and the view must build."""
+    from grader.grading import isolation
+
+    (tmp_path / "run" / "kit").mkdir(parents=True)
+    view = isolation.View.for_grading(kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run",
+                                      hidden=(tmp_path,), disk=16 << 20, processes=32)
+    assert isolation.probe(view) is None

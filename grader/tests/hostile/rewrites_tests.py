@@ -1,7 +1,8 @@
-"""expect: points=0 state=tampered problem=grading copy
+"""expect: points=0 state=broken problem=Read-only file system
 
-add() is wrong. On import it rewrites the tests and the root conftest of its grading copy,
-to make the tests (of this student or the next) pass."""
+add() is wrong. On import it tries to rewrite the tests and the root conftest of its grading
+copy, to make the tests (of this student or the next) pass; the copy is read-only to the run,
+so the import fails. (With --trusted the grader finds the rewritten copy and flags it.)"""
 
 from pathlib import Path
 
