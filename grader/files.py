@@ -22,3 +22,54 @@ def write_text(path: Path, text: str) -> None:
 def write_json(path: Path, data, *, indent: int = 1) -> None:
     """`data` as JSON, written as `write_text` writes."""
     write_text(path, json.dumps(data, indent=indent))
+
+
+def remove_tree(path: Path) -> None:
+    """Remove `path` and everything under it, as `rm -rf` would: links are removed, never
+    followed, and any depth is fine (a run's 1,100 nested folders overflow the recursion of
+    shutil.rmtree). What cannot be removed stays; no error is raised."""
+    stack, folders = [str(path)], []
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    else:
+                        _quietly(os.unlink, entry.path)
+        except OSError:
+            if not os.path.isdir(folder) or os.path.islink(folder):
+                _quietly(os.unlink, folder)
+                folders.pop()
+    for folder in reversed(folders):
+        _quietly(os.rmdir, folder)
+
+
+def files_under(folder: Path, *, max_depth: int) -> tuple[list[Path], bool]:
+    """The regular files under `folder`, links not followed, at most `max_depth` folders deep;
+    and whether there was more below that depth."""
+    found, deeper, stack = [], False, [(str(folder), 0)]
+    while stack:
+        current, depth = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if depth + 1 > max_depth:
+                            deeper = True
+                        else:
+                            stack.append((entry.path, depth + 1))
+                    elif entry.is_file(follow_symlinks=False):
+                        found.append(Path(entry.path))
+        except OSError:
+            continue
+    return sorted(found), deeper
+
+
+def _quietly(action, path: str) -> None:
+    try:
+        action(path)
+    except OSError:
+        pass

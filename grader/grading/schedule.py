@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from grader.files import remove_tree
 from grader.grading import classtables, isolation, records
 from grader.grading.intake import Student, read_work
 from grader.grading.kitfiles import KitFiles, run_key
@@ -98,7 +98,7 @@ class Grading:
         try:
             self.check_isolation()
         except BaseException:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            remove_tree(self.scratch)
             raise
         progress = Progress(len(todo), "students", verb=("grade", "graded"), work=len(todo) * len(self.lessons))
         schedule = Schedule(self, todo, progress)
@@ -107,7 +107,7 @@ class Grading:
             sandbox.run_jobs(schedule.jobs(), parallel=self.jobs, limits=self.limits, on_done=schedule.on_done)
         finally:
             progress.close()
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            remove_tree(self.scratch)
             if len(self.expected) == len(self.lessons):  # (interrupted too: the students done so far)
                 classtables.write_class(self.out)
         return 1 if schedule.failed else 0
@@ -140,7 +140,7 @@ class Grading:
         home = self.scratch / "probe"
         (home / "kit").mkdir(parents=True)
         why = isolation.probe(self.view(home))
-        shutil.rmtree(home, ignore_errors=True)
+        remove_tree(home)
         if why:
             raise KitError(f"kata grade runs every student's code behind Linux namespaces (user, mount, PID, "
                            f"network), and they cannot be made here: {why}. Unprivileged user namespaces may be "
@@ -174,7 +174,7 @@ class Grading:
             self.expected[lesson] = run.collected
             self.skipped[lesson] = {t.nodeid for t in run.tests if t.outcome is Outcome.SKIPPED}
             self.verdicts[key] = self.verdict(job, run)
-            shutil.rmtree(job.home, ignore_errors=True)
+            remove_tree(job.home)
 
     def verdict(self, job: Job, run: RunResult) -> LessonVerdict:
         lesson = job.tag[0]
@@ -217,7 +217,7 @@ class Schedule:
 
     def on_done(self, job: Job, run: RunResult) -> None:
         verdict = self.grading.verdicts[job.tag[1]] = self.grading.verdict(job, run)
-        shutil.rmtree(job.home, ignore_errors=True)
+        remove_tree(job.home)
         for student, lesson in self.waiting.pop(job.tag[1]):
             self._assign(student, lesson, verdict)
 

@@ -575,3 +575,24 @@ def test_the_probe_finds_the_boundary_here(tmp_path: Path) -> None:
     view = isolation.View.for_grading(kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run",
                                       hidden=(tmp_path,), disk=16 << 20, processes=32)
     assert isolation.probe(view) is None
+
+
+def test_the_grader_walks_and_removes_any_tree_without_following_links(tmp_path: Path) -> None:
+    from grader.files import files_under, remove_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the run's")
+    run = tmp_path / "run"
+    deep = run
+    run.mkdir()
+    for _ in range(1100):  # deeper than shutil.rmtree's and pathlib.rglob's recursion goes
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "bottom.txt").write_text("")
+    (run / "link").symlink_to(outside)
+    (run / "top.txt").write_text("")
+    files, deeper = files_under(run, max_depth=32)
+    assert files == [run / "top.txt"] and deeper
+    remove_tree(run)
+    assert not run.exists() and (outside / "keep.txt").read_text() == "not the run's"
