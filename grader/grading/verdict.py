@@ -34,21 +34,31 @@ class LessonVerdict:
 
 def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInfo], skipped: set[str],
           rewritten: list[str]) -> LessonVerdict:
-    """The verdict on `run`. expected: the lesson's tests, for a run that never finished collecting;
-    skipped: the tests its stub's run skipped; rewritten: the copy's own files the run changed."""
-    collected = run.collected if run.collected is not None else expected
+    """The verdict on `run`. expected: the lesson's tests with their points, as its untouched
+    stub's run collected them (empty for that run itself); skipped: the tests its stub's run
+    skipped; rewritten: the copy's own files the run changed."""
+    # The lesson's tests and their points are the untouched stub's run's, not what this run says
+    # it collected: a run that announces tests of its own (or other points) does not raise its
+    # maximum. Only the stubs' own runs, which make `expected`, are graded on their collection.
+    collected = expected or run.collected or []
     tampering = run.tampering + (["changed the grading copy's own files: " + ", ".join(rewritten[:5])]
                                  if rewritten else [])
+    known = {t.nodeid for t in collected}
+    foreign = [t.nodeid for t in (run.collected or []) if t.nodeid not in known]
+    if expected and foreign:
+        tampering.append(f"reported {len(foreign)} test(s) the lesson does not have: " + ", ".join(foreign[:3]))
     reported = run.by_id()
     tests = []
     for test in collected:
         result = reported.get(test.nodeid)
+        if result is not None:
+            result = replace(result, max_points=test.max_points, public=test.public)
         if result is None and test.nodeid in skipped:  # never counts, run or not
             result = _unreported(test, Outcome.SKIPPED, "skipped on this machine")
         elif result is None:
             result = _unreported(test, Outcome.ERROR,
                                  f"no result: the run {run.ended}" if run.ended else "no result was reported")
-        if tampering:
+        if tampering and test.nodeid not in skipped:  # a test this machine skips counts for no one
             message = "not graded: tampering detected (" + "; ".join(tampering[:3]) + ")"
             result = replace(result, outcome=Outcome.ERROR, message=message,
                              failure=Failure(Kind.TAMPERED, "", message))

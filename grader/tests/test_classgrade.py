@@ -376,10 +376,23 @@ def test_a_run_that_never_finished_collecting_is_graded_on_the_stubs_tests() -> 
     assert result.summary.state is State.STOPPED and result.summary.points == 0
 
 
+def test_a_run_is_graded_on_the_lessons_tests_and_points_not_on_what_it_announced() -> None:
+    forged = [*TESTS, TestInfo("t::extra", 1.0)]  # a 42nd test where the lesson has 41
+    result = verdict([TestResult("t::a", Outcome.PASSED, 100.0, True), TestResult("t::extra", Outcome.PASSED)],
+                     collected=[TestInfo("t::a", 100.0, True), *forged[1:]])
+    assert [t.nodeid for t in result.run.tests] == ["t::a", "t::b", "t::cuda"]
+    assert result.summary.max_points == 3.0 and result.summary.points == 0
+    assert result.summary.state is State.TAMPERED
+    assert "reported 1 test(s) the lesson does not have: t::extra" in result.summary.problem
+    honest = verdict([TestResult("t::a", Outcome.PASSED, 100.0, True)])
+    assert (honest.summary.points, honest.summary.max_points) == (1.0, 3.0)
+
+
 def test_tampering_scores_nothing_and_flags_the_lesson() -> None:
     result = verdict([PASSED_A], tampering=["torch.allclose was replaced"], rewritten=["conftest.py"])
-    assert {t.outcome for t in result.run.tests} == {Outcome.ERROR}
-    assert result.summary.state is State.TAMPERED and result.summary.points == 0
+    assert [t.outcome for t in result.run.tests] == [Outcome.ERROR, Outcome.ERROR, Outcome.SKIPPED]
+    # the test this machine skips counts on neither side: the maximum is every student's
+    assert (result.summary.state, result.summary.points, result.summary.max_points) == (State.TAMPERED, 0, 3.0)
     assert result.summary.problem == ("tampering detected: torch.allclose was replaced; "
                                       "changed the grading copy's own files: conftest.py")
 
