@@ -2,6 +2,7 @@
 
     python benchmarks/class_grading.py                      100 students, every lesson, all cores
     python benchmarks/class_grading.py --students 20 --jobs 2 --no-speed
+    python benchmarks/class_grading.py --students 8 --jobs 1 --no-speed --versus-trusted 3
 
 Student i is, by i % 4: correct (every lesson the reference), partial (even lessons the reference,
 odd ones the untouched stub), untouched (the stubs as handed out) or broken (every lesson the
@@ -12,6 +13,10 @@ reuse of identical submissions only helps where a real class gets it too: untouc
 Prints the wall time, seconds per student, and the overhead beyond the tests: of the time the
 lesson runs took (forked child start to end), how much was not spent inside tests (pytest's
 collection, fixtures' setup outside tests, reporting), plus the parent's fixed cost.
+
+--versus-trusted R grades the same class 2R times instead, alternately behind the namespaces
+and with --trusted (no OS boundary), and prints the minimum wall time of each and their ratio:
+what the boundary costs, measured side by side.
 """
 
 from __future__ import annotations
@@ -54,24 +59,45 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--keep", type=Path, help="build and grade the class here, and keep it")
+    parser.add_argument("--versus-trusted", type=int, metavar="R",
+                        help="grade R times behind the namespaces and R times with --trusted, alternately")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="kata-bench-"))
     try:
         build_class(folder / "class", args.students)
-        command = [sys.executable, "-m", "grader", "--root", str(ROOT), "grade", str(folder / "class"),
-                   "--out", str(folder / "results"), "--jobs", str(args.jobs), *(["--no-speed"] if args.no_speed else [])]
-        print("+", " ".join(command), file=sys.stderr)
-        start = time.perf_counter()
-        proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            print(proc.stderr[-3000:], file=sys.stderr)
-            return 1
+        if args.versus_trusted:
+            walls: dict[str, list[float]] = {"namespaces": [], "trusted": []}
+            for round_ in range(args.versus_trusted):
+                for mode in walls:
+                    out = folder / f"results-{mode}-{round_}"
+                    walls[mode].append(grade(folder, out, args, ["--trusted"] if mode == "trusted" else []))
+            best = {mode: min(w) for mode, w in walls.items()}
+            print(f"class: {args.students} students x 10 lessons, --jobs {args.jobs}, "
+                  f"{'no speed tests' if args.no_speed else 'speed tests included'}, {args.versus_trusted} rounds")
+            for mode, w in walls.items():
+                print(f"{mode}: min {best[mode]:.1f} s ({', '.join(f'{x:.1f}' for x in w)})")
+            print(f"namespaces / trusted: {best['namespaces'] / best['trusted']:.3f}")
+            return 0
+        wall = grade(folder, folder / "results", args, [])
         report(folder, wall, args)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
     return 0
+
+
+def grade(folder: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> float:
+    """Grade the class into `out`; the wall time in seconds. Exits on a failed grading."""
+    command = [sys.executable, "-m", "grader", "--root", str(ROOT), "grade", str(folder / "class"),
+               "--out", str(out), "--jobs", str(args.jobs), *(["--no-speed"] if args.no_speed else []), *extra]
+    print("+", " ".join(command), file=sys.stderr)
+    start = time.perf_counter()
+    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        sys.exit(1)
+    return wall
 
 
 def report(folder: Path, wall: float, args: argparse.Namespace) -> None:
