@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 
@@ -66,6 +67,17 @@ def files_under(folder: Path, *, max_depth: int) -> tuple[list[Path], bool]:
         except OSError:
             continue
     return sorted(found), deeper
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of `path` if it is a regular file; None for a link, a FIFO, a device, a folder
+    or nothing (opened without following a link or blocking, so a FIFO cannot hang the reader)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
 def _quietly(action, path: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.files import read_regular
 from grader.lessons import Lesson
 
 MAX_FILE = 1 << 20  # bytes: a larger file in a student's lesson folder is ignored
@@ -58,12 +59,16 @@ def read_work(student: Student, lessons: list[Lesson]) -> None:
                 continue
             if path.is_symlink():
                 student.ignored.append(f"{rel} (a symbolic link)")
-            elif path.name == "__init__.py" and not path.read_bytes().strip():
+            elif path.name == "__init__.py" and not (read_regular(path) or b"x").strip():
                 continue  # the kit's own, empty: nothing to say
             elif path.name in REFUSED or path.name.startswith("test_"):
                 student.ignored.append(f"{rel} (the grader does not take this file from students)")
+            elif not path.is_file():
+                student.ignored.append(f"{rel} (not a regular file)")  # a FIFO would hang the read
             elif path.stat().st_size > MAX_FILE:
                 student.ignored.append(f"{rel} (larger than {MAX_FILE >> 20} MiB)")
+            elif (data := read_regular(path)) is None:
+                student.ignored.append(f"{rel} (not a regular file)")
             else:
-                taken[path.name] = path.read_bytes()
+                taken[path.name] = data
         student.files[lesson.name] = taken

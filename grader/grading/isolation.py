@@ -49,6 +49,8 @@ _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # made again as links. Python's own folders are added from sys.prefix & co. (`View.for_grading`).
 SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc")
 DEVICES = ("null", "zero", "full", "random", "urandom")
+READ_ONLY_PROC = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # as container runtimes mount them
+NOBODY = 65534  # the id a run gets when the grader is root
 DESCRIPTION = "Linux namespaces (user, mount, PID, network, IPC, UTS)"
 
 
@@ -90,14 +92,23 @@ def enter(view: View) -> None:
     itself never returns: it waits for the run and ends with its exit status, or its signal.
     Raises Unavailable, before anything has changed, if the namespaces cannot be made."""
     uid, gid = os.geteuid(), os.getegid()
+    run_uid, run_gid = (NOBODY, NOBODY) if uid == 0 else (uid, gid)
     flags = 0
     for value in NAMESPACES.values():
         flags |= value
-    _check(_libc().unshare(flags), "unshare the user, mount, PID, network, IPC and UTS namespaces")
-    # One id each, the grader's own: files keep their owner, and nothing inside is root outside.
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{uid} {uid} 1")
-    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    if uid == 0:
+        # A grader running as root maps two ids: its own, for init to build the root with, and
+        # "nobody" for the run, here and on the host, as the kernel checks some files (/proc/sys,
+        # cgroups) by that id alone. Only a process outside the new namespace may write that.
+        mapper = _MapWriter()
+        result = _libc().unshare(flags)
+        mapper.write(f"0 0 1\n{NOBODY} {NOBODY} 1" if result == 0 else None)
+        _check(result, "unshare the user, mount, PID, network, IPC and UTS namespaces")
+    else:  # one id, the grader's own (an unprivileged one): files keep their owner
+        _check(_libc().unshare(flags), "unshare the user, mount, PID, network, IPC and UTS namespaces")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
     status_read, status_write = os.pipe()
     init = os.fork()
     if init:  # the forked child, outside the new PID namespace: mirror how the run ended
@@ -107,7 +118,7 @@ def enter(view: View) -> None:
     # init, pid 1: no signal from inside the namespace may stop it before the run has ended
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals() - {signal.SIGCHLD})
     try:
-        _build_root(view)
+        _build_root(view, run_uid, run_gid)
     except BaseException as error:  # noqa: BLE001 - the forked child raises it as Unavailable
         os.write(status_write, b"E" + f"{error}".encode())
         os._exit(71)
@@ -117,7 +128,7 @@ def enter(view: View) -> None:
     os.close(status_write)
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     os.chdir(view.copy)
-    _drop_privileges(view.processes)
+    _drop_privileges(view.processes, run_uid, run_gid)
 
 
 def probe(view: View) -> str | None:
@@ -185,7 +196,7 @@ def _reap_until(run: int, status_write: int) -> None:
             os._exit(0)
 
 
-def _build_root(view: View) -> None:
+def _build_root(view: View, run_uid: int, run_gid: int) -> None:
     """init: a new root of tmpfs with `view`'s folders in it, pivoted to; the old one detached."""
     libc = _libc()
     _mount(None, "/", None, MS_REC | MS_PRIVATE, None, "make the mounts private")  # nothing goes back out
@@ -225,9 +236,16 @@ def _build_root(view: View) -> None:
         os.symlink(target, f"{root}/dev/{name}")
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None, "mount /proc")
+    # No user namespace inside this one: one would give the run back every capability there.
+    _write(root + "/proc/sys/user/max_user_namespaces", "0")
+    for name in READ_ONLY_PROC:  # the machine's settings, whoever the run is
+        if os.path.exists(f"{root}/proc/{name}"):
+            _mount(f"{root}/proc/{name}", f"{root}/proc/{name}", None, MS_BIND | MS_REC, None, f"bind /proc/{name}")
+            _read_only(f"{root}/proc/{name}")
     home = root + os.path.normpath(str(view.home))
-    _tmpfs(home, f"mode=0700,{size}")
+    _tmpfs(home, f"mode=0700,uid={run_uid},gid={run_gid},{size}")
     os.makedirs(home + "/tmp", mode=0o700)
+    os.chown(home + "/tmp", run_uid, run_gid)
     copy = root + os.path.normpath(str(view.copy))
     os.makedirs(copy, exist_ok=True)
     _mount(str(view.copy), copy, None, MS_BIND | MS_REC, None, "show the grading copy")
@@ -241,9 +259,10 @@ def _build_root(view: View) -> None:
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None, "make / read-only")
 
 
-def _drop_privileges(processes: int) -> None:
-    """The run: no capabilities (it cannot mount, unmount or undo any of it), none to be gained
-    (no setuid), and at most `processes` processes and threads."""
+def _drop_privileges(processes: int, run_uid: int, run_gid: int) -> None:
+    """The run: its own id (nobody, under a root grader), no capabilities (it cannot mount,
+    unmount or undo any of it), none to be gained (no setuid), and at most `processes`
+    processes and threads."""
     import resource
 
     libc = _libc()
@@ -251,10 +270,51 @@ def _drop_privileges(processes: int) -> None:
         if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             break  # past the last capability this kernel knows
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if os.geteuid() != run_uid:
+        os.setgroups([])
+        os.setresgid(run_gid, run_gid, run_gid)
+        os.setresuid(run_uid, run_uid, run_uid)
     header = struct.pack("Ii", _LINUX_CAPABILITY_VERSION_3, 0)
     _check(libc.capset(header, bytes(24)), "drop the capabilities")
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs")
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+
+
+class _MapWriter:
+    """A process left outside the namespaces, forked before them, that writes the new user
+    namespace's id maps for the process that forked it (which may not map ids other than its own)."""
+
+    def __init__(self) -> None:
+        self.go_read, self.go_write = os.pipe()
+        self.done_read, self.done_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.go_write)
+            os.close(self.done_read)
+            target = os.getppid()
+            mapping = os.read(self.go_read, 4096).decode()
+            said = b"ok"
+            try:
+                if mapping:
+                    for name in ("uid_map", "gid_map"):
+                        with open(f"/proc/{target}/{name}", "w") as f:
+                            f.write(mapping)
+            except OSError as error:
+                said = f"write /proc/PID/{name}: {error.strerror}".encode()
+            os.write(self.done_write, said)
+            os._exit(0)
+        os.close(self.go_read)
+        os.close(self.done_write)
+
+    def write(self, mapping: str | None) -> None:
+        """Have the maps written (None: nothing to map, the helper just ends); wait for it."""
+        os.write(self.go_write, (mapping or "").encode())
+        os.close(self.go_write)
+        said = os.read(self.done_read, 4096)
+        os.close(self.done_read)
+        os.waitpid(self.pid, 0)
+        if mapping and said != b"ok":
+            raise Unavailable(said.decode("utf-8", "replace"))
 
 
 # --- syscalls --------------------------------------------------------------------------------

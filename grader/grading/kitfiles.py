@@ -10,13 +10,11 @@ rewrites the kit's files on disk while it runs changes nothing for the students 
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import source_digest
-from grader.files import files_under
+from grader.files import files_under, read_regular
 from grader.lessons import Lesson
 
 MAX_DEPTH = 32  # folders deep a grading copy is searched; the kit's own go 3 deep
@@ -65,7 +63,7 @@ class KitFiles:
         files, deeper = files_under(folder, max_depth=MAX_DEPTH)
         found = {p.relative_to(folder).as_posix() for p in files
                  if "__pycache__" not in p.parts and p.parts[len(folder.parts)] != "exercises"}
-        problems = [rel for rel in sorted(expected) if _read(folder / rel) != expected[rel]]
+        problems = [rel for rel in sorted(expected) if read_regular(folder / rel) != expected[rel]]
         problems += sorted(rel for rel in found - set(expected) if rel.endswith(".py") or rel.endswith(".toml"))
         return problems + ([f"folders more than {MAX_DEPTH} deep"] if deeper else [])
 
@@ -84,15 +82,10 @@ def run_key(lesson: str, overlay: dict[str, bytes]) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Readable by anyone, whatever the umask: a run may be another user (grader.grading.isolation)."""
+    for folder in reversed([path.parent, *path.parent.parents]):
+        if not folder.exists():
+            folder.mkdir()
+            folder.chmod(0o755)
     path.write_bytes(data)
-
-
-def _read(path: Path) -> bytes | None:
-    """A regular file's bytes, without following a link; None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    path.chmod(0o644)

@@ -20,11 +20,14 @@ recorded as tampering, and a run that ends early keeps only what it reported.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 from grader.results import CollectError, Outcome, RunResult, TestInfo, TestResult
 
 CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
+MAX_PROBLEMS = 20  # distinct tampering problems kept for one run
+MAX_PROBLEM = 300  # characters kept of each
 
 
 def encode(kind: str, payload) -> bytes:
@@ -57,6 +60,7 @@ class Reader:
         self._pending = b""
         self._known: dict[str, TestInfo] = {}  # nodeid -> as collected
         self._tests: dict[str, TestResult] = {}  # nodeid -> its accepted result, in the order they came
+        self._seen: set[str] = set()  # the tampering problems recorded
 
     def take(self, data: bytes) -> None:
         """Bytes read from the pipe, whole lines or not."""
@@ -104,8 +108,15 @@ class Reader:
         return self.run
 
     def _tamper(self, problem: str, *, once: bool = True) -> None:
-        if not once or problem not in self.run.tampering:
-            self.run.tampering.append(problem)
+        """Record a problem: one line of printable text, at most MAX_PROBLEM characters, at most
+        MAX_PROBLEMS of them (the run writes some of these words: a flood of them must cost
+        the grader nothing, and none may bring a line or a terminal escape of its own into
+        the summary)."""
+        problem = printable(problem)[:MAX_PROBLEM]
+        if (once and problem in self._seen) or len(self.run.tampering) >= MAX_PROBLEMS:
+            return
+        self._seen.add(problem)
+        self.run.tampering.append(problem)
 
     def _collected(self, payload) -> None:
         if self.run.collected is not None:
@@ -137,3 +148,11 @@ class Reader:
                 return
             known = self._known[nodeid]  # points and visibility come from collection
             self._tests[nodeid] = replace(result, max_points=known.max_points, public=known.public)
+
+
+def printable(text: str) -> str:
+    """`text` on one line with no control characters (newlines, escapes), each shown as a space."""
+    return _CONTROL.sub(" ", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

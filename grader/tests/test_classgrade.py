@@ -103,6 +103,9 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     linked.mkdir(parents=True)
     (linked / "demo.py").symlink_to(kit / "solutions" / "98_demo" / "demo.py")
     (class_dir / "no_exercises").mkdir()
+    fifo = class_dir / "fifo_submission" / "exercises" / "98_demo"
+    fifo.mkdir(parents=True)
+    os.mkfifo(fifo / "demo.py")  # a tar hand-in can carry one: reading it would block forever
     for student in class_dir.iterdir():
         if (student / "exercises").is_dir():
             (student / "exercises" / "99_other").mkdir()
@@ -156,12 +159,27 @@ def test_a_link_to_the_solution_is_not_taken(graded: dict) -> None:
     assert record["ignored"] == ["exercises/98_demo/demo.py (a symbolic link)"]
 
 
+def test_a_fifo_handed_in_is_not_read(graded: dict) -> None:
+    record = graded["students"]["fifo_submission"]
+    assert record["ignored"] == ["exercises/98_demo/demo.py (not a regular file)"]
+
+
+def test_no_run_writes_a_line_or_an_escape_into_the_summary(graded: dict) -> None:
+    summary = (graded["out"] / "summary.txt").read_text()
+    assert "\x1b" not in graded["proc"].stdout and "\x07" not in summary
+    flagged = summary.split("flagged (look at these by hand", 1)[1].splitlines()[1:]
+    for line in flagged:
+        if line.startswith("  "):
+            assert line.split(":")[0].strip() in graded["students"], line
+    assert not any(line.startswith("  correct:") for line in flagged), summary
+
+
 def test_a_student_without_exercises_is_named_and_the_rest_graded(graded: dict) -> None:
     proc = graded["proc"]
     assert proc.returncode == 1, proc.stderr
     assert "FAILED to grade no_exercises: no exercises/ folder" in proc.stderr
     assert graded["students"]["no_exercises"]["failed"].startswith("no exercises/ folder")
-    assert len(graded["students"]) == len(CORPUS) + 2
+    assert len(graded["students"]) == len(CORPUS) + 3
 
 
 def unique_sleep() -> str:
