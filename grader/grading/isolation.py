@@ -203,6 +203,9 @@ def _build_root(view: View, run_uid: int, run_gid: int) -> None:
     root = str(view.mount_root)
     os.makedirs(root, exist_ok=True)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m", "mount the new root")
+    size = f"size={view.disk}"
+    # /tmp first: what is shown may live under it (a kit or a virtual environment in /tmp).
+    _tmpfs(root + "/tmp", f"mode=1777,{size}")
     shown: list[str] = []
     for path in sorted({os.path.normpath(p) for p in view.readable}, key=lambda p: (p.count("/"), p)):
         if not os.path.lexists(path) or any(_inside(path, s) for s in shown):
@@ -224,8 +227,6 @@ def _build_root(view: View, run_uid: int, run_gid: int) -> None:
         target = root + os.path.normpath(str(path))
         if os.path.isdir(target):
             _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555", f"hide {path}")
-    size = f"size={view.disk}"
-    _tmpfs(root + "/tmp", f"mode=1777,{size}")
     _tmpfs(root + "/dev", "mode=0755,size=64k")
     for name in DEVICES:
         open(f"{root}/dev/{name}", "a").close()

@@ -5,6 +5,7 @@ answers (never flagged)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -14,12 +15,14 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from grader.files import remove_tree
 from grader.grading.classtables import summary_table
 from grader.grading.grade import parse_shard, parse_size
 from grader.grading.guard import Guard
@@ -627,3 +630,32 @@ def test_the_grader_walks_and_removes_any_tree_without_following_links(tmp_path:
     assert files == [run / "top.txt"] and deeper
     remove_tree(run)
     assert not run.exists() and (outside / "keep.txt").read_text() == "not the run's"
+
+
+def test_what_is_shown_may_live_under_tmp(tmp_path: Path) -> None:
+    """A kit or a virtual environment under /tmp (a CI checkout) stays visible: the run's own
+    /tmp is mounted before them, not over them."""
+    from grader.grading import isolation
+
+    shown = Path(tempfile.mkdtemp(prefix="kata-shown-", dir="/tmp"))
+    try:
+        shown.chmod(0o755)  # readable by the run's id (nobody, under a root grader), as a checkout is
+        (shown / "marker.txt").write_text("seen")
+        (shown / "marker.txt").chmod(0o644)
+        (tmp_path / "run" / "kit").mkdir(parents=True)
+        view = isolation.View.for_grading(kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run",
+                                          hidden=(), disk=16 << 20, processes=32)
+        view = dataclasses.replace(view, readable=(*view.readable, shown))
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                isolation.enter(view)
+                code = 0 if (shown / "marker.txt").read_text() == "seen" else 2
+            except BaseException:  # noqa: BLE001 - the status says it
+                code = 3
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        remove_tree(shown)
