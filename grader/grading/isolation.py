@@ -93,19 +93,15 @@ def enter(view: View) -> None:
     Raises Unavailable, before anything has changed, if the namespaces cannot be made."""
     uid, gid = os.geteuid(), os.getegid()
     run_uid, run_gid = (NOBODY, NOBODY) if uid == 0 else (uid, gid)
-    flags = 0
-    for value in NAMESPACES.values():
-        flags |= value
-    if uid == 0:
-        # A grader running as root maps two ids: its own, for init to build the root with, and
-        # "nobody" for the run, here and on the host, as the kernel checks some files (/proc/sys,
-        # cgroups) by that id alone. Only a process outside the new namespace may write that.
-        mapper = _MapWriter()
-        result = _libc().unshare(flags)
+    # A grader running as root maps two ids: its own, for init to build the root with, and
+    # "nobody" for the run, here and on the host, as the kernel checks some files (/proc/sys,
+    # cgroups) by that id alone. Only a process outside the new namespace may write that.
+    mapper = _MapWriter() if uid == 0 else None
+    result = _libc().unshare(sum(NAMESPACES.values()))
+    if mapper is not None:
         mapper.write(f"0 0 1\n{NOBODY} {NOBODY} 1" if result == 0 else None)
-        _check(result, "unshare the user, mount, PID, network, IPC and UTS namespaces")
-    else:  # one id, the grader's own (an unprivileged one): files keep their owner
-        _check(_libc().unshare(flags), "unshare the user, mount, PID, network, IPC and UTS namespaces")
+    _check(result, "unshare the user, mount, PID, network, IPC and UTS namespaces")
+    if mapper is None:  # one id, the grader's own (an unprivileged one): files keep their owner
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
