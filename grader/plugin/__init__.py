@@ -3,6 +3,8 @@ conftest.py), one module per concern:
 
 - target: what is under test (``--impl``, ``--mutant``, ``--impl-file``) and the ``lesson``
   fixture, the module a test file checks (``test_<stem>.py`` checks ``<stem>.py``);
+- remote: ``--kata-remote``, the code under test in another process (grader.remote), the
+  checks in this one;
 - collection: ``pytest exercises/07_stable`` collects ``tests/07_stable`` against that tree;
 - process: one torch thread and a frozen heap while the tests run;
 - todo: an untouched stub is one TODO line with its file:line, and a test that can only end in
@@ -24,7 +26,7 @@ from __future__ import annotations
 import pytest
 
 INSTALLED = ("pytest_timeout", "_hypothesis_pytestplugin")
-MODULES = ("target", "collection", "process", "todo", "failures", "record", "jsonreport", "summary")
+MODULES = ("target", "remote", "collection", "process", "todo", "failures", "record", "jsonreport", "summary")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -73,20 +73,21 @@ class Target:
             return (self.file,)
         return (self.root / tree,)
 
-    def load(self, test_file: Path, tree: str):
-        """The module ``tests/NN/test_<stem>.py`` checks, as this target has it."""
+    def load(self, test_file: Path, tree: str, remote=None):
+        """The module ``tests/NN/test_<stem>.py`` checks, as this target has it; with `remote`
+        (a grader.remote.client.Connection), a stand-in for it in the process behind that."""
         name, stem = test_file.parent.name, test_file.stem.removeprefix("test_")
         if self.mutant:
             tree = "solutions"
         source = self.file if self.file and not self.mutant else self.root / tree / name / f"{stem}.py"
         if not source.is_file():
             raise NotImportable(f"{self.rel(source)} not found: the tests in {test_file.name} check it.", pytrace=False)
+        if self.mutant and mutant_target(self.mutant, Lesson(self.root, name)) != stem:
+            pytest.skip(f"mutant {self.mutant.name} targets another module of {name}")
         try:
-            if self.mutant:
-                return _load_with_mutant(Lesson(self.root, name), stem, source, self.mutant)
-            if self.file:  # every module of the lesson is this one file
-                return _load_file(f"_kata_impl.{name}.{stem}", self.file)
-            return importlib.import_module(f"{tree}.{name}.{stem}")
+            if remote is not None:  # imported in the other process; its error comes back as data
+                return remote.load(self.root, name, stem, tree, self.mutant, self.file, source)
+            return import_code(self.root, name, stem, tree, self.mutant, self.file)
         except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
             message, where = self._describe_import_error(exc, self.mutant or source)
         # Raised outside the except block, so no chained traceback is printed.
@@ -125,6 +126,16 @@ class NotImportable(pytest.fail.Exception):
         self.where = where
 
 
+def import_code(root: Path, name: str, stem: str, tree: str, mutant: Path | None, file: Path | None):
+    """Module `stem` of lesson `name`: from `tree` of the kit at `root`, from one `file`, or the
+    reference with a `mutant` swapped in. Raises what importing it raises."""
+    if mutant:
+        return _load_with_mutant(name, stem, root / "solutions" / name / f"{stem}.py", mutant)
+    if file:  # every module of the lesson is this one file
+        return _load_file(f"_kata_impl.{name}.{stem}", file)
+    return importlib.import_module(f"{tree}.{name}.{stem}")
+
+
 def _load_file(name: str, path: Path):
     """A module executed from `path` under `name` (registered, so pickling by reference works)."""
     spec = importlib.util.spec_from_file_location(name, path)
@@ -134,11 +145,9 @@ def _load_file(name: str, path: Path):
     return module
 
 
-def _load_with_mutant(lesson: Lesson, stem: str, source: Path, mutant: Path):
+def _load_with_mutant(lesson: str, stem: str, source: Path, mutant: Path):
     """A private copy of the reference module with the mutant's definitions executed into it."""
-    if mutant_target(mutant, lesson) != stem:
-        pytest.skip(f"mutant {mutant.name} targets another module of {lesson.name}")
-    module = _load_file(f"_kata_mutant.{lesson.name}.{stem}", source)
+    module = _load_file(f"_kata_mutant.{lesson}.{stem}", source)
     code = compile(mutant.read_text(encoding="utf-8"), str(mutant), "exec")
     exec(code, module.__dict__)
     return module
@@ -199,4 +208,6 @@ def lesson(request: pytest.FixtureRequest):
     """The module this test file checks: tests/NN/test_<stem>.py checks <tree>/NN/<stem>.py."""
     from grader.plugin.collection import tree_of
 
-    return target(request.config).load(Path(request.node.path), tree_of(request.node))
+    from grader.plugin.remote import connection
+
+    return target(request.config).load(Path(request.node.path), tree_of(request.node), connection(request.config))

@@ -40,12 +40,31 @@ def _dtypes(tree) -> tuple[torch.dtype, ...]:
     return tuple(leaf.dtype for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor))
 
 
+# The recorders open now, innermost last: code under test in another process (grader.remote)
+# runs where no dispatch mode of this one sees it, so its ops are handed to these (`take`).
+OPEN: list["_Recorder"] = []
+
+
 class _Recorder(TorchDispatchMode):
     def __init__(self, *, dtypes: bool = True) -> None:
         super().__init__()
         self.calls: list[OpCall] = []
         self.names: set[str] = set()
         self.dtypes = dtypes  # keep each call with its dtypes, or only the ops' names (cheaper)
+
+    def __enter__(self):
+        OPEN.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        OPEN.remove(self)
+        return super().__exit__(*exc)
+
+    def take(self, calls: list[OpCall]) -> None:
+        """Ops another process ran for this one, as if they had run here."""
+        self.names.update(call.name for call in calls)
+        if self.dtypes:
+            self.calls.extend(calls)
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:

@@ -1,0 +1,221 @@
+"""S, the process the code under test lives in: it answers the tests' calls, one at a time.
+
+Requests (dicts, grader.remote.wire) and what each answers:
+
+- ``load``: import the module under test (grader.plugin.target.import_code); an error at
+  import comes back as its record, a SyntaxError with where it is;
+- ``get``: what a name of the module is: a function, plain data (sent), or something that cannot
+  cross (a class, an object);
+- ``call``: call a function on the arguments sent, the tensors flagged ``grad`` made leaves that
+  require grad; answers the result, the arguments the call wrote into, the aten ops it ran
+  (when asked) and, when the result tracks gradients, a handle on the graph;
+- ``backward``: the vector-Jacobian product of a kept graph; ``free``: forget graphs;
+- ``prepare`` and ``go``: a timed call, its inputs sent first, its start a one-byte message.
+
+Every call runs under a time limit of its own, which stops it with the line it was running.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+from pathlib import Path
+from types import FunctionType, ModuleType
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from grader.remote import shared, wire
+
+
+class _TimedOut(BaseException):
+    """A call ran past its limit (a BaseException: `except Exception` in the learner's code
+    does not swallow it)."""
+
+
+def _on_alarm(signum, frame):
+    raise _TimedOut()
+
+
+class Server:
+    def __init__(self, sock: socket.socket, memory: int) -> None:
+        self.sock = sock
+        self.shared = shared.Shared(memory)
+        self.modules: dict[int, ModuleType] = {}
+        self.roots: tuple[Path, ...] = ()  # the learner's files: frames under these cross
+        self.graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
+        self.prepared = None
+        self.next_handle = 0
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGALRM, _on_alarm)
+        while True:
+            try:
+                request = wire.receive(self.sock)
+            except (wire.Broken, OSError):
+                return
+            if request is None:
+                return
+            for handle in request.get("free", ()):
+                self.graphs.pop(handle, None)
+            try:
+                reply = getattr(self, "op_" + request["op"])(request)
+            except _TimedOut as exc:
+                reply = {"error": wire.error_record(exc, self.roots), "timeout": True}
+            except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 (the learner's error is data)
+                reply = {"error": wire.error_record(exc, self.roots)}
+            try:
+                wire.send(self.sock, reply)
+            except TypeError as exc:  # a result that cannot cross
+                wire.send(self.sock, {"error": wire.error_record(exc, ()), "unremotable": True})
+
+    # --- requests ------------------------------------------------------------------------
+
+    def op_load(self, request) -> dict:
+        from grader.plugin.target import import_code
+
+        root, mutant, file = (Path(p) if p else None for p in (request["root"], request["mutant"], request["file"]))
+        self.roots = tuple(Path(p).resolve() for p in request["roots"])
+        module = import_code(root, request["lesson"], request["stem"], request["tree"], mutant, file)
+        key = len(self.modules)
+        self.modules[key] = module
+        return {"module": key, "file": getattr(module, "__file__", None)}
+
+    def op_get(self, request) -> dict:
+        value = getattr(self.modules[request["module"]], request["name"])
+        if isinstance(value, FunctionType):
+            return {"kind": "function", "doc": value.__doc__ or ""}
+        try:
+            return {"kind": "value", "value": wire.plain(value)}
+        except TypeError:
+            return {"kind": "other", "type": type(value).__qualname__, "is_class": isinstance(value, type)}
+
+    def op_call(self, request) -> dict:
+        fn = getattr(self.modules[request["module"]], request["name"])
+        args, kwargs = request["args"], request["kwargs"]
+        inputs = _tensors((args, kwargs))
+        for t, grad in zip(inputs, request["grad"]):
+            if grad:
+                t.requires_grad_()
+        versions = [t._version for t in inputs]
+        with _limit(request["timeout"]), _recording(request["record"]) as ops, _defaults(request["defaults"]):
+            result = fn(*args, **kwargs)
+        return self._answer(result, inputs, versions, ops, keep=any(request["grad"]))
+
+    def op_prepare(self, request) -> dict:
+        inputs = self.shared.resolve(request["inputs"])
+        fn = getattr(self.modules[request["module"]], request["name"])
+        self.prepared = (fn, inputs, request["timeout"], request["defaults"])  # the values are written at "go"
+        return {}
+
+    def op_go(self, request) -> dict:
+        (fn, inputs, timeout, defaults), self.prepared = self.prepared, None
+        with _limit(timeout), _defaults(defaults):
+            for args, kwargs in inputs:
+                result = fn(*args, **kwargs)
+        return {"value": self.shared.put(wire.plain(result))}
+
+    def op_backward(self, request) -> dict:
+        inputs, outputs = self.graphs[request["handle"]]
+        pairs = [(o, g) for o, g in zip(outputs, request["grads"]) if g is not None and o.requires_grad]
+        wanted = [t for t in inputs if t.requires_grad]
+        grads = [None] * len(wanted)
+        if pairs and wanted:
+            with _limit(request["timeout"]), _recording(request["record"]) as ops:
+                grads = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                            allow_unused=True, retain_graph=True)
+        else:
+            ops = None
+        by_input = iter(grads)
+        return {"grads": [next(by_input) if t.requires_grad else None for t in inputs], "ops": _ops(ops)}
+
+    def _answer(self, result, inputs, versions, ops, keep: bool) -> dict:
+        outputs = _tensors(result)
+        reply = {"value": wire.plain(result), "ops": _ops(ops),
+                 "changed": {i: t.detach() for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v},
+                 "tracks": [o.requires_grad for o in outputs]}
+        if keep and any(reply["tracks"]):
+            self.next_handle += 1
+            self.graphs[self.next_handle] = (inputs, outputs)
+            reply["handle"] = self.next_handle
+        return reply
+
+
+def _tensors(tree) -> list[torch.Tensor]:
+    return [leaf for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor)]
+
+
+class _limit:
+    """SIGALRM after `seconds` (None: no limit), raising _TimedOut where the call is."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+
+    def __enter__(self):
+        if self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, max(self.seconds, 0.01))
+
+    def __exit__(self, *exc):
+        if self.seconds:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+class _defaults:
+    """torch's default device and dtype as the tests' process had them for this call."""
+
+    def __init__(self, defaults) -> None:
+        self.device, self.dtype = defaults
+
+    def __enter__(self):
+        self.before = (torch.get_default_device(), torch.get_default_dtype())
+        torch.set_default_device(self.device)
+        torch.set_default_dtype(self.dtype)
+
+    def __exit__(self, *exc):
+        torch.set_default_device(self.before[0])
+        torch.set_default_dtype(self.before[1])
+
+
+class _recording:
+    """The aten ops run inside: 0 none, 1 names, 2 names with dtypes (grader.testing.forbid)."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+        self.recorder = None
+
+    def __enter__(self):
+        if self.level:
+            from grader.testing.forbid import _Recorder
+
+            self.recorder = _Recorder(dtypes=self.level > 1)
+            self.recorder.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.recorder is not None:
+            self.recorder.__exit__(*exc)
+
+
+def _ops(recording: _recording | None):
+    recorder = recording.recorder if recording is not None else None
+    if recorder is None:
+        return None
+    if recorder.dtypes:
+        return [[c.name, list(c.inputs), list(c.outputs)] for c in recorder.calls]
+    return sorted(recorder.names)
+
+
+def main(fd: int, memory: int) -> None:
+    """Serve the connection on descriptor `fd`, with the shared memory `memory`, until it closes."""
+    from grader.testing.speed import keep_freed_memory
+
+    torch.set_num_threads(1)
+    keep_freed_memory()  # as the tests' process does: no call pays for faulting its buffers in again
+    sock = socket.socket(fileno=fd)
+    Server(sock, memory).serve()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

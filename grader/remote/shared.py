@@ -1,0 +1,130 @@
+"""Memory T and S share, for timed calls: tensors placed in it cross without being copied twice.
+
+T creates it (`create`, a memfd, sparse: pages exist once written) before S exists, and S
+inherits it. A timed call's tensors are described in its message (`place`: where each
+storage lies, its dtype, shape, strides, offset) and their values written just before the call
+starts; S reads them in place (`resolve`) and writes its result's tensors after them
+(`put`), which T copies out (`take`), checking that each lies inside the memory.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+SIZE = 256 << 20  # bytes; the inputs of a timed call that do not fit travel in its message
+_ALIGN = 64
+_KEY = "__shared__"
+
+
+def create() -> int:
+    """A descriptor of fresh shared memory of SIZE bytes."""
+    fd = os.memfd_create("kata-remote", os.MFD_CLOEXEC)
+    os.ftruncate(fd, SIZE)
+    os.set_inheritable(fd, True)
+    return fd
+
+
+class Shared:
+    def __init__(self, fd: int) -> None:
+        self.map = mmap.mmap(fd, SIZE)
+        self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
+        self.end = 0  # where the inputs end: S's result goes after them
+
+    def _view(self, offset: int, nbytes: int, dtype: torch.dtype, shape, stride, storage_offset: int) -> torch.Tensor:
+        """The tensor whose storage is the `nbytes` at `offset` (a multiple of its item size)."""
+        view = torch.empty(0, dtype=dtype, device="cpu").set_(
+            self.bytes.untyped_storage(), offset // dtype.itemsize + storage_offset, shape, stride)
+        if view.numel() and (view.storage_offset() * dtype.itemsize < offset or _last_byte(view) > offset + nbytes):
+            raise ValueError("a tensor reaching outside its storage")
+        return view
+
+    def _describe(self, t: torch.Tensor, offset: int) -> dict:
+        return {_KEY: [offset, t.untyped_storage().nbytes(), t.dtype, list(t.shape), list(t.stride()),
+                       t.storage_offset(), t.requires_grad]}
+
+    def place(self, tree):
+        """(`tree` with each tensor replaced by where it will lie, a function that writes their
+        values there), or None when they do not fit."""
+        leaves, spec = tree_flatten(tree)
+        offset, writes, described = 0, [], []
+        for leaf in leaves:
+            if isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu":
+                nbytes = leaf.untyped_storage().nbytes()
+                if offset + nbytes > SIZE // 2:
+                    return None
+                described.append(self._describe(leaf, offset))
+                writes.append((offset, leaf))
+                offset += -(-nbytes // _ALIGN) * _ALIGN
+            elif isinstance(leaf, torch.Tensor):
+                return None
+            else:
+                described.append(leaf)
+        self.end = offset
+
+        def write():
+            for at, t in writes:
+                source = torch.empty(0, dtype=torch.uint8, device="cpu").set_(t.detach().untyped_storage())
+                self.bytes[at:at + source.numel()].copy_(source)
+        return tree_unflatten(described, spec), write
+
+    def resolve(self, tree):
+        """S's side: `tree` with each placed tensor a view of the shared memory."""
+        leaves, spec = tree_flatten(tree, is_leaf=_is_placed)
+        found = []
+        for leaf in leaves:
+            if _is_placed(leaf):
+                offset, nbytes, dtype, shape, stride, storage_offset, grad = leaf[_KEY]
+                leaf = self._view(offset, nbytes, dtype, shape, stride, storage_offset).requires_grad_(grad)
+                self.end = max(self.end, offset + -(-nbytes // _ALIGN) * _ALIGN)
+            found.append(leaf)
+        return tree_unflatten(found, spec)
+
+    def put(self, tree):
+        """S's side: `tree` with each tensor copied after the inputs and replaced by where it lies
+        (a tensor that does not fit stays in the message)."""
+        leaves, spec = tree_flatten(tree)
+        offset, placed = self.end, []
+        for leaf in leaves:
+            if isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" and not leaf.requires_grad:
+                nbytes = leaf.untyped_storage().nbytes()
+                if offset + nbytes <= SIZE:
+                    source = torch.empty(0, dtype=torch.uint8, device="cpu").set_(leaf.untyped_storage())
+                    self.bytes[offset:offset + nbytes].copy_(source)
+                    placed.append(self._describe(leaf, offset))
+                    offset += -(-nbytes // _ALIGN) * _ALIGN
+                    continue
+            placed.append(leaf)
+        return tree_unflatten(placed, spec)
+
+    def take(self, tree):
+        """T's side: `tree` with each tensor S placed copied out; a place outside the memory, or
+        not a place, is refused (ValueError)."""
+        leaves, spec = tree_flatten(tree, is_leaf=_is_placed)
+        found = []
+        for leaf in leaves:
+            if _is_placed(leaf):
+                try:
+                    offset, nbytes, dtype, shape, stride, storage_offset, _ = leaf[_KEY]
+                    if not (0 <= offset and 0 <= nbytes and offset + nbytes <= SIZE and type(dtype) is torch.dtype):
+                        raise ValueError("outside the shared memory")
+                    view = self._view(int(offset), int(nbytes), dtype, [int(n) for n in shape],
+                                      [int(n) for n in stride], int(storage_offset))
+                    leaf = view.clone()
+                except (ValueError, TypeError, RuntimeError) as exc:
+                    raise ValueError(f"a result placed wrongly in shared memory: {exc}") from None
+            found.append(leaf)
+        return tree_unflatten(found, spec)
+
+
+def _last_byte(view: torch.Tensor) -> int:
+    """One past the last byte `view` reads (negative strides do not exist in torch)."""
+    last = view.storage_offset() + sum((n - 1) * s for n, s in zip(view.shape, view.stride()))
+    return (last + 1) * view.dtype.itemsize
+
+
+def _is_placed(leaf) -> bool:
+    return type(leaf) is dict and set(leaf) == {_KEY} and type(leaf[_KEY]) is list and len(leaf[_KEY]) == 7

@@ -1,0 +1,262 @@
+"""What crosses between the tests (T) and the code under test (S): plain data, one frame at a time.
+
+A frame is an 8-byte length and a payload: a JSON header (the message's tree, each container
+and scalar tagged with its type, and where each tensor's bytes lie, with its dtype, shape,
+strides and offset), then the raw bytes of each tensor storage once (two views of one storage
+stay views of one). Reading one builds tensors, Python scalars, strings and containers, dtypes,
+devices and sizes from JSON and bytes, and nothing else: no pickle is ever read, so nothing S
+sends runs here (torch's weights-only loading would do the same at ten times the cost of a
+small message: docs/MEASUREMENTS.md). `decode` then checks the tree again by exact type, so
+what S sends is data and never behaviour.
+
+An exception crosses as a record: its nearest built-in type (a torch error is the built-in it
+derives from), its message, its notes, and the learner's frames (file, line, function).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import socket
+import struct
+import traceback
+from pathlib import Path
+
+import numpy as np
+import torch
+
+MAX_FRAME = 1 << 30  # bytes: a larger frame ends the connection
+MAX_TEXT = 4000  # characters kept of an exception's message
+MAX_FRAMES = 40  # learner's frames kept of a traceback
+_LENGTH = struct.Struct(">Q")
+_HEADER = struct.Struct(">I")
+_ALIGN = 64
+_SCALARS = (type(None), bool, int, float, complex, str, torch.dtype, torch.device)
+_NDARRAY = "__ndarray__"  # a NumPy array crosses as {_NDARRAY: its tensor}
+
+
+class Broken(Exception):
+    """The other side sent something that is not a frame of plain data, or went away."""
+
+
+# --- values --------------------------------------------------------------------------------
+
+
+def plain(value):
+    """`value` as data that crosses: tensors detached, NumPy arrays and scalars as torch's and
+    Python's, tuples and lists and dicts kept. Raises TypeError on anything else."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, np.ndarray):
+        return {_NDARRAY: torch.from_numpy(np.ascontiguousarray(value))}
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value) in _SCALARS or isinstance(value, torch.Size):
+        return value
+    if isinstance(value, (tuple, list)):
+        return type(value)(plain(v) for v in value) if type(value) in (tuple, list) else tuple(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {plain_key(k): plain(v) for k, v in value.items()}
+    raise TypeError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross to the other process")
+
+
+def plain_key(key):
+    if type(key) in (str, int):
+        return key
+    raise TypeError(f"a dict key of type {type(key).__qualname__} cannot cross to the other process")
+
+
+def check(value, depth: int = 0):
+    """`value` as decoded, checked by exact type (no subclass of anything), NumPy arrays restored."""
+    if depth > 64:
+        raise Broken("data nested more than 64 deep")
+    kind = type(value)
+    if kind is torch.Tensor:
+        return value
+    if kind in _SCALARS or kind is torch.Size:
+        return value
+    if kind in (tuple, list):
+        return kind(check(v, depth + 1) for v in value)
+    if kind is dict:
+        if set(value) == {_NDARRAY} and type(value[_NDARRAY]) is torch.Tensor:
+            return value[_NDARRAY].numpy()
+        for k in value:
+            if type(k) not in (str, int):
+                raise Broken(f"a dict key of type {type(k).__name__}")
+        return {k: check(v, depth + 1) for k, v in value.items()}
+    raise Broken(f"a value of type {kind.__module__}.{kind.__qualname__}")
+
+
+def encode(message) -> bytes:
+    """`message` (plain data) as a payload: a JSON header, then each tensor storage's bytes."""
+    storages: dict[tuple[int, int], int] = {}
+    tensors: list[list] = []
+    blobs: list[bytes] = []
+    offset = 0
+
+    def tensor(t: torch.Tensor) -> int:
+        nonlocal offset
+        if t.device.type == "meta":
+            tensors.append([str(t.dtype).removeprefix("torch."), list(t.shape), list(t.stride()), 0, -1, "meta"])
+            return len(tensors) - 1
+        storage = t.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes())
+        if key not in storages:
+            data = torch.empty(0, dtype=torch.uint8, device="cpu").set_(storage).numpy().tobytes() if storage.nbytes() else b""
+            padding = -len(data) % _ALIGN
+            blobs.append(data + b"\0" * padding)
+            storages[key] = offset
+            offset += len(data) + padding
+        tensors.append([str(t.dtype).removeprefix("torch."), list(t.shape), list(t.stride()), t.storage_offset(),
+                        storages[key], storage.nbytes()])
+        return len(tensors) - 1
+
+    def tree(v):
+        kind = type(v)
+        if v is None or kind in (bool, int, float, str):
+            return v
+        if kind is torch.Tensor:
+            return ["t", tensor(v.detach().cpu() if v.device.type not in ("cpu", "meta") else v.detach())]
+        if kind in (list, tuple):
+            return ["L" if kind is list else "T", [tree(x) for x in v]]
+        if kind is dict:
+            return ["D", [[k, tree(x)] for k, x in v.items()]]
+        if kind is torch.Size:
+            return ["S", list(v)]
+        if kind is complex:
+            return ["c", v.real, v.imag]
+        if kind is torch.dtype:
+            return ["dt", str(v).removeprefix("torch.")]
+        if kind is torch.device:
+            return ["dv", str(v)]
+        raise TypeError(f"a {kind.__qualname__} cannot cross to the other process")
+
+    header = json.dumps({"v": tree(message), "t": tensors}).encode()
+    return _HEADER.pack(len(header)) + header + b"".join(blobs)
+
+
+def decode(payload: bytes):
+    """A payload as plain data: built from JSON and raw bytes, never by unpickling anything."""
+    try:
+        (size,) = _HEADER.unpack_from(payload)
+        header = json.loads(payload[_HEADER.size:_HEADER.size + size])
+        data = memoryview(payload)[_HEADER.size + size:]
+        storages: dict[int, torch.UntypedStorage] = {}  # by where their bytes lie: views of one stay so
+        tensors = [_tensor(entry, data, storages) for entry in header["t"]]
+        return check(_tree(header["v"], tensors, 0))
+    except Broken:
+        raise
+    except Exception as exc:  # noqa: BLE001 (anything malformed is a broken frame)
+        raise Broken(f"not a frame of plain data ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _dtype(name) -> torch.dtype:
+    dtype = getattr(torch, name) if isinstance(name, str) and name.isidentifier() else None
+    if type(dtype) is not torch.dtype:
+        raise Broken(f"no dtype {name!r}")
+    return dtype
+
+
+def _tensor(entry, data: memoryview, storages: dict) -> torch.Tensor:
+    name, shape, stride, storage_offset, at, nbytes = entry
+    dtype, shape, stride = _dtype(name), [int(n) for n in shape], [int(n) for n in stride]
+    if nbytes == "meta":
+        return torch.empty_strided(shape, stride, dtype=dtype, device="meta")
+    at, nbytes = int(at), int(nbytes)
+    if not (0 <= at and 0 <= nbytes and at + nbytes <= len(data)):
+        raise Broken("a tensor's bytes lie outside the frame")
+    storage = storages.get(at)
+    if storage is None or storage.nbytes() != nbytes:
+        storage = torch.frombuffer(bytearray(data[at:at + nbytes]), dtype=torch.uint8).untyped_storage() if nbytes \
+            else torch.UntypedStorage(0, device="cpu")
+        storages[at] = storage
+    return torch.empty(0, dtype=dtype, device="cpu").set_(storage, int(storage_offset), shape, stride)
+
+
+def _tree(v, tensors: list[torch.Tensor], depth: int):
+    if depth > 64:
+        raise Broken("data nested more than 64 deep")
+    if v is None or type(v) in (bool, int, float, str):
+        return v
+    tag, *rest = v
+    if tag == "t":
+        return tensors[int(rest[0])]
+    if tag in ("L", "T"):
+        items = [_tree(x, tensors, depth + 1) for x in rest[0]]
+        return items if tag == "L" else tuple(items)
+    if tag == "D":
+        return {k: _tree(x, tensors, depth + 1) for k, x in rest[0]}
+    if tag == "S":
+        return torch.Size(int(n) for n in rest[0])
+    if tag == "c":
+        return complex(float(rest[0]), float(rest[1]))
+    if tag == "dt":
+        return _dtype(rest[0])
+    if tag == "dv":
+        return torch.device(str(rest[0]))
+    raise Broken(f"an unknown tag {tag!r}")
+
+
+# --- frames --------------------------------------------------------------------------------
+
+
+def send(sock: socket.socket, message) -> int:
+    """Send one message; returns its size in bytes."""
+    payload = encode(message)
+    sock.sendall(_LENGTH.pack(len(payload)) + payload)
+    return len(payload)
+
+
+def receive(sock: socket.socket):
+    """The next message, or None when the other side has closed the connection."""
+    payload = receive_payload(sock)
+    return None if payload is None else decode(payload)
+
+
+def receive_payload(sock: socket.socket) -> bytes | None:
+    """The next frame's payload, not yet decoded, or None at the end of the connection."""
+    header = _read(sock, _LENGTH.size)
+    if header is None:
+        return None
+    (length,) = _LENGTH.unpack(header)
+    if length > MAX_FRAME:
+        raise Broken(f"a frame of {length} bytes")
+    payload = _read(sock, length)
+    if payload is None:
+        raise Broken("the connection ended inside a frame")
+    return payload
+
+
+def _read(sock: socket.socket, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+# --- exceptions ----------------------------------------------------------------------------
+
+
+def error_record(exc: BaseException, roots: tuple[Path, ...]) -> dict:
+    """`exc` as data: its nearest built-in type, message, notes, and the frames of files under
+    `roots` (the learner's), outermost first. A SyntaxError keeps where it is."""
+    builtin = next(t for t in type(exc).__mro__ if getattr(builtins, t.__name__, None) is t)
+    frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)
+              if _under(f.filename, roots)]
+    record = {"type": builtin.__name__, "name": type(exc).__name__, "message": str(exc)[:MAX_TEXT],
+              "notes": [str(n)[:MAX_TEXT] for n in getattr(exc, "__notes__", ())][:10], "frames": frames[-MAX_FRAMES:]}
+    if isinstance(exc, SyntaxError):
+        record["syntax"] = [exc.msg or "", exc.filename or "", exc.lineno or 0, exc.offset or 0, exc.text or ""]
+    return record
+
+
+def _under(filename: str, roots: tuple[Path, ...]) -> bool:
+    try:
+        path = Path(filename).resolve()
+    except (OSError, ValueError):
+        return False
+    return any(path == root or path.is_relative_to(root) for root in roots)

@@ -1,0 +1,85 @@
+"""--kata-remote: the code under test in another process, the checks out of its reach."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+import torch
+
+from grader.remote import wire
+from grader.tests.kits import SOLUTION
+from grader.tests.test_harness import assert_outcomes, run
+
+
+def solved(kit, body: str) -> None:
+    """The demo lesson's solution file with `body` appended."""
+    (kit.path / "solutions/98_demo/demo.py").write_text(SOLUTION + "\n" + body)
+
+
+def test_stubs_answers_and_errors_read_as_they_do_in_process(kit):
+    result = run(kit, "exercises/98_demo", "--kata-remote", "-m", "not speed")
+    assert_outcomes(result, todo=3)
+    result.stdout.fnmatch_lines(["*TODO: add (exercises/98_demo/demo.py:7) is not implemented yet*"])
+    assert_outcomes(run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed"), passed=3)
+    solved(kit, "def add(a, b):\n    return [][a]\n")
+    result = run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed")
+    result.stdout.fnmatch_lines(["solutions/98_demo/demo.py:*: in add", "    return [][a]", "IndexError: list index out of range"])
+
+
+def test_a_syntax_error_names_its_file_and_line(kit):
+    solved(kit, "def broken(:\n    pass\n")
+    result = run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed")
+    result.stdout.fnmatch_lines(["*solutions/98_demo/demo.py:*: SyntaxError*"])
+
+
+# What passes in-process and must not once the code is kept away from the checks.
+ATTACKS = {
+    "an answer that equals anything": "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
+                                      "def add(a, b):\n    return _Yes()\n",
+    "tests rewritten in memory": "import gc\n\nfor _f in gc.get_objects():\n"
+                                 "    if str(getattr(_f, '__module__', '')).startswith('test_') and hasattr(_f, '__code__'):\n"
+                                 "        _f.__code__ = (lambda *a, **k: None).__code__.replace(co_argcount=_f.__code__.co_argcount,"
+                                 " co_varnames=_f.__code__.co_varnames[:_f.__code__.co_argcount] or ('lesson',))\n\n\n"
+                                 "def add(a, b):\n    return 0\n",
+    "a skip raised from the code": "import pytest\n\n\ndef add(a, b):\n    pytest.skip('nothing to see')\n",
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_attacks_that_pass_in_process_fail_remotely(kit, attack):
+    solved(kit, ATTACKS[attack])
+    remote = run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed", "-k", "add")
+    assert remote.parseoutcomes().get("failed") == 2, remote.stdout.str()
+
+
+def test_data_crosses_with_its_layout_and_nothing_else_does():
+    base = torch.arange(20.0).reshape(4, 5)
+    message = {"views": (base.t(), base[1:]), "expanded": torch.ones(1, 3).expand(2, 3),
+               "meta": torch.empty(2, 3, device="meta"), "half": base.half(), "complex": torch.tensor(1 + 2j),
+               "scalars": [None, True, 3, 2.5, float("nan"), "s", 1 + 1j, torch.float16, torch.Size([2])]}
+    back = wire.decode(wire.encode(message))
+    for got, sent in [(back["views"][0], message["views"][0]), (back["expanded"], message["expanded"]),
+                      (back["half"], message["half"]), (back["complex"], message["complex"])]:
+        assert (got.dtype, got.shape, got.stride(), got.storage_offset()) == \
+            (sent.dtype, sent.shape, sent.stride(), sent.storage_offset())
+        assert torch.equal(got, sent)
+    assert back["views"][0].untyped_storage().data_ptr() == back["views"][1].untyped_storage().data_ptr()
+    assert back["meta"].device.type == "meta"
+    assert back["scalars"][:4] == [None, True, 3, 2.5] and back["scalars"][5:] == message["scalars"][5:]
+    with pytest.raises(TypeError):
+        wire.encode({"a": object()})
+    with pytest.raises(TypeError):
+        wire.encode(torch.nn.Parameter(torch.zeros(1)))  # a subclass of Tensor is not data
+
+
+@pytest.mark.parametrize("payload", [
+    pickle.dumps({"a": 1}),  # a pickle is never read
+    wire._HEADER.pack(9) + b'{"v": 1}',  # a header longer than the frame
+    wire.encode(1).replace(b"1", b'["x", 1]', 1),  # an unknown tag
+    wire.encode(torch.zeros(2)).replace(b'"float32"', b'"Tensor"'),  # a name that is not a dtype
+    wire.encode(torch.zeros(2)).replace(b'"float32", [2], [1], 0, 0, 8]', b'"float32", [2], [1], 0, 0, 99]'),
+])
+def test_a_frame_that_is_not_plain_data_is_refused(payload):
+    with pytest.raises(wire.Broken):
+        wire.decode(payload)
