@@ -22,7 +22,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
-from grader.remote import shared, wire
+from grader.remote import server, shared, wire
 from grader.testing.forbid import OPEN, OpCall
 from grader.testing.speed import EXCLUDED, TIMING
 
@@ -64,7 +64,7 @@ class Connection:
         `kata verify` run with --kata-remote; class grading forks a sandboxed one instead)."""
         here, there = socket.socketpair()
         memory = shared.create()
-        process = subprocess.Popen([sys.executable, "-m", "grader.remote.server", str(there.fileno()), str(memory)],
+        process = subprocess.Popen([sys.executable, "-m", server.__name__, str(there.fileno()), str(memory)],
                                    pass_fds=[there.fileno(), memory], cwd=cwd, stdin=subprocess.DEVNULL)
         there.close()
         return cls(here, memory, process)
