@@ -82,9 +82,10 @@ class Target:
         source = self.file if self.file and not self.mutant else self.root / tree / name / f"{stem}.py"
         if not source.is_file():
             raise NotImportable(f"{self.rel(source)} not found: the tests in {test_file.name} check it.", pytrace=False)
-        if self.mutant and mutant_target(self.mutant, Lesson(self.root, name)) != stem:
-            pytest.skip(f"mutant {self.mutant.name} targets another module of {name}")
         try:
+            # Inside the try: a mutant that does not parse is one that does not load.
+            if self.mutant and mutant_target(self.mutant, Lesson(self.root, name)) != stem:
+                pytest.skip(f"mutant {self.mutant.name} targets another module of {name}")
             if remote is not None:  # imported in the other process; its error comes back as data
                 return remote.load(self.root, name, stem, tree, self.mutant, self.file, source)
             return import_code(self.root, name, stem, tree, self.mutant, self.file)
