@@ -22,9 +22,9 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
-from grader.remote import server, shared, wire
+from grader.remote import cputime, server, shared, wire
 from grader.testing.forbid import OPEN, OpCall
-from grader.testing.speed import EXCLUDED, TIMING
+from grader.testing.speed import ELSEWHERE, EXCLUDED, READ, TIMING, clock
 
 # The built-in exceptions an error of the code under test may be raised as here. Not
 # BaseException's other children (SystemExit, KeyboardInterrupt, GeneratorExit): nothing S
@@ -49,14 +49,18 @@ class Gone(AssertionError):
 class Connection:
     """One S: requests go out one at a time, and each gets its answer."""
 
-    def __init__(self, sock: socket.socket, memory: int, process: subprocess.Popen | None = None) -> None:
+    def __init__(self, sock: socket.socket, memory: int, root: int | None, process: subprocess.Popen | None = None) -> None:
         self.sock = sock
         self.shared = shared.Shared(memory)  # where timed calls' tensors go
+        self.root = root  # the process S is, or runs under: timed calls count its and its children's CPU time
         self.process = process  # S, when this process started it
         self.to_free: list[int] = []
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
-        self.last_decode = 0.0  # seconds the last answer took to read
+        self.go_frame = wire.encode({"op": "go"})
+        # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more (`calibrate`).
+        self.overhead: tuple[float, float] | None = None
+        self.ahead: _Ahead | None = None  # the next timed call's inputs, written already
 
     @classmethod
     def spawn(cls, cwd: Path) -> Connection:
@@ -67,7 +71,7 @@ class Connection:
         process = subprocess.Popen([sys.executable, "-m", server.__name__, str(there.fileno()), str(memory)],
                                    pass_fds=[there.fileno(), memory], cwd=cwd, stdin=subprocess.DEVNULL)
         there.close()
-        return cls(here, memory, process)
+        return cls(here, memory, process.pid, process)
 
     def close(self) -> None:
         self.sock.close()
@@ -83,6 +87,7 @@ class Connection:
         __tracebackhide__ = True
         if self.gone:
             raise Gone(self.gone)
+        self.ahead = None  # S's time from here on is not only a timed call's
         if self.to_free:
             message = {**message, "free": self.to_free}
             payload, self.to_free = None, []
@@ -93,9 +98,7 @@ class Connection:
                 else:
                     self.sock.sendall(wire._LENGTH.pack(len(payload)) + payload)
                 payload = wire.receive_payload(self.sock)
-                started = time.perf_counter()
                 reply = None if payload is None else wire.decode(payload)
-                self.last_decode = time.perf_counter() - started
         except (wire.Broken, OSError) as exc:
             reply, why = None, str(exc)
         else:
@@ -111,6 +114,67 @@ class Connection:
     def left(self) -> float | None:
         """Seconds a call in S may take: what its test has left."""
         return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.05)
+
+    def timed(self, module: int | None, name: str | None, args, kwargs, copies: int) -> tuple[list, list, float] | None:
+        """A timed call in S of `module.name` on `copies` fresh copies of the arguments: (its
+        results, the inputs they are for, the seconds of CPU S's processes spent from the moment
+        the inputs' values were written to its answer), or None when they do not fit in the
+        shared memory.
+
+        The inputs of the call after it (the same arguments, as a timed loop makes) are written
+        as soon as it ends, so that writing them has left the caches of S's processor before it
+        is called, as a loop in one process runs on warm ones. S may see them early: all it
+        spends from then on counts, whatever it spends it on (any request between ends that).
+        """
+        ahead = self.ahead
+        if ahead is None or not ahead.matches(module, name, args, kwargs, copies):
+            ahead = self._write_ahead(module, name, args, kwargs, copies)
+            if ahead is None:
+                return None
+        reply = self.request({}, self.go_frame)
+        after = cputime.sample(self.root)
+        with _disable_current_modes():
+            if "stacked" in reply:
+                stacked = self.shared.take(reply["stacked"])
+                values = list(stacked.unbind(0)) if type(stacked) is torch.Tensor and stacked.dim() else None
+            else:
+                values = self.shared.take(reply.get("values"))
+        if type(values) is not list or len(values) != copies:
+            raise ValueError("a timed call's answer is not one result per input")
+        spent = cputime.spent(ahead.before, after)
+        inputs = ahead.inputs
+        self.ahead = self._write_ahead(module, name, args, kwargs, copies)
+        return values, inputs, spent
+
+    def _write_ahead(self, module, name, args, kwargs, copies) -> _Ahead | None:
+        with _disable_current_modes():
+            fresh = [_fresh((args, kwargs)) for _ in range(copies)]
+            placed = self.shared.place(fresh)
+        if placed is None:
+            return None
+        inputs, write = placed
+        self.request({"op": "prepare", "module": module, "name": name, "inputs": inputs, "timeout": self.left(),
+                      "defaults": _defaults()})
+        before = cputime.sample(self.root)
+        with _disable_current_modes():
+            write()
+        return _Ahead(module, name, args, kwargs, copies, before, fresh)
+
+    def calibrate(self, rounds: int = 30) -> None:
+        """Measure the protocol's cost of a timed call, in CPU time of S: the least over `rounds`
+        calls of a function that returns its input, on one input and on COPIES (each result
+        crosses back), taken before any of the learner's code is in S, so that code cannot have
+        made it larger. A timed call counts what it spends beyond this, and at most this much of
+        S's time goes uncounted."""
+        x = torch.zeros(1)
+        one, most = (min(self.timed(None, None, (x,), {}, copies)[2] for _ in range(rounds)) for copies in (1, COPIES))
+        self.overhead = (one, max(most - one, 0.0) / (COPIES - 1))
+        self.ahead = None
+
+    def cost(self, copies: int) -> float:
+        """The protocol's cost of a timed call on `copies` inputs (`calibrate`)."""
+        one, each = self.overhead or (0.0, 0.0)
+        return one + each * (copies - 1)
 
     def free(self, handle: int) -> None:
         self.to_free.append(handle)
@@ -178,11 +242,12 @@ class _Marker(Exception):
 class RemoteModule(ModuleType):
     """The module under test as the tests see it: its functions call S, its plain data is a copy."""
 
-    def __init__(self, connection: Connection, key: int, name: str, file: str | None) -> None:
+    def __init__(self, connection: Connection, key: int, name: str, file: str | None, reference=None) -> None:
         super().__init__(name)
         self.__file__ = file
         self._kata_connection = connection
         self._kata_key = key
+        self._kata_reference = reference  # the lesson's answer, imported here: what timed calls must return
 
     def __getattr__(self, name: str):
         __tracebackhide__ = True
@@ -212,9 +277,13 @@ class RemoteFunction:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        tensors = [leaf for leaf in tree_flatten((args, kwargs))[0] if isinstance(leaf, torch.Tensor)]
         if TIMING[0]:
             return self._timed(args, kwargs)
+        watcher = _watcher()
+        if watcher is not None:
+            raise Unremotable(f"{self.__name__} was called under {watcher}, which watches the calls made in this "
+                              "process: its test cannot run while the code under test is kept in another one")
+        tensors = [leaf for leaf in tree_flatten((args, kwargs))[0] if isinstance(leaf, torch.Tensor)]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             holder = _Holder()
             outputs = _Remote.apply(self, holder, args, kwargs, *tensors)
@@ -243,39 +312,74 @@ class RemoteFunction:
         return reply
 
     def _timed(self, args, kwargs):
-        """A call timed by speed.minimum_times. Its tensors go into memory S shares (`shared`)
-        with fresh values (each storage's own values in a random order: memoising cannot help),
-        written only when the call starts: S cannot have begun before. The time this counts is
-        from the start message to the answer; the rest of this call is counted out."""
+        """A call timed by speed.minimum_times, by the CPU time S's processes spend on it
+        (grader.remote.cputime), nothing of this process's counted. Its tensors go into memory S
+        shares (`shared`) with fresh values (each storage's own values in a random order:
+        memoising cannot help), written only after the clocks are read: S cannot have begun
+        before. All S does until its answer counts, its reading of the message and its writing
+        of the result included."""
         __tracebackhide__ = True
+        start = READ[0]  # this process's time from the clock's reading before this call is counted out
         connection = self.module._kata_connection
-        start = time.perf_counter()
         size = sum(t.untyped_storage().nbytes() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)
                    and t.device.type == "cpu")
         # Calls too short to time one at a time run `copies` times in a row, on as many fresh inputs.
         copies = max(1, min(COPIES, BATCH_BYTES // max(size, 1)))
-        inputs = [_fresh((args, kwargs)) for _ in range(copies)]
-        with _disable_current_modes():
-            placed = connection.shared.place(inputs)
-        if placed is None:  # larger than the shared memory: the arguments travel in the message
-            return self.call(args, kwargs, [])["value"]
-        inputs, write = placed
-        connection.request({"op": "prepare", "module": self.module._kata_key, "name": self.__name__,
-                            "inputs": inputs, "timeout": connection.left(), "defaults": _defaults()})
-        with _disable_current_modes():
-            go = wire.encode({"op": "go"})
-            write()
-        sent = time.perf_counter()
-        reply = connection.request({}, go)
-        answered = time.perf_counter()
-        with _disable_current_modes():
-            value = connection.shared.take(reply.get("value"))
-            # What S's reading of "go" and writing of its answer cost, as this process pays them:
-            # the time that is the protocol's, not the call's (S can shorten it, not the call).
-            protocol = _cost(lambda: wire.decode(go)) + _cost(lambda: wire.encode(reply))
-        window = ((answered - sent) - connection.last_decode - protocol) / copies
-        EXCLUDED[0] += (time.perf_counter() - start) - window
+        timed = connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies)
+        if timed is None:  # larger than the shared memory: the arguments travel in the message
+            before = cputime.sample(connection.root)
+            value = self.call(args, kwargs, [])["value"]
+            timed, copies = ([value], [(args, kwargs)], cputime.spent(before, cputime.sample(connection.root))), 1
+        values, inputs, spent = timed
+        self._check(values, inputs)
+        value = values[-1]
+        del timed, values, inputs  # freed here, in the time counted out, not on return
+        # Less the protocol's own cost (`Connection.calibrate`): what a clean S spends around a call.
+        ELSEWHERE[0] += max(spent - connection.cost(copies), 0.0) / copies
+        EXCLUDED[0] += clock() - start
         return value
+
+    def _check(self, values: list, inputs: list) -> None:
+        """Each timed result is the kit's answer's on its inputs (loosely: summing in another
+        order is not wrong). A timed call is otherwise unchecked, and a result kept from an
+        earlier call, or one made up, would make any code fast."""
+        __tracebackhide__ = True
+        reference = getattr(self.module._kata_reference, self.__name__, None)
+        if reference is None:
+            return
+        for value, (args, kwargs) in zip(values, inputs):
+            with _disable_current_modes():
+                expected = reference(*args, **kwargs)
+            try:
+                torch.testing.assert_close(value, expected, rtol=1e-3, atol=1e-3, equal_nan=True, check_dtype=False)
+            except (AssertionError, TypeError, ValueError) as exc:
+                raise AssertionError(
+                    f"{self.__name__} gave a wrong answer in a speed test, on inputs of fresh values (an answer "
+                    f"kept from an earlier call cannot be used):\n{exc}") from None
+
+
+class _Ahead:
+    """A timed call's inputs written ahead, and S's clocks read before they were."""
+
+    def __init__(self, module, name, args, kwargs, copies: int, before: dict[int, int], inputs: list) -> None:
+        self.call = (module, name, copies)
+        self.inputs = inputs  # [(args, kwargs)] with the values written
+        self.leaves, self.spec = tree_flatten((args, kwargs))  # held: no id is reused meanwhile
+        self.versions = [leaf._version if isinstance(leaf, torch.Tensor) else None for leaf in self.leaves]
+        self.before = before
+
+    def matches(self, module, name, args, kwargs, copies: int) -> bool:
+        """Whether a call is on the same arguments, none of them changed since."""
+        leaves, spec = tree_flatten((args, kwargs))
+        if (module, name, copies) != self.call or spec != self.spec or len(leaves) != len(self.leaves):
+            return False
+        for new, old, version in zip(leaves, self.leaves, self.versions):
+            if isinstance(old, torch.Tensor):
+                if new is not old or new._version != version:
+                    return False
+            elif type(new) is not type(old) or new != old:
+                return False
+        return True
 
 
 class _Holder:
@@ -331,18 +435,29 @@ class _Remote(torch.autograd.Function):
 
 
 def _defaults() -> list:
-    """torch's default device and dtype here, which a call in S runs under as it would here."""
-    return [torch.get_default_device(), torch.get_default_dtype()]
+    """torch's default device and dtype and its number of threads here, which a call in S runs
+    under as it would here."""
+    return [torch.get_default_device(), torch.get_default_dtype(), torch.get_num_threads()]
 
 
-def _cost(work) -> float:
-    """Seconds `work()` takes here, the least of three."""
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return min(times)
+def _watcher() -> str | None:
+    """What watches the calls made here, if anything: a mode open here (a test's own
+    TorchFunctionMode or TorchDispatchMode), whose view of the calls S makes nothing here can give; None when the
+    only ones open are a default device's and grader.testing.forbid's recorders, which S's ops
+    are handed to. A profile function (sys.setprofile) watches calls too."""
+    if sys.getprofile() is not None:
+        return "a profile function (sys.setprofile)"
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    for mode in _get_current_function_mode_stack():
+        if not isinstance(mode, DeviceContext):
+            return type(mode).__qualname__
+    for mode in _get_current_dispatch_mode_stack():
+        if not any(mode is recorder for recorder in OPEN):
+            return type(mode).__qualname__
+    return None
 
 
 def _recording() -> int:
@@ -382,10 +497,23 @@ def _fresh(tree):
 def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mutant: Path | None,
          file: Path | None, source: Path) -> RemoteModule:
     """The module under test, imported in S; its import error raised here (grader.plugin.target)."""
+    if connection.overhead is None:  # before anything of the learner's is in S
+        connection.calibrate()
     reply = connection.request({
         "op": "load", "root": str(root), "lesson": name, "stem": stem, "tree": tree,
         "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,
         "roots": [str(p) for p in {source.parent, *([mutant.parent] if mutant else [])}],
     })
-    return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source))
+    return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
+                        _reference(root, name, stem))
+
+
+def _reference(root: Path, name: str, stem: str) -> ModuleType | None:
+    """The kit's answer to the lesson, imported in this process (trusted code), or None where
+    the kit has none (a learner's copy)."""
+    from grader.plugin.target import import_code
+
+    if not (root / "solutions" / name / f"{stem}.py").is_file():
+        return None
+    return import_code(root, name, stem, "solutions", None, None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import time
 
 import pytest
 import torch
@@ -53,6 +54,50 @@ def test_attacks_that_pass_in_process_fail_remotely(kit, attack):
     assert remote.parseoutcomes().get("failed") == 2, remote.stdout.str()
 
 
+# A speed test on tensors, and answers to it: (in-process passes, remote passes).
+SPEED_TESTS = """\
+import pytest
+import torch
+
+from grader.testing import assert_speed
+
+
+@pytest.mark.speed
+def test_columns_fast(lesson):
+    x = torch.rand(2000, 50)
+    assert_speed(lambda: [row.sum() for row in x], lambda: lesson.columns(x), at_least=5,
+                 what="columns", baseline_name="a loop over rows")
+"""
+LOOP = "def _slow(x):\n    total = x[0].clone()\n    for row in x[1:]:\n        total += row\n    return total\n\n\n"
+SPEED_ANSWERS = {
+    "one reduction": ("def columns(x):\n    return x.sum(0)\n", (True, True)),
+    "a loop": (LOOP + "def columns(x):\n    return _slow(x)\n", (False, False)),
+    "a loop, its answer kept per address": (
+        LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = x.data_ptr()\n"
+        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+    "a loop, its answer kept per first values": (
+        LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = tuple(x[0, :4].tolist())\n"
+        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+    "a loop, its answer kept per shape": (
+        LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = x.shape\n"
+        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+}
+
+
+@pytest.mark.parametrize("answer", SPEED_ANSWERS)
+def test_speed_is_timed_in_the_other_process_on_fresh_inputs(kit, answer):
+    """S's CPU time counts, each call has new values at a new address, and its results are
+    checked against the kit's answer: a memoised loop is fast in-process (the test times one
+    tensor) and slow, or wrong, remotely."""
+    source, (in_process, remote) = SPEED_ANSWERS[answer]
+    (kit.path / "tests/98_demo/test_demo.py").write_text(SPEED_TESTS)
+    (kit.path / "solutions/98_demo/demo.py").write_text(SPEED_ANSWERS["one reduction"][0])
+    (kit.path / "exercises/98_demo/demo.py").write_text(source)
+    for args, expected in (((), in_process), (("--kata-remote",), remote)):
+        result = run(kit, "exercises/98_demo", *args)
+        assert result.parseoutcomes().get("passed" if expected else "failed") == 1, (args, result.stdout.str())
+
+
 def test_data_crosses_with_its_layout_and_nothing_else_does():
     base = torch.arange(20.0).reshape(4, 5)
     message = {"views": (base.t(), base[1:]), "expanded": torch.ones(1, 3).expand(2, 3),
@@ -83,3 +128,25 @@ def test_data_crosses_with_its_layout_and_nothing_else_does():
 def test_a_frame_that_is_not_plain_data_is_refused(payload):
     with pytest.raises(wire.Broken):
         wire.decode(payload)
+
+
+def test_cpu_time_is_read_from_outside_and_a_process_that_ends_mid_call_is_refused():
+    import subprocess
+    import sys
+
+    from grader.remote import cputime
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass\n"
+                              "input()"], stdin=subprocess.PIPE)
+    try:
+        before = after = cputime.sample(child.pid)
+        deadline = time.monotonic() + 30
+        while cputime.spent(before, after) < 0.15 and time.monotonic() < deadline:  # its busy loop, seen from here
+            time.sleep(0.05)
+            after = cputime.sample(child.pid)
+        assert cputime.spent(before, after) >= 0.15
+        child.communicate(b"\n", timeout=10)
+        with pytest.raises(cputime.Ended, match="ended during a timed call"):
+            cputime.spent(after, cputime.sample(child.pid))
+    finally:
+        child.kill()
