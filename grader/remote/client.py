@@ -23,7 +23,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
 from grader.remote import cputime, server, shared, wire
-from grader.testing.forbid import OPEN, OpCall
+from grader.testing.forbid import FUNCTIONS_OPEN, OPEN, OpCall
 from grader.testing.speed import ELSEWHERE, EXCLUDED, READ, TIMING, clock
 
 # The built-in exceptions an error of the code under test may be raised as here. Not
@@ -298,12 +298,12 @@ class RemoteFunction:
         try:
             message = {"op": "call", "module": self.module._kata_key, "name": self.__name__,
                        "args": wire.plain(args), "kwargs": wire.plain(kwargs),
-                       "grad": grad or [False] * len(tensors), "record": _recording(),
+                       "grad": grad or [False] * len(tensors), **_recording(),
                        "timeout": self.module._kata_connection.left(), "defaults": _defaults()}
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
         reply = self.module._kata_connection.request(message)
-        _take_ops(reply.get("ops"))
+        _take_recorded(reply)
         changed = reply.get("changed") or {}
         for index, value in changed.items():
             if isinstance(index, int) and 0 <= index < len(tensors) and type(value) is torch.Tensor:
@@ -427,8 +427,8 @@ class _Remote(torch.autograd.Function):
             return (None, None, None, None, *([None] * ctx.count))
         connection = ctx.function.module._kata_connection
         reply = connection.request({"op": "backward", "handle": ctx.handle, "grads": [wire.plain(g) for g in grads],
-                                    "record": _recording(), "timeout": connection.left()})
-        _take_ops(reply.get("ops"))
+                                    **_recording(), "timeout": connection.left()})
+        _take_recorded(reply)
         found = list(reply.get("grads") or [])[:ctx.count]
         found += [None] * (ctx.count - len(found))
         return (None, None, None, None, *(g if type(g) is torch.Tensor else None for g in found))
@@ -443,8 +443,8 @@ def _defaults() -> list:
 def _watcher() -> str | None:
     """What watches the calls made here, if anything: a mode open here (a test's own
     TorchFunctionMode or TorchDispatchMode), whose view of the calls S makes nothing here can give; None when the
-    only ones open are a default device's and grader.testing.forbid's recorders, which S's ops
-    are handed to. A profile function (sys.setprofile) watches calls too."""
+    only ones open are a default device's and grader.testing.forbid's recorders, which what S
+    records is handed to. A profile function (sys.setprofile) watches calls too."""
     if sys.getprofile() is not None:
         return "a profile function (sys.setprofile)"
     from torch.overrides import _get_current_function_mode_stack
@@ -452,7 +452,7 @@ def _watcher() -> str | None:
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
     for mode in _get_current_function_mode_stack():
-        if not isinstance(mode, DeviceContext):
+        if not isinstance(mode, DeviceContext) and not any(mode is recorder for recorder in FUNCTIONS_OPEN):
             return type(mode).__qualname__
     for mode in _get_current_dispatch_mode_stack():
         if not any(mode is recorder for recorder in OPEN):
@@ -460,23 +460,28 @@ def _watcher() -> str | None:
     return None
 
 
-def _recording() -> int:
-    """What S should record of a call's ops for the recorders open here: 0, 1 names, 2 dtypes."""
-    return max((2 if r.dtypes else 1 for r in OPEN), default=0)
+def _recording() -> dict:
+    """What S should record of a call for the recorders open here: its aten ops ("record": 0
+    none, 1 names, 2 dtypes) and the torch functions it calls ("functions")."""
+    return {"record": max((2 if r.dtypes else 1 for r in OPEN), default=0), "functions": bool(FUNCTIONS_OPEN)}
 
 
-def _take_ops(ops) -> None:
-    if not ops or not OPEN:
-        return
-    calls = []
-    for op in ops:
-        if isinstance(op, str):
-            calls.append(OpCall(op, (), ()))
-        elif isinstance(op, list) and len(op) == 3 and isinstance(op[0], str):
-            dtypes = [tuple(d for d in part if isinstance(d, torch.dtype)) for part in op[1:]]
-            calls.append(OpCall(op[0], *dtypes))
-    for recorder in OPEN:
-        recorder.take(calls)
+def _take_recorded(reply: dict) -> None:
+    """Hand what S recorded of a call to the recorders open here."""
+    ops, functions = reply.get("ops"), reply.get("functions")
+    if ops and OPEN:
+        calls = []
+        for op in ops:
+            if isinstance(op, str):
+                calls.append(OpCall(op, (), ()))
+            elif isinstance(op, list) and len(op) == 3 and isinstance(op[0], str):
+                dtypes = [tuple(d for d in part if isinstance(d, torch.dtype)) for part in op[1:]]
+                calls.append(OpCall(op[0], *dtypes))
+        for recorder in OPEN:
+            recorder.take(calls)
+    if isinstance(functions, list) and FUNCTIONS_OPEN:
+        for recorder in FUNCTIONS_OPEN:
+            recorder.take([name for name in functions if isinstance(name, str)])
 
 
 def _fresh(tree):

@@ -52,7 +52,7 @@ class Server:
         from grader.testing.speed import keep_freed_memory
 
         signal.signal(signal.SIGALRM, _on_alarm)
-        keep_freed_memory()  # as the tests' process does: a timed call's buffers are not faulted in afresh
+        keep_freed_memory()  # as the tests' process does: no call pays for faulting its buffers in again
         while True:
             try:
                 request = wire.receive(self.sock)
@@ -102,7 +102,7 @@ class Server:
             if grad:
                 t.requires_grad_()
         versions = [t._version for t in inputs]
-        with _limit(request["timeout"]), _recording(request["record"]) as ops, _defaults(request["defaults"]):
+        with _limit(request["timeout"]), _recording(request) as ops, _defaults(request["defaults"]):
             result = fn(*args, **kwargs)
         return self._answer(result, inputs, versions, ops, keep=any(request["grad"]))
 
@@ -128,17 +128,17 @@ class Server:
         wanted = [t for t in inputs if t.requires_grad]
         grads = [None] * len(wanted)
         if pairs and wanted:
-            with _limit(request["timeout"]), _recording(request["record"]) as ops:
+            with _limit(request["timeout"]), _recording(request) as ops:
                 grads = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
                                             allow_unused=True, retain_graph=True)
         else:
             ops = None
         by_input = iter(grads)
-        return {"grads": [next(by_input) if t.requires_grad else None for t in inputs], "ops": _ops(ops)}
+        return {"grads": [next(by_input) if t.requires_grad else None for t in inputs], **_ops(ops)}
 
     def _answer(self, result, inputs, versions, ops, keep: bool) -> dict:
         outputs = _tensors(result)
-        reply = {"value": wire.plain(result), "ops": _ops(ops),
+        reply = {"value": wire.plain(result), **_ops(ops),
                  "changed": {i: t.detach() for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v},
                  "tracks": [o.requires_grad for o in outputs]}
         if keep and any(reply["tracks"]):
@@ -205,40 +205,49 @@ class _defaults:
 
 
 class _recording:
-    """The aten ops run inside: 0 none, 1 names, 2 names with dtypes (grader.testing.forbid)."""
+    """What runs inside, as the request asks for the recorders open in T (grader.testing.forbid):
+    its aten ops ("record": 0 none, 1 names, 2 names with dtypes) and the torch functions it
+    calls ("functions": true or false)."""
 
-    def __init__(self, level: int) -> None:
-        self.level = level
-        self.recorder = None
+    def __init__(self, request: dict) -> None:
+        self.level, self.functions = request.get("record", 0), request.get("functions", False)
+        self.recorders = []
 
     def __enter__(self):
-        if self.level:
-            from grader.testing.forbid import _Recorder
+        if self.level or self.functions:
+            from grader.testing.forbid import _FunctionRecorder, _Recorder
 
-            self.recorder = _Recorder(dtypes=self.level > 1)
-            self.recorder.__enter__()
+            if self.level:
+                self.recorders.append(_Recorder(dtypes=self.level > 1))
+            if self.functions:
+                self.recorders.append(_FunctionRecorder())
+            for recorder in self.recorders:
+                recorder.__enter__()
         return self
 
     def __exit__(self, *exc):
-        if self.recorder is not None:
-            self.recorder.__exit__(*exc)
+        for recorder in reversed(self.recorders):
+            recorder.__exit__(*exc)
 
 
-def _ops(recording: _recording | None):
-    recorder = recording.recorder if recording is not None else None
-    if recorder is None:
-        return None
-    if recorder.dtypes:
-        return [[c.name, list(c.inputs), list(c.outputs)] for c in recorder.calls]
-    return sorted(recorder.names)
+def _ops(recording: _recording | None) -> dict:
+    """The reply's fields for what `recording` recorded: "ops" and "functions"."""
+    from grader.testing.forbid import _Recorder
+
+    found = {}
+    for recorder in recording.recorders if recording is not None else ():
+        if not isinstance(recorder, _Recorder):
+            found["functions"] = sorted(recorder.names)
+        elif recorder.dtypes:
+            found["ops"] = [[c.name, list(c.inputs), list(c.outputs)] for c in recorder.calls]
+        else:
+            found["ops"] = sorted(recorder.names)
+    return found
 
 
 def main(fd: int, memory: int) -> None:
     """Serve the connection on descriptor `fd`, with the shared memory `memory`, until it closes."""
-    from grader.testing.speed import keep_freed_memory
-
     torch.set_num_threads(1)
-    keep_freed_memory()  # as the tests' process does: no call pays for faulting its buffers in again
     sock = socket.socket(fileno=fd)
     Server(sock, memory).serve()
     sys.exit(0)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
@@ -89,6 +90,48 @@ class _Recorder(TorchDispatchMode):
 
     def _record(self, op: str, inputs, out) -> None:
         self.calls.append(OpCall(op, _dtypes(inputs), _dtypes(out)))
+
+
+# The same for torch's Python functions (`functions_called`): what a dispatch mode cannot tell
+# apart, such as F.normalize and the same division written out, which run the same aten ops.
+FUNCTIONS_OPEN: list["_FunctionRecorder"] = []
+
+
+class _FunctionRecorder(TorchFunctionMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def __enter__(self):
+        FUNCTIONS_OPEN.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        FUNCTIONS_OPEN.remove(self)
+        return super().__exit__(*exc)
+
+    def take(self, names: list[str]) -> None:
+        """Functions another process called for this one, as if they had been called here."""
+        self.names.update(names)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.add(function_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+def function_name(func) -> str:
+    """A torch function's public name, e.g. "torch.nn.functional.normalize"."""
+    return f"{getattr(func, '__module__', None) or '?'}.{getattr(func, '__qualname__', None) or getattr(func, '__name__', '?')}"
+
+
+@contextmanager
+def functions_called() -> Iterator[set[str]]:
+    """The names (`function_name`) of the torch functions called inside the block, whatever
+    name the caller gave them (``F.normalize``, ``from torch.nn.functional import normalize``):
+    a set filled as they are called."""
+    recorder = _FunctionRecorder()
+    with recorder:
+        yield recorder.names
 
 
 @contextmanager
