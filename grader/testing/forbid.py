@@ -46,20 +46,28 @@ def _dtypes(tree) -> tuple[torch.dtype, ...]:
 OPEN: list["_Recorder"] = []
 
 
-class _Recorder(TorchDispatchMode):
+class _Listed:
+    """A mode that is in its class's `listed` while it is open."""
+
+    listed: list
+
+    def __enter__(self):
+        self.listed.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        self.listed.remove(self)
+        return super().__exit__(*exc)
+
+
+class _Recorder(_Listed, TorchDispatchMode):
+    listed = OPEN
+
     def __init__(self, *, dtypes: bool = True) -> None:
         super().__init__()
         self.calls: list[OpCall] = []
         self.names: set[str] = set()
         self.dtypes = dtypes  # keep each call with its dtypes, or only the ops' names (cheaper)
-
-    def __enter__(self):
-        OPEN.append(self)
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        OPEN.remove(self)
-        return super().__exit__(*exc)
 
     def take(self, calls: list[OpCall]) -> None:
         """Ops another process ran for this one, as if they had run here."""
@@ -97,18 +105,12 @@ class _Recorder(TorchDispatchMode):
 FUNCTIONS_OPEN: list["_FunctionRecorder"] = []
 
 
-class _FunctionRecorder(TorchFunctionMode):
+class _FunctionRecorder(_Listed, TorchFunctionMode):
+    listed = FUNCTIONS_OPEN
+
     def __init__(self) -> None:
         super().__init__()
         self.names: set[str] = set()
-
-    def __enter__(self):
-        FUNCTIONS_OPEN.append(self)
-        return super().__enter__()
-
-    def __exit__(self, *exc):
-        FUNCTIONS_OPEN.remove(self)
-        return super().__exit__(*exc)
 
     def take(self, names: list[str]) -> None:
         """Functions another process called for this one, as if they had been called here."""
