@@ -114,6 +114,9 @@ class TestResult:
     failure: Failure | None = None
     speed: tuple[dict, ...] = ()  # the ratios a speed test measured
     seconds: float = 0.0  # setup, call and teardown
+    # Checked in the student's own process, where its checks could be reached: under
+    # `kata grade --remote`, a test that cannot run with the code in another process.
+    inside: bool = False
 
     @property
     def points(self) -> float:
@@ -132,7 +135,8 @@ class TestResult:
     def to_json(self) -> dict:
         return {"nodeid": self.nodeid, "outcome": self.outcome.value, "max_points": self.max_points,
                 "public": self.public, "message": self.message,
-                "failure": self.failure and self.failure.to_json(), "speed": list(self.speed), "seconds": self.seconds}
+                "failure": self.failure and self.failure.to_json(), "speed": list(self.speed), "seconds": self.seconds,
+                **({"inside": True} if self.inside else {})}
 
     @classmethod
     def from_json(cls, data: dict) -> TestResult:
@@ -140,7 +144,7 @@ class TestResult:
         return cls(str(data["nodeid"]), Outcome(data["outcome"]), float(data.get("max_points", 1.0)),
                    bool(data.get("public", False)), str(data.get("message") or ""),
                    Failure.from_json(failure) if failure else None,
-                   tuple(data.get("speed") or ()), float(data.get("seconds", 0.0)))
+                   tuple(data.get("speed") or ()), float(data.get("seconds", 0.0)), data.get("inside") is True)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,13 @@ def summary_table(records: list[dict], lessons: list[str], points: dict, maximum
     text += "\n"
     isolation = sorted({r.get("options", {}).get("isolation", "not recorded") for r in records})
     text += "".join(f"isolation: {what}\n" for what in isolation)
+    checks = sorted({r.get("options", {}).get("checks", "in the student's process") for r in records})
+    text += "".join(f"checks: {what}\n" for what in checks)
+    inside = [r.get("checked_inside") or {} for r in records]
+    if any(i.get("max_points") for i in inside):
+        text += (f"  of which in the students' processes (tests that cannot run otherwise): "
+                 f"{sum(i.get('points', 0) for i in inside):g} of {sum(i.get('max_points', 0) for i in inside):g} "
+                 "points, each student's in students/<name>.json (checked_inside)\n")
     if problems:
         text += "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n" + "\n".join(problems) + "\n"
     if failed:

@@ -1,6 +1,6 @@
 """``kata grade``: grade a whole class's .py work, without trusting it.
 
-    kata grade CLASS_DIR --out RESULTS_DIR [--jobs N] [--lessons ...] [--no-speed] [--shard I/N] [--trusted]
+    kata grade CLASS_DIR --out RESULTS_DIR [--jobs N] [--lessons ...] [--no-speed] [--shard I/N] [--remote] [--trusted]
     kata grade --merge RESULTS_DIR... --out RESULTS_DIR
 
 CLASS_DIR holds one folder per student, each with an ``exercises/`` tree (whole, partial or
@@ -58,6 +58,10 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="grade the I-th of N slices of the class (1 <= I <= N); merge them with --merge")
     parser.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     parser.add_argument("--force", action="store_true", help="grade again students whose files did not change")
+    parser.add_argument("--remote", action="store_true",
+                        help="run the tests, with their checks, in a process of their own, outside the boundary, and only "
+                        "the students' code behind it, answering their calls (docs/INSTRUCTORS.md); tests that drive "
+                        "the students' objects cannot run so yet and fail saying so")
     parser.add_argument("--trusted", action="store_true",
                         help="run the students' code without the OS boundary (namespaces): only for work you trust, "
                         "on a machine where namespaces cannot be made")
@@ -123,7 +127,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     limits = Limits(wall=args.timeout, cpu=CPU_PER_WALL * args.timeout, memory=args.memory, output=args.max_output,
                     file_size=args.max_file, test_timeout=args.test_timeout)
     grading = Grading(root, lessons, args.out, limits, speed=not args.no_speed, jobs=max(1, args.jobs),
-                      hidden=(args.class_dir,), trusted=args.trusted)
+                      hidden=(args.class_dir,), trusted=args.trusted, remote=args.remote)
     roster = [s for s in find_students(args.class_dir) if s.folder.resolve() != args.out.resolve()]
     if args.students:
         unknown = sorted(set(args.students) - {s.name for s in roster})

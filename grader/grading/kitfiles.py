@@ -47,6 +47,11 @@ class KitFiles:
             digest.update(name.encode() + b"\0" + data + b"\0")
         return cls(root, files, stubs, digest.hexdigest())
 
+    def answers(self, lesson: str) -> dict[str, bytes]:
+        """The kit's answer to `lesson`: its solutions/ files, as a student's would be laid over the stubs."""
+        folder = self.root / "solutions" / lesson
+        return {p.name: p.read_bytes() for p in sorted(folder.glob("*.py")) if p.is_file()}
+
     def overlay(self, lesson: str, work: dict[str, bytes]) -> dict[str, bytes]:
         """The student's files that differ from the stub (an untouched stub is no work)."""
         return {name: data for name, data in sorted(work.items()) if self.stubs[lesson].get(name) != data}

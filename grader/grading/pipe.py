@@ -16,6 +16,7 @@ it, and runs the tamper checks (grader.grading.guard) at the moments that matter
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 import pytest
 
@@ -25,11 +26,15 @@ from grader.results import CollectError, TestInfo, TestResult
 
 
 class PipeWriter:
-    """Implements the kit's hooks by sending events down the pipe `fd`."""
+    """Implements the kit's hooks by sending events down the pipe `fd`. With `hold`, the results
+    it picks, and the end of the run, are kept back for the caller to send (`send`, `finish`)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, hold: Callable[[TestResult], bool] | None = None) -> None:
         self.fd = fd
         self.guard: Guard | None = None
+        self.hold = hold
+        self.held: list[TestResult] = []
+        self.exitstatus: int | None = None  # held back, with `hold`
 
     def pytest_kata_collected(self, config: pytest.Config, collected: list[TestInfo],
                               errors: list[CollectError]) -> None:
@@ -39,11 +44,29 @@ class PipeWriter:
 
     def pytest_kata_result(self, config: pytest.Config, result: TestResult) -> None:
         self._check(config)
-        self._send(protocol.result_event(result))
+        if self.hold is not None and self.hold(result):
+            self.held.append(result)
+        else:
+            self._send(protocol.result_event(result))
 
     def pytest_kata_finished(self, config: pytest.Config, exitstatus: int) -> None:
         self._check(config)
-        self._send(protocol.finish_event(exitstatus))
+        if self.hold is not None:
+            self.exitstatus = exitstatus
+        else:
+            self._send(protocol.finish_event(exitstatus))
+
+    def send(self, results: list[TestResult], problems: list[str]) -> None:
+        """Results and tampering problems found after the session (the held tests, run elsewhere)."""
+        for result in results:
+            self._send(protocol.result_event(result))
+        if problems:
+            self._send(protocol.tamper_event(problems))
+
+    def finish(self) -> None:
+        """The end of a run whose end was held back, once its session had one."""
+        if self.exitstatus is not None:
+            self._send(protocol.finish_event(self.exitstatus))
 
     def _check(self, config: pytest.Config) -> None:
         if self.guard is not None and (problems := self.guard.check(config)):

@@ -37,12 +37,16 @@ def write_student(out: Path, student: Student, lessons: list[Lesson], verdicts: 
         entry.update(verdict.timings())
         entry["files"] = sorted(student.files.get(lesson.name, {}))
         write_text(logs / f"{lesson.name}.txt", verdict.run.output)
+    inside = [t for lesson in lessons for t in verdicts[lesson.name].run.tests if t.inside]
     data.update({
         "student": student.name, "points": sum(s.points for s in summaries),
+
         "max_points": sum(s.max_points for s in summaries), "ignored": student.ignored,
         "flags": [f"{s.lesson}: {s.problem}" for s in summaries if s.state in FLAGGED],
         "fingerprint": student.fingerprint, **stamp, "graded_at": _now(),
     })
+    if inside:  # kata grade --remote: the points of tests that ran with their checks in the student's process
+        data["checked_inside"] = {"points": sum(t.points for t in inside), "max_points": sum(t.max_points for t in inside)}
     write_json(out / "students" / f"{student.name}.json", data, indent=1)
     return data
 

@@ -28,6 +28,7 @@ what passed before, and `ended` says why the rest did not run.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import selectors
@@ -35,14 +36,14 @@ import signal
 import stat
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import forking, signals
 from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
-from grader.results import RunResult
+from grader.results import Outcome, RunResult, TestResult
 from grader.runs import kill_group
 
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
@@ -71,6 +72,12 @@ class Job:
     home: Path  # the run's own folder: HOME, TMPDIR and the log live here
     tag: object = None  # the caller's
     view: View | None = None  # what the run sees behind the namespaces; None: no boundary (--trusted)
+    # The kit whose tests, checks included, run outside the boundary, the code under test behind
+    # it (grader.remote); None: all of the run behind it.
+    remote: Path | None = None
+    # Under `remote`, the tests that may run again in the code's own process when they cannot
+    # run with it in another (None: any such test).
+    fallback: frozenset[str] | None = frozenset()
 
 
 def why_ended(run: RunResult, limits: Limits) -> str | None:
@@ -104,6 +111,7 @@ def preload() -> None:
     with signals.ending_at_once(lambda: print(file=sys.stderr, flush=True), 130):
         forking.preload(grading=True)
     import grader.grading.pipe  # noqa: F401
+    import grader.remote.server  # noqa: F401  (what a run behind the boundary serves calls with, under --remote)
 
 
 def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
@@ -327,13 +335,157 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     os.dup2(out, 2)
     os.closerange(3, channel_fd)
     os.closerange(channel_fd + 1, 1 << 16)
+    if job.remote is not None:
+        return _tests_here_code_there(job, limits, channel_fd)
+    if not _behind_boundary(job, limits):
+        return 71
+    _environment(job)
+    from grader.grading import pipe
+
+    return _pytest(job, limits, pipe.PipeWriter(channel_fd))
+
+
+def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
+    """The tests, with their checks and the results channel, in this process, outside the
+    boundary; the code under test in a child behind it (grader.remote.server), answering over a
+    socket, its timed calls' tensors in memory the two share. It sees none of this process.
+
+    The tests that cannot run so (`job.fallback` names those allowed) run afterwards in another
+    child, in-process with the code, behind the boundary; it is forked first, from the state
+    every run starts from, and waits for their names."""
+    import socket
+
+    from grader.remote import shared
+
+    ask_read, ask_write = os.pipe()  # this process -> the fallback: the tests to run
+    answer_read, answer_write = os.pipe()  # the fallback's results channel
+    fallback = os.fork()
+    if fallback == 0:
+        for fd in (ask_write, answer_read, channel_fd):
+            os.close(fd)
+        forking.end_child(lambda: _run_inside(job, limits, ask_read, answer_write))
+    os.close(ask_read)
+    os.close(answer_write)
+    here, there = socket.socketpair()
+    memory = shared.create()
+    code = os.fork()
+    if code == 0:
+        for fd in (ask_write, answer_read, channel_fd, here.detach()):
+            os.close(fd)
+        forking.end_child(lambda: _serve(job, limits, there, memory))
+    there.close()
+    _environment(job)
+    from grader.grading import pipe
+
+    # Held back, to be run in the fallback: the lesson's tests that cannot run remotely (skipped
+    # here), or, where none are named (the kit's own answer's run), any that turned out so.
+    deferred = job.fallback or frozenset()
+    writer = pipe.PipeWriter(channel_fd, hold=(lambda result: result.nodeid in deferred) if job.fallback is not None
+                             else _cannot_run_remotely)
+    # The connection's descriptor is the plugin's from here: it closes it at the session's end, and S ends.
+    status = _pytest(job, limits, writer, "--kata-remote-fd", f"{here.detach()}:{memory}:{code}",
+                     "--kata-reference", str(job.remote), plugins=[_Defer(deferred)])
+    writer.send(*_checked_inside(writer.held, ask_write, answer_read, fallback))
+    writer.finish()
+    return status
+
+
+def _cannot_run_remotely(result: TestResult) -> bool:
+    """Whether a test used something of the code that cannot cross, as this process's client
+    noted (grader.remote.client.Unremotable: S cannot raise it here, its errors cross as
+    built-in types only), whatever the test made of it."""
+    from grader.plugin.remote import UNREMOTABLE
+
+    return result.nodeid in UNREMOTABLE
+
+
+def _checked_inside(held: list[TestResult], ask: int, answer: int, child: int) -> tuple[list[TestResult], list[str]]:
+    """The `held` tests' results from the fallback child, read as the parent reads a run's
+    (grader.grading.protocol: it trusts nothing), each marked `inside`; a test that did not
+    report keeps its held result. And what it tampered with."""
+    with os.fdopen(ask, "w") as names:
+        json.dump([r.nodeid for r in held], names)
+    reader = Reader()
+    while data := os.read(answer, 1 << 16):  # to its end: when the run's last process has gone
+        reader.take(data)
+    os.close(answer)
+    os.waitpid(child, 0)
+    if not held:
+        return [], []
+    run = reader.result()
+    inside = run.by_id()
+    why = f"the run in the student's process {run.ended or 'ended before it reported'}"
+    results = [replace(inside.get(r.nodeid) or replace(r, outcome=Outcome.ERROR, message=why, failure=None),
+                       max_points=r.max_points, public=r.public, inside=True) for r in held]
+    return results, [f"in the student's process: {problem}" for problem in run.tampering]
+
+
+def _run_inside(job: Job, limits: Limits, ask: int, channel_fd: int) -> int:
+    with os.fdopen(ask) as names:
+        nodeids = set(json.load(names))
+    if not nodeids:
+        return 0
+    if not _behind_boundary(job, limits):
+        return 71
+    _environment(job)
+    from grader.grading import pipe
+
+    return _pytest(job, limits, pipe.PipeWriter(channel_fd), plugins=[_Only(nodeids)])
+
+
+class _Defer:
+    """A pytest plugin: the tests of `nodeids` are skipped here, to run in the fallback."""
+
+    def __init__(self, nodeids: frozenset[str]) -> None:
+        self.nodeids = nodeids
+
+    def pytest_collection_modifyitems(self, config, items) -> None:
+        import pytest
+
+        for item in items:
+            if item.nodeid in self.nodeids:
+                item.add_marker(pytest.mark.skip(reason="runs in the student's process: it cannot run in another"))
+
+
+class _Only:
+    """A pytest plugin: only the tests of `nodeids` run; the rest are deselected."""
+
+    def __init__(self, nodeids: set[str]) -> None:
+        self.nodeids = nodeids
+
+    def pytest_collection_modifyitems(self, config, items) -> None:
+        deselected = [item for item in items if item.nodeid not in self.nodeids]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = [item for item in items if item.nodeid in self.nodeids]
+
+
+def _serve(job: Job, limits: Limits, there, memory: int) -> int:
+    if not _behind_boundary(job, limits):
+        return 71
+    _environment(job)
+    from grader.remote.server import Server
+
+    Server(there, memory).serve()
+    return 0
+
+
+def _behind_boundary(job: Job, limits: Limits) -> bool:
+    """Enter the run's namespaces (unless --trusted) and take its limits; False, said on the
+    log, when the namespaces could not be made."""
     if job.view is not None:
         try:
             enter(job.view)  # from here on, the run's own namespaces: pid 2, no capabilities
         except Unavailable as error:
             print(f"kata grade: the run's namespaces could not be made: {error}", file=sys.stderr, flush=True)
-            return 71
+            return False
     _set_limits(limits)
+    return True
+
+
+def _environment(job: Job) -> None:
+    """A minimal environment, the grading copy as the working directory, none of the kit's
+    folders on sys.path (`import solutions` fails)."""
     home = str(job.home)
     os.environ.clear()
     os.environ.update({
@@ -351,12 +503,12 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     sys.path_importer_cache.clear()
     sys.dont_write_bytecode = True
 
+
+def _pytest(job: Job, limits: Limits, writer, *extra: str, plugins: list = ()) -> int:
     import pytest
 
-    from grader.grading import pipe
-
     timeout = [f"--timeout={limits.test_timeout:g}"] if limits.test_timeout else []
-    return pytest.main([*job.args, *timeout, *forking.PRELOADED], plugins=[pipe.PipeWriter(channel_fd)])
+    return pytest.main([*job.args, *timeout, *extra, *forking.PRELOADED], plugins=[writer, *plugins])
 
 
 def _set_limits(limits: Limits) -> None:

@@ -34,27 +34,35 @@ from grader.runs import pytest_args
 
 SCHEMA = 1  # bump when a student's JSON changes meaning: every student is graded again
 ISOLATION_NONE = "none (--trusted): the students' code ran as your user, with your files and network"
+CHECKS_INSIDE = "in the student's process"
+CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls (--remote)"
 
 
 class Grading:
     """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
 
     def __init__(self, root: Path, lessons: list[Lesson], out: Path, limits: Limits, *, speed: bool,
-                 jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False) -> None:
+                 jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False, remote: bool = False) -> None:
         self.root, self.lessons, self.out, self.limits, self.speed, self.jobs = root, lessons, out, limits, speed, jobs
         # What no run may see, besides the kit's answers: the class, the results.
         self.hidden = tuple(p.resolve() for p in (*hidden, out))
         self.trusted = trusted
+        self.remote = remote  # the tests' checks outside the students' process (grader.remote)
         self.kit = KitFiles.read(root, lessons)
         self.options = {"lessons": [lesson.name for lesson in lessons], "speed": speed,
                         "limits": {"wall": limits.wall, "cpu": limits.cpu, "memory": limits.memory,
                                    "test_timeout": limits.test_timeout},
-                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION}
+                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION,
+                        "checks": CHECKS_OUTSIDE if remote else CHECKS_INSIDE}
         self.verdicts: dict[str, LessonVerdict] = {}  # run key -> the verdict on that run
         self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected
         self.skipped: dict[str, set[str]] = {}  # lesson -> the tests skipped on this machine (CUDA ones)
         self.scratch: Path | None = None  # where the grading copies are made
         self.submissions: dict[tuple[str, str], tuple[dict[str, bytes], str]] = {}  # see submission()
+        # --remote: lesson -> the tests that cannot run with the code in another process, as the
+        # kit's own answer shows (`find_fallbacks`); only these are run again in a student's
+        # process, and a student's code cannot add to them.
+        self.fallbacks: dict[str, frozenset[str]] = {}
 
     @property
     def stamp(self) -> dict:
@@ -104,6 +112,8 @@ class Grading:
         schedule = Schedule(self, todo, progress)
         try:
             self.baseline()
+            if self.remote:
+                self.find_fallbacks()
             sandbox.run_jobs(schedule.jobs(), parallel=self.jobs, limits=self.limits, on_done=schedule.on_done)
         finally:
             progress.close()
@@ -112,8 +122,11 @@ class Grading:
                 classtables.write_class(self.out)
         return 1 if schedule.failed else 0
 
-    def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str) -> Job:
-        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own."""
+    def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str,
+            fallback: frozenset[str] | None = frozenset()) -> Job:
+        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own;
+        under --remote, `fallback` names its tests that may run again in the student's process
+        (None: any that cannot run remotely; by default those `find_fallbacks` found)."""
         home = self.scratch / f"{len(self.verdicts):05d}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         while home.exists():
             home = home.with_name(home.name + "x")
@@ -121,7 +134,9 @@ class Grading:
         # CUDA tests stay: the plugin skips them where there is no GPU, and skipped tests count
         # on neither side (the parent never touches CUDA, so a child may).
         args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
-        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home))
+        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home),
+                   remote=self.root.resolve() if self.remote else None,
+                   fallback=fallback if fallback is None or fallback else self.fallbacks.get(lesson, frozenset()))
 
     def view(self, home: Path) -> isolation.View | None:
         """What a run in `home` sees behind the namespaces; None with --trusted."""
@@ -174,6 +189,25 @@ class Grading:
             self.expected[lesson] = run.collected
             self.skipped[lesson] = {t.nodeid for t in run.tests if t.outcome is Outcome.SKIPPED}
             self.verdicts[key] = self.verdict(job, run)
+            remove_tree(job.home)
+
+    def find_fallbacks(self) -> None:
+        """--remote: run every lesson's own answer, to learn which of its tests cannot run with
+        the code in another process (they drive the code's objects, or watch its calls by
+        means that stay in one process): those, and only those, students get checked in their
+        own process."""
+        from grader.grading import sandbox
+
+        runs: list[tuple[Job, RunResult]] = []
+        jobs = [self.job(f"(answer)/{lesson.name}", lesson.name, self.kit.overlay(lesson.name, self.kit.answers(lesson.name)),
+                         "", fallback=None) for lesson in self.lessons]
+        sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
+        for job, run in runs:
+            # The answer passes every test in its own process (`kata verify`): any it does not
+            # pass here cannot be checked from another process (it reads memory addresses, or
+            # patches or reads torch's state in the tests' process), nor any it passed only there.
+            self.fallbacks[job.tag[0]] = frozenset(
+                t.nodeid for t in run.tests if t.inside or t.outcome not in (Outcome.PASSED, Outcome.SKIPPED))
             remove_tree(job.home)
 
     def verdict(self, job: Job, run: RunResult) -> LessonVerdict:

@@ -12,18 +12,32 @@ from __future__ import annotations
 import argparse
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
 CONNECTION = pytest.StashKey["object"]()
 TIMEOUT_MARGIN = 0.5  # seconds S's limit on a call leaves before the test's own
 
+# The tests that used something of the code under test that cannot cross (class grading runs
+# them again in the code's own process, grader.grading.sandbox), and the test running now.
+UNREMOTABLE: set[str] = set()
+_RUNNING: list[str | None] = [None]
+
+
+def note_unremotable() -> None:
+    if _RUNNING[0] is not None:
+        UNREMOTABLE.add(_RUNNING[0])
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kata")
     group.addoption("--kata-remote", action="store_true",
                     help="run the code under test in another process, the tests' checks in this one")
-    group.addoption("--kata-remote-fd", type=int, metavar="FD", help=argparse.SUPPRESS)
+    # Class grading's S, made behind the sandbox (grader.grading.sandbox): "SOCKET:MEMORY:PID",
+    # the descriptors of its connection and of the memory shared with it, and the process it runs under.
+    group.addoption("--kata-remote-fd", metavar="FD:FD:PID", help=argparse.SUPPRESS)
+    group.addoption("--kata-reference", metavar="KIT", help=argparse.SUPPRESS)  # whose answers timed results meet
 
 
 def connection(config: pytest.Config):
@@ -36,10 +50,25 @@ def connection(config: pytest.Config):
 
         speed.REMOTE[0] = True  # the code under test is timed by its CPU time: so is its baseline
 
-        fd = config.getoption("kata_remote_fd")
-        config.stash[CONNECTION] = (Connection(socket.socket(fileno=fd)) if fd is not None
-                                    else Connection.spawn(config.rootpath))
+        given = config.getoption("kata_remote_fd")
+        if given is not None:
+            fd, memory, pid = (int(part) for part in given.split(":"))
+            remote = Connection(socket.socket(fileno=fd), memory, pid)
+        else:
+            remote = Connection.spawn(config.rootpath)
+        kit = config.getoption("kata_reference")
+        remote.kit = Path(kit) if kit else None
+        config.stash[CONNECTION] = remote
     return config.stash[CONNECTION]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    _RUNNING[0] = item.nodeid
+    try:
+        return (yield)
+    finally:
+        _RUNNING[0] = None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -50,7 +79,13 @@ def pytest_runtest_call(item: pytest.Item):
 
         limit = item.stash.get(TIMEOUT_S, 0.0)
         remote.deadline = time.monotonic() + max(limit - TIMEOUT_MARGIN, 0.1) if limit else None
-    return (yield)
+    result = yield
+    if remote is not None and item.nodeid in UNREMOTABLE:  # the test caught it, and would pass on an answer never checked
+        from grader.remote.client import Unremotable
+
+        raise Unremotable("this test used something of the code under test that cannot cross to another "
+                          "process, and went on without it: it cannot run while the code is kept in another one")
+    return result
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -39,7 +39,14 @@ BATCH_BYTES = 1 << 20  # ... while they hold at most this many bytes together
 
 
 class Unremotable(AssertionError):
-    """A test used something of the module under test that cannot cross to another process."""
+    """A test used something of the module under test that cannot cross to another process.
+    The test is noted (grader.plugin.remote.UNREMOTABLE) even where it catches this."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        from grader.plugin.remote import note_unremotable
+
+        note_unremotable()
 
 
 class Gone(AssertionError):
@@ -53,6 +60,7 @@ class Connection:
         self.sock = sock
         self.shared = shared.Shared(memory)  # where timed calls' tensors go
         self.root = root  # the process S is, or runs under: timed calls count its and its children's CPU time
+        self.kit: Path | None = None  # the kit whose answers timed results are checked against (None: the tests' root)
         self.process = process  # S, when this process started it
         self.to_free: list[int] = []
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
@@ -510,15 +518,14 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
         "roots": [str(p) for p in {source.parent, *([mutant.parent] if mutant else [])}],
     })
     return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
-                        _reference(root, name, stem))
+                        _reference(connection.kit or root, name, stem))
 
 
 def _reference(root: Path, name: str, stem: str) -> ModuleType | None:
-    """The kit's answer to the lesson, imported in this process (trusted code), or None where
-    the kit has none (a learner's copy)."""
-    from grader.plugin.target import import_code
+    """The kit's answer to the lesson, imported in this process (trusted code) from its file, or
+    None where the kit has none (a learner's copy)."""
+    from grader.plugin.target import _load_file
 
-    if not (root / "solutions" / name / f"{stem}.py").is_file():
-        return None
-    return import_code(root, name, stem, "solutions", None, None)
+    source = root / "solutions" / name / f"{stem}.py"
+    return _load_file(f"_kata_reference.{name}.{stem}", source) if source.is_file() else None
 

@@ -455,6 +455,7 @@ def test_the_summary_table_lines_up() -> None:
         "mean          1.3   2.2     3.5\n"
         "\n3 students, 1 flagged (!), 1 could not be graded\n"
         "isolation: not recorded\n"
+        "checks: in the student's process\n"
         "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n"
         "  bartholomew: 98_demo: tampering detected: x\n"
         "\ncould not be graded:\n  cy: no exercises/ folder\n")
@@ -659,3 +660,75 @@ def test_what_is_shown_may_live_under_tmp(tmp_path: Path) -> None:
         assert os.waitstatus_to_exitcode(status) == 0
     finally:
         remove_tree(shown)
+
+
+# Students who attack checks made in their own process: (source, points with --remote). The
+# first scores 4 of 4 without --remote; the second is caught there too, by the tamper check.
+FORGERS = {
+    "equals_anything": ("class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
+                       "def add(a, b):\n    return _Yes()\n\n\ndef scale(x, k=2):\n    return x * k\n", 2),
+    "rewrites_the_tests": ("import gc\n\nfor _f in gc.get_objects():\n"
+                          "    if str(getattr(_f, '__module__', '')).startswith('test_') and hasattr(_f, '__code__'):\n"
+                          "        _f.__code__ = (lambda *a, **k: None).__code__.replace(co_argcount=_f.__code__.co_argcount,"
+                          " co_varnames=_f.__code__.co_varnames[:_f.__code__.co_argcount] or ('lesson',))\n\n\n"
+                          "def add(a, b):\n    return 0\n\n\ndef scale(x, k=2):\n    return x\n", 0),
+}
+
+
+def test_remote_keeps_the_checks_out_of_the_students_process(graded: dict, tmp_path: Path) -> None:
+    """kata grade --remote: the tests run outside the boundary, the code behind it answers their
+    calls; a correct student keeps every point, and what forges checks in-process gets only
+    what it answers right."""
+    class_dir = tmp_path / "class"
+    shutil.copytree(graded["class"] / "correct", class_dir / "correct")
+    for name, (source, _) in FORGERS.items():
+        (class_dir / name / "exercises" / "98_demo").mkdir(parents=True)
+        (class_dir / name / "exercises" / "98_demo" / "demo.py").write_text(source, encoding="utf-8")
+    proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--remote", "--lessons", "98_demo",
+                 *LIMITS)
+    assert proc.returncode == 0, proc.stderr
+    assert "checks: in a process of their own" in proc.stdout, proc.stdout
+    assert re.search(r"^correct\s+4\s+4$", proc.stdout, re.M), proc.stdout
+    for name, (_, points) in FORGERS.items():
+        assert re.search(rf"^{name}\s+{points}\s+{points}$", proc.stdout, re.M), proc.stdout
+
+
+def test_remote_runs_the_tests_that_drive_objects_in_the_students_process_and_says_so(tmp_path: Path) -> None:
+    """A test that cannot run with the code in another process (it drives an object of the
+    module) runs again behind the boundary, in the student's process; its points count and
+    the summary says how many were checked there."""
+    kit = make_kit(tmp_path / "kit")
+    driving = "\n\ndef test_scaler(lesson):\n    assert lesson.Scaler(3).apply(2) == 6\n"
+    (kit / "tests/98_demo/test_demo.py").write_text(CLASS_TESTS + driving, encoding="utf-8")
+    scaler = "\n\nclass Scaler:\n    def __init__(self, k):\n        self.k = k\n\n    def apply(self, x):\n        return x * self.k\n"
+    answer = kit / "solutions/98_demo/demo.py"
+    answer.write_text(answer.read_text() + scaler, encoding="utf-8")
+    lesson = tmp_path / "class" / "correct" / "exercises" / "98_demo"
+    lesson.mkdir(parents=True)
+    (lesson / "demo.py").write_text(answer.read_text(), encoding="utf-8")
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--remote", "--lessons", "98_demo",
+                 *LIMITS)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
+    assert "in the students' processes (tests that cannot run otherwise): 1 of 1 points" in proc.stdout, proc.stdout
+    record = json.loads((tmp_path / "results" / "students" / "correct.json").read_text())
+    assert record["checked_inside"] == {"points": 1.0, "max_points": 1.0}
+
+
+def test_remote_falls_back_only_where_the_kits_own_answer_must(tmp_path: Path) -> None:
+    """A student whose function is an object (so its tests cannot call it remotely) does not get
+    those tests checked in its own process, where an answer that equals anything would pass:
+    only the tests the kit's answer cannot run remotely fall back."""
+    kit = make_kit(tmp_path / "kit")
+    lesson = tmp_path / "class" / "evader" / "exercises" / "98_demo"
+    lesson.mkdir(parents=True)
+    (lesson / "demo.py").write_text(
+        "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
+        "class _Add:\n    def __call__(self, a, b):\n        return _Yes()\n\n\nadd = _Add()\n\n\n"
+        "def scale(x, k=2):\n    return x * k\n", encoding="utf-8")
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--remote", "--lessons", "98_demo",
+                 *LIMITS)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^evader\s+2\s+2$", proc.stdout, re.M), proc.stdout  # test_scale's 2 points only
+    record = json.loads((tmp_path / "results" / "students" / "evader.json").read_text())
+    assert "checked_inside" not in record
