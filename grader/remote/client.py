@@ -213,6 +213,8 @@ def raise_error(reply: dict):
         exc = kind(message) if name == kind.__name__ else kind(f"{message}" if message else name)
         if kind is not RuntimeError and name != kind.__name__:
             exc.add_note(f"({name} in the code under test)")
+        if isinstance(exc, OSError) and type(record.get("errno")) is int:
+            exc.errno = record["errno"]
     for note in record.get("notes", [])[:10]:
         exc.add_note(str(note))
     raise exc.with_traceback(_traceback(record.get("frames", [])))

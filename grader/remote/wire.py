@@ -251,6 +251,8 @@ def error_record(exc: BaseException, roots: tuple[Path, ...]) -> dict:
               "notes": [str(n)[:MAX_TEXT] for n in getattr(exc, "__notes__", ())][:10], "frames": frames[-MAX_FRAMES:]}
     if isinstance(exc, SyntaxError):
         record["syntax"] = [exc.msg or "", exc.filename or "", exc.lineno or 0, exc.offset or 0, exc.text or ""]
+    if isinstance(exc, OSError) and type(exc.errno) is int:  # which limit a write ran into (EFBIG)
+        record["errno"] = exc.errno
     return record
 
 

@@ -38,6 +38,7 @@ from grader.tests.kits import ROOT, SOLUTION, write_lesson
 HOSTILE = Path(__file__).parent / "hostile"
 CORPUS = sorted(p.name.removesuffix(".py") for p in HOSTILE.iterdir() if p.suffix == ".py" or p.is_dir())
 EXPECT = re.compile(r'expect: points=(?P<points>\d+) state=(?P<state>[a-z ]+?)(?: problem=(?P<problem>[^"\n]+?))?(?:"""|$)', re.M)
+REMOTE = re.compile(EXPECT.pattern.replace("expect:", "^remote:", 1), re.M)  # with --remote, where it differs
 
 # 98_demo's and 99_other's tests in this class: 4 points, one compared with torch's assert_close.
 CLASS_TESTS = '''\
@@ -79,18 +80,28 @@ def grade(kit: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-def expectation(name: str) -> dict:
+def expectation(name: str, remote: bool = False) -> dict:
     path = HOSTILE / f"{name}.py" if (HOSTILE / f"{name}.py").is_file() else HOSTILE / name / "demo.py"
-    match = EXPECT.search(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    match = EXPECT.search(text)
     assert match, f"{path} has no 'expect: points=P state=S' line"
-    return match.groupdict()
+    return ((remote and REMOTE.search(text)) or match).groupdict()
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The hostile class, graded once: every corpus entry, a student linking to the solution, one
     without exercises/. Every student's 99_other is correct."""
-    base = tmp_path_factory.mktemp("class")
+    return grade_the_corpus(tmp_path_factory.mktemp("class"))
+
+
+@pytest.fixture(scope="module")
+def graded_remote(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The same class graded with --remote."""
+    return grade_the_corpus(tmp_path_factory.mktemp("class"), "--remote")
+
+
+def grade_the_corpus(base: Path, *options: str) -> dict:
     kit = make_kit(base / "kit")
     class_dir, marker = base / "class", unique_sleep()
     server, heard = listening()
@@ -115,7 +126,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
             (student / "exercises" / "99_other" / "demo.py").write_text(SOLUTION)
     out = base / "results"
     try:
-        proc = grade(kit, str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS)
+        proc = grade(kit, str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS, *options)
     finally:
         server.close()
     students = {p.stem: json.loads(p.read_text()) for p in (out / "students").glob("*.json")}
@@ -143,7 +154,15 @@ def listening() -> tuple[socket.socket, list[bytes]]:
 
 @pytest.mark.parametrize("name", CORPUS)
 def test_each_hostile_submission_gets_its_expected_score(graded: dict, name: str) -> None:
-    expected = expectation(name)
+    assert_expected_score(graded, name, expectation(name))
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_each_hostile_submission_gets_its_expected_score_with_the_checks_outside(graded_remote: dict, name: str) -> None:
+    assert_expected_score(graded_remote, name, expectation(name, remote=True))
+
+
+def assert_expected_score(graded: dict, name: str, expected: dict) -> None:
     record = graded["students"].get(name)
     assert record, f"no result for {name}:\n{graded['proc'].stderr}"
     lessons = {entry["lesson"]: entry for entry in record["lessons"]}
@@ -204,11 +223,15 @@ def running(marker: str) -> list[int]:
     return found
 
 
-def test_no_process_outlives_its_run(graded: dict) -> None:
+@pytest.mark.parametrize("mode", ["graded", "graded_remote"])
+def test_no_process_outlives_its_run(mode: str, request: pytest.FixtureRequest) -> None:
+    graded = request.getfixturevalue(mode)
     assert not running(graded["marker"]), "the stray process a student started is still running"
 
 
-def test_a_run_reaches_neither_the_network_nor_the_kit(graded: dict) -> None:
+@pytest.mark.parametrize("mode", ["graded", "graded_remote"])
+def test_a_run_reaches_neither_the_network_nor_the_kit(mode: str, request: pytest.FixtureRequest) -> None:
+    graded = request.getfixturevalue(mode)
     assert graded["heard"] == [], "a student's run reached a server on the loopback"
     planted = list((ROOT / "grader").rglob("kata_planted*"))
     assert not planted, f"a student's run wrote into the kit: {planted}"

@@ -1,4 +1,5 @@
-"""expect: points=0 state=stopped problem=SIGSEGV"""
+"""expect: points=0 state=stopped problem=SIGSEGV
+remote: points=0 state=in progress"""
 
 import os
 import signal

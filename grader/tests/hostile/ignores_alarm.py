@@ -1,4 +1,5 @@
 """expect: points=0 state=stopped problem=time limit for a lesson
+remote: points=0 state=in progress
 
 add() switches off the per-test timeout's alarm, then loops: only the parent's wall clock stops it."""
 

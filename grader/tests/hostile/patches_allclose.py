@@ -1,4 +1,8 @@
-"""expect: points=0 state=tampered problem=torch.allclose"""
+"""expect: points=0 state=tampered problem=torch.allclose
+remote: points=4 state=done
+
+The answers are right; torch.allclose is replaced all the same. With the checks in a process of
+their own, the replacement reaches none of them."""
 
 import torch
 

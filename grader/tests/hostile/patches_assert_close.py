@@ -1,4 +1,5 @@
 """expect: points=0 state=tampered problem=torch.testing.assert_close
+remote: points=2 state=in progress
 
 scale() is wrong; replacing torch.testing.assert_close would let test_scale pass."""
 
