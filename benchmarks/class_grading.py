@@ -16,7 +16,8 @@ collection, fixtures' setup outside tests, reporting), plus the parent's fixed c
 
 --versus-trusted R grades the same class 2R times instead, alternately behind the namespaces
 and with --trusted (no OS boundary), and prints the minimum wall time of each and their ratio:
-what the boundary costs, measured side by side.
+what the boundary costs, measured side by side. --versus-remote R does the same with --remote
+(the tests' checks in a process of their own): what that costs.
 """
 
 from __future__ import annotations
@@ -59,31 +60,40 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--keep", type=Path, help="build and grade the class here, and keep it")
-    parser.add_argument("--versus-trusted", type=int, metavar="R",
-                        help="grade R times behind the namespaces and R times with --trusted, alternately")
+    for other in ("trusted", "remote"):
+        parser.add_argument(f"--versus-{other}", type=int, metavar="R",
+                            help=f"grade R times as by default and R times with --{other}, alternately")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="kata-bench-"))
     try:
         build_class(folder / "class", args.students)
-        if args.versus_trusted:
-            walls: dict[str, list[float]] = {"namespaces": [], "trusted": []}
-            for round_ in range(args.versus_trusted):
-                for mode in walls:
-                    out = folder / f"results-{mode}-{round_}"
-                    walls[mode].append(grade(folder, out, args, ["--trusted"] if mode == "trusted" else []))
-            best = {mode: min(w) for mode, w in walls.items()}
-            print(f"class: {args.students} students x 10 lessons, --jobs {args.jobs}, "
-                  f"{'no speed tests' if args.no_speed else 'speed tests included'}, {args.versus_trusted} rounds")
-            for mode, w in walls.items():
-                print(f"{mode}: min {best[mode]:.1f} s ({', '.join(f'{x:.1f}' for x in w)})")
-            print(f"namespaces / trusted: {best['namespaces'] / best['trusted']:.3f}")
-            return 0
+        for other in ("trusted", "remote"):
+            rounds = getattr(args, f"versus_{other}")
+            if rounds:
+                versus(folder, args, other, rounds)
+                return 0
         wall = grade(folder, folder / "results", args, [])
         report(folder, wall, args)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
     return 0
+
+
+def versus(folder: Path, args: argparse.Namespace, other: str, rounds: int) -> None:
+    """Grade the class `rounds` times as by default and as many with --`other`, alternately;
+    print the minimum wall time of each and their ratio."""
+    walls: dict[str, list[float]] = {"default": [], other: []}
+    for round_ in range(rounds):
+        for mode in walls:
+            out = folder / f"results-{mode}-{round_}"
+            walls[mode].append(grade(folder, out, args, [f"--{other}"] if mode == other else []))
+    best = {mode: min(w) for mode, w in walls.items()}
+    print(f"class: {args.students} students x 10 lessons, --jobs {args.jobs}, "
+          f"{'no speed tests' if args.no_speed else 'speed tests included'}, {rounds} rounds")
+    for mode, w in walls.items():
+        print(f"{mode}: min {best[mode]:.1f} s ({', '.join(f'{x:.1f}' for x in w)})")
+    print(f"{other} / default: {best[other] / best['default']:.3f}")
 
 
 def grade(folder: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> float:
