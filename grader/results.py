@@ -178,6 +178,7 @@ class RunResult:
     stopped: bool = False  # stopped at the run's wall-clock limit
     ended: str | None = None  # class grading: why the run did not finish normally, in words
     tampering: list[str] = field(default_factory=list)  # class grading: what the guard or the channel saw
+    review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (no points lost)
     output: str = ""
     seconds: float = 0.0
     cpu_seconds: float = 0.0

@@ -44,6 +44,10 @@ class PipeWriter:
 
     def pytest_kata_result(self, config: pytest.Config, result: TestResult) -> None:
         self._check(config)
+        from grader.plugin.remote import REVIEW
+
+        if notes := REVIEW.pop(result.nodeid, None):
+            self._send(protocol.review_event([f"{result.nodeid.rpartition('::')[2]}: {note}" for note in notes]))
         if self.hold is not None and self.hold(result):
             self.held.append(result)
         else:

@@ -7,6 +7,7 @@ one JSON line:
     {"collected": {"tests": [TestInfo...], "errors": [CollectError...]}}   once, before any test
     {"test": TestResult}                                                    after each teardown
     {"tamper": ["torch.testing.assert_close was replaced", ...]}
+    {"review": ["stable_softmax's source names softmax ...", ...]}       --remote: for a person to read
     {"finish": {"exitstatus": int}}
 
 (the objects as grader.results writes them with to_json). The child's side is `encode`; the
@@ -45,6 +46,10 @@ def result_event(result: TestResult) -> bytes:
 
 def tamper_event(problems: list[str]) -> bytes:
     return encode("tamper", list(problems))
+
+
+def review_event(notes: list[str]) -> bytes:
+    return encode("review", list(notes))
 
 
 def finish_event(exitstatus: int) -> bytes:
@@ -90,6 +95,9 @@ class Reader:
         elif kind == "tamper":
             for problem in payload if isinstance(payload, list) else [payload]:
                 self._tamper(str(problem))
+        elif kind == "review":
+            for note in payload if isinstance(payload, list) else [payload]:
+                self._review(str(note))
         elif kind == "finish":
             try:
                 self.run.exitstatus = int(payload["exitstatus"])
@@ -117,6 +125,12 @@ class Reader:
             return
         self._seen.add(problem)
         self.run.tampering.append(problem)
+
+    def _review(self, note: str) -> None:
+        """A note for a person to read, kept as tampering problems are (`_tamper`)."""
+        note = printable(note)[:MAX_PROBLEM]
+        if note not in self.run.review and len(self.run.review) < MAX_PROBLEMS:
+            self.run.review.append(note)
 
     def _collected(self, payload) -> None:
         if self.run.collected is not None:

@@ -42,7 +42,8 @@ def write_student(out: Path, student: Student, lessons: list[Lesson], verdicts: 
         "student": student.name, "points": sum(s.points for s in summaries),
 
         "max_points": sum(s.max_points for s in summaries), "ignored": student.ignored,
-        "flags": [f"{s.lesson}: {s.problem}" for s in summaries if s.state in FLAGGED],
+        "flags": [f"{s.lesson}: {s.problem}" for s in summaries if s.state in FLAGGED]
+        + [f"{lesson.name}: read the code: {note}" for lesson in lessons for note in verdicts[lesson.name].run.review],
         "fingerprint": student.fingerprint, **stamp, "graded_at": _now(),
     })
     if inside:  # kata grade --remote: the points of tests that ran with their checks in the student's process

@@ -203,6 +203,9 @@ class Grading:
                          "", fallback=None) for lesson in self.lessons]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
+            if run.review:  # the source check would flag every student who writes it as the kit does
+                raise KitError(f"lesson {job.tag[0]}: the kit's answer is flagged by the check of its source: "
+                               + "; ".join(run.review))
             # The answer passes every test in its own process (`kata verify`): any it does not
             # pass here cannot be checked from another process (it reads memory addresses, or
             # patches or reads torch's state in the tests' process), nor any it passed only there.

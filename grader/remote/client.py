@@ -252,9 +252,11 @@ class _Marker(Exception):
 class RemoteModule(ModuleType):
     """The module under test as the tests see it: its functions call S, its plain data is a copy."""
 
-    def __init__(self, connection: Connection, key: int, name: str, file: str | None, reference=None) -> None:
+    def __init__(self, connection: Connection, key: int, name: str, file: str | None, reference=None,
+                 sources: tuple[Path, ...] = ()) -> None:
         super().__init__(name)
         self.__file__ = file
+        self._kata_sources = sources  # the files its definitions come from, later ones replacing earlier ones'
         self._kata_connection = connection
         self._kata_key = key
         self._kata_reference = reference  # the lesson's answer, imported here: what timed calls must return
@@ -285,6 +287,11 @@ class RemoteFunction:
     def __repr__(self) -> str:
         return f"<function {self.__name__} of {self.module.__name__}, in another process>"
 
+    @property
+    def called(self) -> tuple[tuple[Path, ...], str]:
+        """What a recorder notes of a call of this (grader.testing.forbid): the files its module comes from, its name."""
+        return self.module._kata_sources, self.__name__
+
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
         if TIMING[0]:
@@ -313,7 +320,7 @@ class RemoteFunction:
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
         reply = self.module._kata_connection.request(message)
-        _take_recorded(reply)
+        _take_recorded(reply, self.called)
         changed = reply.get("changed") or {}
         for index, value in changed.items():
             if isinstance(index, int) and 0 <= index < len(tensors) and type(value) is torch.Tensor:
@@ -438,7 +445,7 @@ class _Remote(torch.autograd.Function):
         connection = ctx.function.module._kata_connection
         reply = connection.request({"op": "backward", "handle": ctx.handle, "grads": [wire.plain(g) for g in grads],
                                     **_recording(), "timeout": connection.left()})
-        _take_recorded(reply)
+        _take_recorded(reply, ctx.function.called)
         found = list(reply.get("grads") or [])[:ctx.count]
         found += [None] * (ctx.count - len(found))
         return (None, None, None, None, *(g if type(g) is torch.Tensor else None for g in found))
@@ -476,10 +483,11 @@ def _recording() -> dict:
     return {"record": max((2 if r.dtypes else 1 for r in OPEN), default=0), "functions": bool(FUNCTIONS_OPEN)}
 
 
-def _take_recorded(reply: dict) -> None:
-    """Hand what S recorded of a call to the recorders open here."""
+def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str]) -> None:
+    """Hand what S recorded of a call of `called` (its module's files, its name) to the recorders open here."""
     ops, functions = reply.get("ops"), reply.get("functions")
-    if ops and OPEN:
+    ops = ops if isinstance(ops, list) else []  # what S sent: anything
+    if OPEN:
         calls = []
         for op in ops:
             if isinstance(op, str):
@@ -488,7 +496,7 @@ def _take_recorded(reply: dict) -> None:
                 dtypes = [tuple(d for d in part if isinstance(d, torch.dtype)) for part in op[1:]]
                 calls.append(OpCall(op[0], *dtypes))
         for recorder in OPEN:
-            recorder.take(calls)
+            recorder.take(calls, called)
     if isinstance(functions, list) and FUNCTIONS_OPEN:
         for recorder in FUNCTIONS_OPEN:
             recorder.take([name for name in functions if isinstance(name, str)])
@@ -520,7 +528,7 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
         "roots": [str(p) for p in {source.parent, *([mutant.parent] if mutant else [])}],
     })
     return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
-                        _reference(connection.kit or root, name, stem))
+                        _reference(connection.kit or root, name, stem), (source, *([mutant] if mutant else [])))
 
 
 def _reference(root: Path, name: str, stem: str) -> ModuleType | None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from grader.testing.source import normalise, spelled
 
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
 BUILTINS: dict[str, tuple[str, ...]] = {
@@ -63,17 +66,29 @@ class _Listed:
 class _Recorder(_Listed, TorchDispatchMode):
     listed = OPEN
 
-    def __init__(self, *, dtypes: bool = True) -> None:
+    def __init__(self, *, dtypes: bool = True, forbidden: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.calls: list[OpCall] = []
         self.names: set[str] = set()
         self.dtypes = dtypes  # keep each call with its dtypes, or only the ops' names (cheaper)
+        # Ops the block must not run; where another process ran the code and none of them showed,
+        # the source of what it called there is read for them (`_read_sources`).
+        self.forbidden = forbidden
+        self.called: set[tuple[tuple[Path, ...], str]] = set()  # (the module's files, the function), called there
 
-    def take(self, calls: list[OpCall]) -> None:
-        """Ops another process ran for this one, as if they had run here."""
+    def take(self, calls: list[OpCall], called: tuple[tuple[Path, ...], str] | None = None) -> None:
+        """Ops another process ran for this one, as if they had run here, in a call of `called`."""
         self.names.update(call.name for call in calls)
         if self.dtypes:
             self.calls.extend(calls)
+        if called is not None:
+            self.called.add(called)
+
+    def __exit__(self, *exc):
+        done = super().__exit__(*exc)
+        if self.forbidden and self.called and exc[0] is None and not self.forbidden & self.names:
+            _read_sources(self.called, self.forbidden)
+        return done
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -136,6 +151,31 @@ def functions_called() -> Iterator[set[str]]:
         yield recorder.names
 
 
+def spellings(ops: Iterable[str]) -> frozenset[str]:
+    """The Python names (grader.testing.source.normalise'd) that reach any of the aten `ops`:
+    each op's own name (``aten._log_softmax``: log_softmax) and the public names in BUILTINS
+    that run it (torch.nn.functional.cross_entropy)."""
+    words = set()
+    for op in ops:
+        words.add(op.removeprefix("aten.").removesuffix("_forward"))
+        words.update(name.rsplit(".", 1)[1] for name, run in BUILTINS.items() if op in run)
+    return frozenset(normalise(word) for word in words)
+
+
+def _read_sources(called: set[tuple[tuple[Path, ...], str]], forbidden: frozenset[str]) -> None:
+    """Read the source of the functions another process `called` for spellings of the
+    `forbidden` ops, none of which it ran that anyone saw; note each function that names one,
+    for a person to read (grader.plugin.remote.note_review)."""
+    from grader.plugin.remote import note_review
+
+    words = spellings(forbidden)
+    for files, function in sorted(called):
+        if found := spelled(files, [function], words):
+            where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
+            note_review(f"the source of {function} names a built-in its test forbids ({where}) that its run did "
+                        "not show: hidden from the check, or in a branch the test did not reach")
+
+
 @contextmanager
 def forbid(*names: str, what: str, why: str):
     """Fail if the code in the block runs any of the built-ins `names` (keys of BUILTINS).
@@ -146,7 +186,7 @@ def forbid(*names: str, what: str, why: str):
     unknown = [n for n in names if n not in BUILTINS]
     if unknown:
         raise ValueError(f"forbid() does not know {unknown}; add them to grader.testing.forbid.BUILTINS")
-    recorder = _Recorder()
+    recorder = _Recorder(forbidden=frozenset(op for n in names for op in BUILTINS[n]))
     with recorder:
         yield
     used = [n for n in names if set(BUILTINS[n]) & recorder.ops.keys()]
@@ -158,10 +198,13 @@ def forbid(*names: str, what: str, why: str):
 
 
 @contextmanager
-def ops_run() -> Iterator[set[str]]:
+def ops_run(forbidding: Iterable[str] = ()) -> Iterator[set[str]]:
     """The names of the aten ops run inside the block, e.g. ``{"aten.exp", "aten.sum"}``: a set
-    filled as they run (no dtypes kept: cheap enough to wrap every call a test makes)."""
-    recorder = _Recorder(dtypes=False)
+    filled as they run (no dtypes kept: cheap enough to wrap every call a test makes).
+
+    `forbidding`: ops the caller fails the block for; where the code under test ran in another
+    process and showed none of them, its source is read for them too (grader.testing.source)."""
+    recorder = _Recorder(dtypes=False, forbidden=frozenset(forbidding))
     with recorder:
         yield recorder.names
 

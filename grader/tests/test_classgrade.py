@@ -303,6 +303,36 @@ def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: 
     assert not unfinished and record["points"] == record["max_points"] > 0, unfinished
 
 
+HIDES_SOFTMAX = '''
+def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    from concurrent.futures import ThreadPoolExecutor
+
+    # Dispatch modes are per thread: the one watching this call for torch.softmax sees nothing here.
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(torch.softmax, logits, dim).result()
+'''
+
+
+def test_remote_flags_a_forbidden_builtin_its_source_names_that_its_run_hid(tmp_path: Path) -> None:
+    """Lesson 07 forbids torch.softmax. Called in a worker thread, it stays out of the sight of
+    the dispatch mode in the student's process, and its tests pass; the tests' process reads the
+    source, finds the name, and flags the lesson for a person to read (no points are taken)."""
+    lesson = tmp_path / "class" / "hider" / "exercises" / "07_stable"
+    shutil.copytree(ROOT / "solutions" / "07_stable", lesson, ignore=shutil.ignore_patterns("__pycache__"))
+    stable = lesson / "stable.py"
+    stable.write_text(stable.read_text(encoding="utf-8") + HIDES_SOFTMAX, encoding="utf-8")
+    proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2",
+                 "--lessons", "07_stable", "--remote")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((tmp_path / "results" / "students" / "hider.json").read_text())
+    hidden = [t for t in record["tests"] if "test_does_not_call_the_builtins[stable_softmax]" in t["name"]]
+    assert [t["status"] for t in hidden] == ["pass"], hidden  # its run did not show it: only its source does
+    flags = [f for f in record["flags"] if "read the code" in f]
+    assert flags and all("the source of stable_softmax names a built-in its test forbids (stable.py:" in f
+                         for f in flags), record["flags"]
+    assert "read the code" in (tmp_path / "results" / "summary.txt").read_text()
+
+
 # --- the parts --------------------------------------------------------------------------------
 
 
@@ -349,6 +379,12 @@ def test_the_events_the_writer_sends_are_what_the_reader_reads() -> None:
 def test_anything_off_protocol_is_tampering(lines: list, problem: str) -> None:
     result = channel(*lines)
     assert any(problem in p for p in result.tampering), result.tampering
+
+
+def test_review_notes_cross_once_each_on_one_line_and_never_past_the_limit() -> None:
+    notes = ["read\x1b[2J this", "read\x1b[2J this", *(f"note {i}" for i in range(40))]
+    result = channel(COLLECTED, {"review": notes}, {"review": "one more"})
+    assert result.review[0] == "read [2J this" and len(result.review) == 20 and result.tampering == []
 
 
 def test_an_unreadable_line_is_tampering() -> None:

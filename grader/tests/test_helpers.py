@@ -56,6 +56,71 @@ def test_forbid_rejects_unknown_names():
             pass
 
 
+READ_SOURCE = '''\
+import torch
+import torch.nn as nn
+from torch.nn.functional import relu, softmax as s
+
+
+def softmax(x):  # the learner's own: a name, not the built-in
+    if x.numel() == 0:
+        raise ValueError("softmax of nothing")  # words in a string are not a call
+    return relu(x)
+
+
+def by_import(x):
+    return s(x, -1)
+
+
+def by_helper(x):
+    return _helper(x)
+
+
+def _helper(x):
+    return getattr(torch, "log_softmax")(x, -1)
+
+
+def by_module(x, y):
+    return nn.CrossEntropyLoss()(x, y)
+
+
+def by_alias(x):
+    return torch.special.logsumexp(x, -1)
+
+
+_bound = torch.Tensor.softmax
+
+
+def by_binding(x):
+    return _bound(x, -1)
+'''
+
+
+@pytest.mark.parametrize(("function", "found"), [
+    ("softmax", []), ("by_import", [(3, "softmax")]), ("by_helper", [(21, "log_softmax")]),
+    ("by_module", [(25, "CrossEntropyLoss")]), ("by_alias", [(29, "logsumexp")]), ("by_binding", [(32, "softmax")]),
+])
+def test_the_source_check_finds_each_spelling_a_function_reaches(tmp_path, function, found):
+    from grader.testing.forbid import BUILTINS, spellings
+    from grader.testing.source import spelled
+
+    (tmp_path / "m.py").write_text(READ_SOURCE)
+    words = spellings([op for name in ("torch.softmax", "torch.log_softmax", "torch.logsumexp",
+                                       "torch.nn.functional.cross_entropy") for op in BUILTINS[name]])
+    assert [(s.line, s.word) for s in spelled([tmp_path / "m.py"], [function], words)] == found
+
+
+def test_the_source_check_reads_a_later_files_definitions_over_an_earlier_ones(tmp_path):
+    from grader.testing.source import spelled
+
+    (tmp_path / "a.py").write_text("import torch\ndef f(x):\n    return x.unfold(0, 2, 1)\n")
+    (tmp_path / "b.py").write_text("def f(x):\n    return x\n")
+    assert spelled([tmp_path / "a.py"], ["f"], frozenset({"unfold"}))
+    assert not spelled([tmp_path / "a.py", tmp_path / "b.py"], ["f"], frozenset({"unfold"}))
+    (tmp_path / "c.py").write_text("def f(:\n")  # a file that does not parse adds nothing
+    assert not spelled([tmp_path / "c.py"], ["f"], frozenset({"unfold"}))
+
+
 def test_assert_close_says_what_was_called_and_by_how_much():
     with pytest.raises(AssertionError, match=r"(?s)f\(x\) for x of shape \(2,\).*Mismatched elements: 1 / 2"):
         assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]), what="f(x) for x of shape (2,)")

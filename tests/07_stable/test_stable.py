@@ -109,7 +109,7 @@ def checked(fn, what, *watched, forbidding=True):
         __tracebackhide__ = True
         inputs = [t for t in (*args, *watched) if isinstance(t, torch.Tensor)]
         before = [t.detach().clone() for t in inputs]
-        with ops_run() as ops, named_errors(what, next((t for t in args if isinstance(t, torch.Tensor)), torch.empty(0))):
+        with ops_run(FORBIDDEN_OPS if forbidding else ()) as ops, named_errors(what, next((t for t in args if isinstance(t, torch.Tensor)), torch.empty(0))):
             result = fn(*args, **kwargs)
         used = ops & FORBIDDEN_OPS.keys() if forbidding else ()
         if used:
