@@ -177,6 +177,8 @@ class RunResult:
     returncode: int | None = None  # the process's: an exit status, or minus the signal that ended it
     stopped: bool = False  # stopped at the run's wall-clock limit
     ended: str | None = None  # class grading: why the run did not finish normally, in words
+    # class grading, --remote: how the code's process ended (as `returncode`), where it ended while its tests ran
+    code_returncode: int | None = None
     tampering: list[str] = field(default_factory=list)  # class grading: what the guard or the channel saw
     review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (no points lost)
     output: str = ""

@@ -8,6 +8,7 @@ one JSON line:
     {"test": TestResult}                                                    after each teardown
     {"tamper": ["torch.testing.assert_close was replaced", ...]}
     {"review": ["stable_softmax's source names softmax ...", ...]}       --remote: for a person to read
+    {"code_ended": {"returncode": int}}        --remote: the code's process ended while its tests ran
     {"finish": {"exitstatus": int}}
 
 (the objects as grader.results writes them with to_json). The child's side is `encode`; the
@@ -50,6 +51,10 @@ def tamper_event(problems: list[str]) -> bytes:
 
 def review_event(notes: list[str]) -> bytes:
     return encode("review", list(notes))
+
+
+def code_ended_event(returncode: int) -> bytes:
+    return encode("code_ended", {"returncode": int(returncode)})
 
 
 def finish_event(exitstatus: int) -> bytes:
@@ -98,6 +103,11 @@ class Reader:
         elif kind == "review":
             for note in payload if isinstance(payload, list) else [payload]:
                 self._review(str(note))
+        elif kind == "code_ended":
+            try:
+                self.run.code_returncode = int(payload["returncode"])
+            except (KeyError, TypeError, ValueError):
+                self._tamper("an unreadable 'code_ended' event appeared on the results channel", once=False)
         elif kind == "finish":
             try:
                 self.run.exitstatus = int(payload["exitstatus"])

@@ -81,23 +81,26 @@ class Job:
 
 
 def why_ended(run: RunResult, limits: Limits) -> str | None:
-    """Why the run did not finish normally, in words, or None when it did."""
-    signum = -run.returncode if run.returncode is not None and run.returncode < 0 else None
+    """Why the run did not finish normally, in words, or None when it did. Under --remote, the
+    run's tests finish in their own process, and what ends the code's process ends only its
+    answers: the run then ended as that process did (`code_returncode`)."""
+    returncode = run.code_returncode if run.code_returncode is not None else run.returncode
+    signum = -returncode if returncode is not None and returncode < 0 else None
     if run.stopped:
         return f"stopped after {limits.wall:g} s, the time limit for a lesson (something loops or waits)"
     if signum == signal.SIGXCPU or (signum == signal.SIGKILL and run.cpu_seconds >= limits.cpu):
         return f"used up its {limits.cpu:g} s of CPU time and was stopped"
     if signum == signal.SIGXFSZ:
         return f"wrote more than {limits.file_size >> 20} MiB to one file (printed too much?) and was stopped"
-    if run.exitstatus is not None:
+    if run.exitstatus is not None and run.code_returncode is None:
         return None
     if signum is not None:
         name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
         why = " (out of memory?)" if signum == signal.SIGKILL else ""
         return f"crashed: killed by {name}{why}"
     if run.collected is None:
-        return f"ended (exit status {run.returncode}) before its tests were collected"
-    return (f"ended (exit status {run.returncode}) before its tests finished: "
+        return f"ended (exit status {returncode}) before its tests were collected"
+    return (f"ended (exit status {returncode}) before its tests finished: "
             "the code under test called os._exit, sys.exit or the like")
 
 
@@ -386,8 +389,26 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     status = _pytest(job, limits, writer, "--kata-remote-fd", f"{here.detach()}:{memory}:{code}",
                      "--kata-reference", str(job.remote), plugins=[_Defer(deferred)])
     writer.send(*_checked_inside(writer.held, ask_write, answer_read, fallback))
+    if (returncode := _how_the_code_ended(code)) is not None:
+        writer.code_ended(returncode)
     writer.finish()
     return status
+
+
+def _how_the_code_ended(code: int) -> int | None:
+    """How the code's process ended (an exit status, or minus the signal), where it closed its
+    end of the connection while its tests still called it; None where it did not, or lives on."""
+    from grader.plugin.remote import CODE_GONE
+
+    if not CODE_GONE[0]:
+        return None
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        pid, status = os.waitpid(code, os.WNOHANG)
+        if pid:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    return None
 
 
 def _cannot_run_remotely(result: TestResult) -> bool:

@@ -30,6 +30,11 @@ _RUNNING: list[str | None] = [None]
 REVIEW: dict[str, dict[str, None]] = {}  # test -> its notes, each once, in order
 
 
+# Whether the code's process closed its end while the tests still called it (class grading then
+# says how that process ended, grader.grading.sandbox).
+CODE_GONE: list[bool] = [False]
+
+
 def note_unremotable() -> None:
     if _RUNNING[0] is not None:
         UNREMOTABLE.add(_RUNNING[0])
@@ -100,4 +105,5 @@ def pytest_runtest_call(item: pytest.Item):
 def pytest_unconfigure(config: pytest.Config) -> None:
     remote = config.stash.get(CONNECTION, None)
     if remote is not None:
+        CODE_GONE[0] = remote.closed_by_s
         remote.close()

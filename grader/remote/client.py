@@ -65,6 +65,7 @@ class Connection:
         self.to_free: list[int] = []
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
+        self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
         self.go_frame = wire.encode({"op": "go"})
         # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more (`calibrate`).
         self.overhead: tuple[float, float] | None = None
@@ -111,6 +112,7 @@ class Connection:
             reply, why = None, str(exc)
         else:
             why = "it closed the connection"
+            self.closed_by_s = payload is None
         if type(reply) is not dict:
             self.gone = (f"The process running the code under test ended or broke the protocol ({why}); the "
                          "code called os._exit or sys.exit, crashed, or wrote to the tests' channel.")

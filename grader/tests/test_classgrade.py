@@ -408,6 +408,15 @@ def test_why_a_run_ended_early(returncode, stopped, finished, cpu, words) -> Non
     assert (said is None) if words is None else (words in said), said
 
 
+@pytest.mark.parametrize("code, words", [(-11, "killed by SIGSEGV"), (0, "os._exit"), (3, "exit status 3"),
+                                         (-25, "wrote more than")])
+def test_under_remote_a_run_ends_as_its_codes_process_did(code, words) -> None:
+    """The tests' process finished; the code's had ended while they ran (grader.grading.sandbox)."""
+    result = channel(COLLECTED, {"code_ended": {"returncode": code}}, {"finish": {"exitstatus": 1}})
+    result.returncode = 0
+    assert words in why_ended(result, Limits())
+
+
 def test_the_guard_watches_the_kits_own_modules_and_the_writer(monkeypatch: pytest.MonkeyPatch) -> None:
     import grader.plugin
     import grader.testing.compare

@@ -1,5 +1,4 @@
-"""expect: points=0 state=stopped problem=SIGSEGV
-remote: points=0 state=in progress"""
+"""expect: points=0 state=stopped problem=SIGSEGV"""
 
 import os
 import signal

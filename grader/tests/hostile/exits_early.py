@@ -1,5 +1,4 @@
 """expect: points=0 state=stopped problem=os._exit
-remote: points=0 state=in progress
 
 add() ends the process with status 0 before any test has reported: nothing passed."""
 
