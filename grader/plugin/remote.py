@@ -13,6 +13,7 @@ import argparse
 import socket
 import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -23,6 +24,7 @@ TIMEOUT_MARGIN = 0.5  # seconds S's limit on a call leaves before the test's own
 # them again in the code's own process, grader.grading.sandbox), and the test running now.
 UNREMOTABLE: set[str] = set()
 _RUNNING: list[str | None] = [None]
+_PATCH: list[pytest.MonkeyPatch | None] = [None]  # the running test's `monkeypatch`, where it has one
 
 
 # What a person should read, by test: where the source of the code under test disagrees with
@@ -38,6 +40,13 @@ CODE_GONE: list[bool] = [False]
 def note_unremotable() -> None:
     if _RUNNING[0] is not None:
         UNREMOTABLE.add(_RUNNING[0])
+
+
+def patched_modules() -> list[str]:
+    """The modules' attributes the running test has patched with its `monkeypatch`, e.g.
+    ["torch.finfo"]: the code under test in another process does not see them."""
+    patch = _PATCH[0]
+    return [f"{obj.__name__}.{name}" for obj, name, _ in getattr(patch, "_setattr", ()) if isinstance(obj, ModuleType)]
 
 
 def note_review(text: str) -> None:
@@ -93,7 +102,11 @@ def pytest_runtest_call(item: pytest.Item):
 
         limit = item.stash.get(TIMEOUT_S, 0.0)
         remote.deadline = time.monotonic() + max(limit - TIMEOUT_MARGIN, 0.1) if limit else None
-    result = yield
+    _PATCH[0] = getattr(item, "funcargs", {}).get("monkeypatch")
+    try:
+        result = yield
+    finally:
+        _PATCH[0] = None
     if remote is not None and item.nodeid in UNREMOTABLE:  # the test caught it, and would pass on an answer never checked
         from grader.remote.client import Unremotable
 

@@ -114,12 +114,16 @@ class Connection:
             why = "it closed the connection"
             self.closed_by_s = payload is None
         if type(reply) is not dict:
-            self.gone = (f"The process running the code under test ended or broke the protocol ({why}); the "
-                         "code called os._exit or sys.exit, crashed, or wrote to the tests' channel.")
-            raise Gone(self.gone)
+            raise Gone(self.broke(why))
         if "error" in reply:
             raise_error(reply)
         return reply
+
+    def broke(self, why: str) -> str:
+        """S ended or broke the protocol (`why`): no more calls go to it. What to tell."""
+        self.gone = (f"The process running the code under test ended or broke the protocol ({why}); the "
+                     "code called os._exit or sys.exit, crashed, or wrote to the tests' channel.")
+        return self.gone
 
     def left(self) -> float | None:
         """Seconds a call in S may take: what its test has left."""
@@ -322,6 +326,10 @@ class RemoteFunction:
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
         reply = self.module._kata_connection.request(message)
+        try:
+            reply["value"] = wire.with_views(reply.get("value"), tensors)
+        except wire.Broken as exc:
+            raise Gone(self.module._kata_connection.broke(str(exc))) from None
         _take_recorded(reply, self.called)
         changed = reply.get("changed") or {}
         for index, value in changed.items():
@@ -463,9 +471,15 @@ def _watcher() -> str | None:
     """What watches the calls made here, if anything: a mode open here (a test's own
     TorchFunctionMode or TorchDispatchMode), whose view of the calls S makes nothing here can give; None when the
     only ones open are a default device's and grader.testing.forbid's recorders, which what S
-    records is handed to. A profile function (sys.setprofile) watches calls too."""
+    records is handed to. A profile function (sys.setprofile) watches calls too, and so does a
+    module's attribute the test patched (``monkeypatch.setattr(torch, "finfo", ...)``): S has
+    its own modules, unpatched."""
     if sys.getprofile() is not None:
         return "a profile function (sys.setprofile)"
+    from grader.plugin.remote import patched_modules
+
+    if patched := patched_modules():
+        return f"the test's patch of {patched[0]}"
     from torch.overrides import _get_current_function_mode_stack
     from torch.utils._device import DeviceContext
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack

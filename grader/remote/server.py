@@ -138,7 +138,7 @@ class Server:
 
     def _answer(self, result, inputs, versions, ops, keep: bool) -> dict:
         outputs = _tensors(result)
-        reply = {"value": wire.plain(result), **_ops(ops),
+        reply = {"value": wire.as_views(wire.plain(result), inputs), **_ops(ops),
                  "changed": {i: t.detach() for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v},
                  "tracks": [o.requires_grad for o in outputs]}
         if keep and any(reply["tracks"]):

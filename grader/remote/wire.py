@@ -33,6 +33,7 @@ _HEADER = struct.Struct(">I")
 _ALIGN = 64
 _SCALARS = (type(None), bool, int, float, complex, str, torch.dtype, torch.device)
 _NDARRAY = "__ndarray__"  # a NumPy array crosses as {_NDARRAY: its tensor}
+_VIEW = "__view_of__"  # a result on an argument's storage crosses as {_VIEW: [its index, dtype, shape, stride, offset]}
 
 
 class Broken(Exception):
@@ -58,6 +59,47 @@ def plain(value):
     if isinstance(value, dict):
         return {plain_key(k): plain(v) for k, v in value.items()}
     raise TypeError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross to the other process")
+
+
+def as_views(value, arguments: list[torch.Tensor]):
+    """`value` (plain) with each tensor that lies on the storage of one of the call's tensor
+    `arguments` told as a view of it (`_VIEW`), not sent: the other side makes it a view of its
+    own argument, so memory shared in one process is shared in the other (a write into the
+    argument shows through the result, `data_ptr` says they share)."""
+    owners = {t.untyped_storage()._cdata: i for i, t in reversed(list(enumerate(arguments)))}
+
+    def walk(v):
+        if type(v) is torch.Tensor and (i := owners.get(v.untyped_storage()._cdata)) is not None:
+            return {_VIEW: [i, str(v.dtype).removeprefix("torch."), list(v.shape), list(v.stride()), v.storage_offset()]}
+        if type(v) in (tuple, list):
+            return type(v)(walk(x) for x in v)
+        if type(v) is dict and set(v) != {_NDARRAY}:
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value) if owners else value
+
+
+def with_views(value, arguments: list[torch.Tensor]):
+    """`value` as decoded, each `_VIEW` made the view of `arguments[index]`'s storage it tells
+    of (`as_views`); one that does not fit that storage breaks the frame."""
+
+    def walk(v):
+        if type(v) is dict and set(v) == {_VIEW}:
+            try:
+                index, name, shape, stride, offset = v[_VIEW]
+                storage = arguments[int(index)].untyped_storage()
+                return torch.empty(0, dtype=_dtype(name), device=storage.device).set_(
+                    storage, int(offset), [int(n) for n in shape], [int(n) for n in stride])
+            except (ValueError, TypeError, IndexError, RuntimeError) as exc:
+                raise Broken(f"a view of an argument that is not one ({type(exc).__name__}: {str(exc)[:200]})") from None
+        if type(v) in (tuple, list):
+            return type(v)(walk(x) for x in v)
+        if type(v) is dict:
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
 
 
 def plain_key(key):
@@ -96,8 +138,9 @@ def encode(message) -> bytes:
 
     def tensor(t: torch.Tensor) -> int:
         nonlocal offset
-        if t.device.type == "meta":
-            tensors.append([str(t.dtype).removeprefix("torch."), list(t.shape), list(t.stride()), 0, -1, "meta"])
+        if t.device.type == "meta":  # no bytes: its storage's size, so its offset and strides stay as they are
+            tensors.append([str(t.dtype).removeprefix("torch."), list(t.shape), list(t.stride()), t.storage_offset(),
+                            t.untyped_storage().nbytes(), "meta"])
             return len(tensors) - 1
         storage = t.untyped_storage()
         key = (storage.data_ptr(), storage.nbytes())
@@ -161,7 +204,8 @@ def _tensor(entry, data: memoryview, storages: dict) -> torch.Tensor:
     name, shape, stride, storage_offset, at, nbytes = entry
     dtype, shape, stride = _dtype(name), [int(n) for n in shape], [int(n) for n in stride]
     if nbytes == "meta":
-        return torch.empty_strided(shape, stride, dtype=dtype, device="meta")
+        storage = torch.UntypedStorage(int(at), device="meta")
+        return torch.empty(0, dtype=dtype, device="meta").set_(storage, int(storage_offset), shape, stride)
     at, nbytes = int(at), int(nbytes)
     if not (0 <= at and 0 <= nbytes and at + nbytes <= len(data)):
         raise Broken("a tensor's bytes lie outside the frame")

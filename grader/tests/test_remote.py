@@ -118,6 +118,27 @@ def test_data_crosses_with_its_layout_and_nothing_else_does():
         wire.encode(torch.nn.Parameter(torch.zeros(1)))  # a subclass of Tensor is not data
 
 
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_a_result_on_an_arguments_storage_comes_back_as_a_view_of_the_callers_argument(device):
+    """S's copy of x is a copy; a result on its storage is made a view of the caller's x, with
+    the same offset and strides, so writes into x show through it as they would in one process."""
+    x = torch.arange(40.0, device=device).reshape(10, 4)[3:]
+    there = wire.decode(wire.encode([x]))[0]  # the argument as S has it
+    result = {"windows": there.as_strided((3, 4, 2), (4, 1, 4), there.storage_offset() + 4), "copy": there.clone()}
+    back = wire.with_views(wire.decode(wire.encode(wire.as_views(wire.plain(result), [there]))), [x])
+    windows = back["windows"]
+    assert (windows.shape, windows.stride(), windows.storage_offset()) == ((3, 4, 2), (4, 1, 4), 16)
+    assert windows.untyped_storage()._cdata == x.untyped_storage()._cdata
+    assert back["copy"].untyped_storage()._cdata != x.untyped_storage()._cdata
+    if device == "cpu":  # (a meta tensor has no values, and no end that a view could pass)
+        x[1, 0] = -1.0  # element 16 of the storage: the first of the windows
+        assert windows[0, 0, 0] == -1.0
+        with pytest.raises(wire.Broken, match="not one"):  # a view past the end of the caller's storage
+            wire.with_views({wire._VIEW: [0, "float32", [10], [1], 39]}, [x])
+    with pytest.raises(wire.Broken, match="not one"):  # of an argument there is not
+        wire.with_views({wire._VIEW: [1, "float32", [1], [1], 0]}, [x])
+
+
 @pytest.mark.parametrize("payload", [
     pickle.dumps({"a": 1}),  # a pickle is never read
     wire._HEADER.pack(9) + b'{"v": 1}',  # a header longer than the frame
