@@ -384,7 +384,7 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     # here), or, where none are named (the kit's own answer's run), any that turned out so.
     deferred = job.fallback or frozenset()
     writer = pipe.PipeWriter(channel_fd, hold=(lambda result: result.nodeid in deferred) if job.fallback is not None
-                             else _cannot_run_remotely)
+                             else _cannot_run_remotely, guarded=False)
     # The connection's descriptor is the plugin's from here: it closes it at the session's end, and S ends.
     status = _pytest(job, limits, writer, "--kata-remote-fd", f"{here.detach()}:{memory}:{code}",
                      "--kata-reference", str(job.remote), plugins=[_Defer(deferred)])
@@ -517,7 +517,12 @@ def _environment(job: Job) -> None:
     })
     import tempfile
 
+    import hypothesis.configuration
+
     tempfile.tempdir = None  # found again from TMPDIR
+    # Hypothesis keeps a cache of the constants in the sources it reads: in the run's own home,
+    # not in the grader's working folder, which it picked when the parent imported it.
+    hypothesis.configuration.set_hypothesis_home_dir(os.path.join(home, ".hypothesis"))
     os.chdir(job.workdir)
     kit = Path(__file__).resolve().parents[2]
     sys.path[:] = [str(job.workdir)] + [p for p in sys.path if p and Path(p).resolve() != kit]

@@ -18,6 +18,7 @@ from types import ModuleType
 import pytest
 
 CONNECTION = pytest.StashKey["object"]()
+TIMING = pytest.StashKey[bool]()  # whether the session runs a test that times calls (marked speed)
 TIMEOUT_MARGIN = 0.5  # seconds S's limit on a call leaves before the test's own
 
 # The tests that used something of the code under test that cannot cross (class grading runs
@@ -81,8 +82,13 @@ def connection(config: pytest.Config):
             remote = Connection.spawn(config.rootpath)
         kit = config.getoption("kata_reference")
         remote.kit = Path(kit) if kit else None
+        remote.timing = config.stash.get(TIMING, True)  # the protocol's cost is measured only for these
         config.stash[CONNECTION] = remote
     return config.stash[CONNECTION]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[TIMING] = any(item.get_closest_marker("speed") for item in session.items)
 
 
 @pytest.hookimpl(wrapper=True)

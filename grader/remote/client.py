@@ -67,8 +67,10 @@ class Connection:
         self.gone: str | None = None
         self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
         self.go_frame = wire.encode({"op": "go"})
-        # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more (`calibrate`).
+        # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more
+        # (`calibrate`), measured where the session's tests time calls (`timing`).
         self.overhead: tuple[float, float] | None = None
+        self.timing = True
         self.ahead: _Ahead | None = None  # the next timed call's inputs, written already
 
     @classmethod
@@ -187,7 +189,7 @@ class Connection:
 
     def cost(self, copies: int) -> float:
         """The protocol's cost of a timed call on `copies` inputs (`calibrate`)."""
-        one, each = self.overhead or (0.0, 0.0)
+        one, each = self.overhead
         return one + each * (copies - 1)
 
     def free(self, handle: int) -> None:
@@ -348,6 +350,9 @@ class RemoteFunction:
         __tracebackhide__ = True
         start = READ[0]  # this process's time from the clock's reading before this call is counted out
         connection = self.module._kata_connection
+        if connection.overhead is None:  # not measured, and it cannot be now: the learner's code is in S
+            raise RuntimeError("a call was timed in a test not marked speed (@pytest.mark.speed): the protocol's "
+                               "cost is measured before the code under test is loaded, where such tests run")
         size = sum(t.untyped_storage().nbytes() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)
                    and t.device.type == "cpu")
         # Calls too short to time one at a time run `copies` times in a row, on as many fresh inputs.
@@ -536,7 +541,7 @@ def _fresh(tree):
 def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mutant: Path | None,
          file: Path | None, source: Path) -> RemoteModule:
     """The module under test, imported in S; its import error raised here (grader.plugin.target)."""
-    if connection.overhead is None:  # before anything of the learner's is in S
+    if connection.overhead is None and connection.timing:  # before anything of the learner's is in S
         connection.calibrate()
     reply = connection.request({
         "op": "load", "root": str(root), "lesson": name, "stem": stem, "tree": tree,

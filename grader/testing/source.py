@@ -17,6 +17,7 @@ where the code does not hide from it, and other modules.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -41,15 +42,29 @@ def spelled(files: Iterable[Path], functions: Iterable[str], words: frozenset[st
     file's definitions replace an earlier one's, as a mutant's replace the reference's), and the
     definitions they reach by name, name one of `words` (normalised: `normalise`). A module
     class's ``...Loss`` suffix is left out in the comparison (``nn.CrossEntropyLoss``)."""
+    # A test checks the same functions many times over: each file is read once while unchanged.
+    return list(_spelled(tuple(_stamp(Path(file)) for file in files), tuple(functions), words))
+
+
+def _stamp(file: Path) -> tuple[str, int, int]:
+    try:
+        stat = file.stat()
+    except OSError:
+        return str(file), -1, -1
+    return str(file), stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=256)
+def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...], words: frozenset[str]) -> tuple[Spelling, ...]:
     definitions: dict[str, tuple[ast.AST, str]] = {}
-    for file in files:
+    for file, _, _ in files:
         try:
-            tree = ast.parse(Path(file).read_text(encoding="utf-8"), str(file))
+            tree = ast.parse(Path(file).read_text(encoding="utf-8"), file)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # nothing read: nothing found
             continue
         for statement in tree.body:
             for name, node in _defines(statement):
-                definitions[name] = (node, str(file))
+                definitions[name] = (node, file)
     found: list[Spelling] = []
     todo, seen = list(functions), set()
     while todo:
@@ -64,7 +79,7 @@ def spelled(files: Iterable[Path], functions: Iterable[str], words: frozenset[st
             word = _word(sub)
             if word is not None and (normalise(word) in words or normalise(word).removesuffix("loss") in words):
                 found.append(Spelling(file, getattr(sub, "lineno", 0), word))
-    return sorted(set(found), key=lambda s: (s.file, s.line, s.word))
+    return tuple(sorted(set(found), key=lambda s: (s.file, s.line, s.word)))
 
 
 def _defines(statement: ast.stmt) -> list[tuple[str, ast.AST]]:
