@@ -54,10 +54,33 @@ def preload(grading: bool) -> int:
             importlib.import_module(name)
         except ImportError:
             pass  # a lesson that needs it will say so
+    _hypothesis_constants()
     import gc
 
     gc.freeze()  # the preloaded objects stay shared with the children (no copy-on-write by gc)
     return threads
+
+
+def _hypothesis_constants() -> None:
+    """Have hypothesis read the constants of the modules loaded so far now, once, not in every
+    run: it draws some examples from the literals in the local modules' source (the kit's among
+    them) and reads them at its first test (the same set either way: each run adds its own
+    modules'). Its cache of them goes to a folder that is then removed, not the working one."""
+    import tempfile
+    import warnings
+
+    import hypothesis.configuration
+    from hypothesis.errors import HypothesisSideeffectWarning
+    from hypothesis.internal.conjecture.providers import _get_local_constants
+
+    with tempfile.TemporaryDirectory(prefix="kata-hypothesis-") as scratch, warnings.catch_warnings():
+        # (it warns of storage touched while its pytest plugin, imported above, is initialising)
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
+        hypothesis.configuration.set_hypothesis_home_dir(scratch)
+        try:
+            _get_local_constants()
+        finally:
+            hypothesis.configuration.set_hypothesis_home_dir(None)
 
 
 def _modules_of(package) -> list[str]:
