@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import forking, signals
+from grader.grading import seccomp
 from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
 from grader.results import Outcome, RunResult, TestResult
@@ -377,6 +378,10 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
             os.close(fd)
         forking.end_child(lambda: _serve(job, limits, there, memory))
     there.close()
+    # The run's limits on memory and CPU hold here too, each process its own budget: what S sends
+    # is data, but data can ask for memory (a result expanded to any size, copied by a check) or
+    # time. Not the limit on a file's size: the log this process writes to is the one S fills.
+    _set_limits(limits, file_size=False)
     _environment(job)
     from grader.grading import pipe
 
@@ -484,6 +489,13 @@ class _Only:
 def _serve(job: Job, limits: Limits, there, memory: int) -> int:
     if not _behind_boundary(job, limits):
         return 71
+    try:  # its CPU time, and its ops, must all be its own processes' (grader.grading.seccomp)
+        seccomp.no_processes()
+    except Unavailable as error:
+        if job.view is not None:  # (--trusted: no boundary was asked for)
+            print(f"kata grade: the code's process could not be kept from making processes: {error}",
+                  file=sys.stderr, flush=True)
+            return 71
     _environment(job)
     from grader.remote.server import Server
 
@@ -537,10 +549,11 @@ def _pytest(job: Job, limits: Limits, writer, *extra: str, plugins: list = ()) -
     return pytest.main([*job.args, *timeout, *extra, *forking.PRELOADED], plugins=[writer, *plugins])
 
 
-def _set_limits(limits: Limits) -> None:
+def _set_limits(limits: Limits, file_size: bool = True) -> None:
     cpu = max(1, int(limits.cpu))
-    wanted = [(resource.RLIMIT_CPU, (cpu, cpu + 2)), (resource.RLIMIT_FSIZE, (limits.file_size,) * 2),
-              (resource.RLIMIT_CORE, (0, 0))]
+    wanted = [(resource.RLIMIT_CPU, (cpu, cpu + 2)), (resource.RLIMIT_CORE, (0, 0))]
+    if file_size:
+        wanted.append((resource.RLIMIT_FSIZE, (limits.file_size,) * 2))
     try:  # the budget comes on top of what the preloaded parent already maps (torch, above all)
         with open("/proc/self/statm") as f:
             address_space = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

@@ -10,7 +10,10 @@ an error, raised here as its built-in type with the learner's frames as its trac
 
 from __future__ import annotations
 
+import linecache
+import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -63,6 +66,7 @@ class Connection:
         self.kit: Path | None = None  # the kit whose answers timed results are checked against (None: the tests' root)
         self.process = process  # S, when this process started it
         self.to_free: list[int] = []
+        self.roots: tuple[Path, ...] = ()  # the folders of the learner's files (resolved): what an error's frames may name
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
         self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
@@ -118,7 +122,7 @@ class Connection:
         if type(reply) is not dict:
             raise Gone(self.broke(why))
         if "error" in reply:
-            raise_error(reply)
+            raise_error(reply, self.roots)
         return reply
 
     def broke(self, why: str) -> str:
@@ -201,8 +205,9 @@ class Connection:
         return load(self, root, name, stem, tree, mutant, file, source)
 
 
-def raise_error(reply: dict):
-    """Raise S's error here: as its built-in type, with the learner's frames as its traceback."""
+def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
+    """Raise S's error here: as its built-in type, with the learner's frames as its traceback
+    (only frames in files under `roots`, the learner's folders: `_learners_file`)."""
     __tracebackhide__ = True
     record = reply["error"]
     if not isinstance(record, dict):
@@ -216,7 +221,8 @@ def raise_error(reply: dict):
         exc.kata_timeout = True
     elif kind is SyntaxError and isinstance(record.get("syntax"), list) and len(record["syntax"]) == 5:
         msg, filename, lineno, offset, text = record["syntax"]
-        exc = SyntaxError(str(msg), (str(filename), int(lineno), int(offset), str(text)))
+        filename = str(filename) if _learners_file(str(filename), roots) else "<the code under test>"
+        exc = SyntaxError(str(msg), (filename, int(lineno), int(offset), str(text)[:wire.MAX_TEXT]))
     else:
         exc = kind(message) if name == kind.__name__ else kind(f"{message}" if message else name)
         if kind is not RuntimeError and name != kind.__name__:
@@ -225,19 +231,22 @@ def raise_error(reply: dict):
             exc.errno = record["errno"]
     for note in record.get("notes", [])[:10]:
         exc.add_note(str(note))
-    raise exc.with_traceback(_traceback(record.get("frames", [])))
+    frames = record.get("frames", [])
+    raise exc.with_traceback(_traceback(frames if isinstance(frames, list) else [], roots))
 
 
-def _traceback(frames):
+def _traceback(frames: list, roots: tuple[Path, ...]):
     """A traceback whose entries are the learner's frames (file, line, function), made by raising
-    from code compiled at that file and line, so every tool that reads frames reads them."""
+    from code compiled at that file and line, so every tool that reads frames reads them. A
+    frame whose file is not the learner's is left out: S names the files, and what reads a
+    traceback here reads its files' lines (pytest's report among them)."""
     tb = None
     for entry in reversed(frames[-wire.MAX_FRAMES:]):
         try:
             filename, lineno, name = str(entry[0]), int(entry[1]), str(entry[2])
         except (TypeError, ValueError, IndexError):
             continue
-        if not 0 < lineno < 1_000_000:
+        if not 0 < lineno < 1_000_000 or not _learners_file(filename, roots):
             continue
         code = compile("\n" * (lineno - 1) + "raise __kata_exc__", filename, "exec")
         code = code.replace(co_name=name[:200], co_qualname=name[:200])
@@ -252,6 +261,38 @@ def _traceback(frames):
 
 class _Marker(Exception):
     pass
+
+
+MAX_SOURCE = 1 << 20  # bytes of a learner's file read for its lines
+
+
+def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
+    """Whether `filename`, named by S, is a regular file of the learner's, under `roots`; its
+    lines are then read once, now, into linecache, where every reader of frames finds them and
+    none opens the path again (S may change what it leads to meanwhile). The file opened is
+    checked, not its name: no link, no device, nothing outside the learner's folders."""
+    if filename in linecache.cache and len(linecache.cache[filename]) == 4 and linecache.cache[filename][1] is None:
+        return True  # read already, by this check
+    if not roots or not filename.startswith("/") or "\0" in filename:
+        return False
+    try:
+        fd = os.open(filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return False
+    try:
+        opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        info = os.fstat(fd)
+        if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE
+                or not any(opened.is_relative_to(root) for root in roots)):
+            return False
+        data = os.read(fd, MAX_SOURCE + 1)[:MAX_SOURCE]
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+    linecache.cache[filename] = (len(data), None, lines, filename)  # no mtime: never read again from disk
+    return True
 
 
 # --- the module and its functions ------------------------------------------------------------
@@ -543,10 +584,12 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
     """The module under test, imported in S; its import error raised here (grader.plugin.target)."""
     if connection.overhead is None and connection.timing:  # before anything of the learner's is in S
         connection.calibrate()
+    roots = {source.parent, *([mutant.parent] if mutant else [])}
+    connection.roots = tuple(p.resolve() for p in roots)
     reply = connection.request({
         "op": "load", "root": str(root), "lesson": name, "stem": stem, "tree": tree,
         "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,
-        "roots": [str(p) for p in {source.parent, *([mutant.parent] if mutant else [])}],
+        "roots": [str(p) for p in roots],
     })
     return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
                         _reference(connection.kit or root, name, stem), (source, *([mutant] if mutant else [])))

@@ -16,6 +16,8 @@ import random
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
+from grader.remote import wire
+
 SIZE = 256 << 20  # bytes; the inputs of a timed call that do not fit travel in its message
 _ALIGN = 64
 _SPREAD = 4 << 20  # bytes of room where a timed call's inputs may start
@@ -39,11 +41,10 @@ class Shared:
 
     def _view(self, offset: int, nbytes: int, dtype: torch.dtype, shape, stride, storage_offset: int) -> torch.Tensor:
         """The tensor whose storage is the `nbytes` at `offset` (a multiple of its item size)."""
-        view = torch.empty(0, dtype=dtype, device="cpu").set_(
+        if offset % dtype.itemsize or not wire.fits(nbytes, dtype.itemsize, shape, stride, storage_offset):
+            raise ValueError("a tensor reaching outside its storage, or larger than a frame")
+        return torch.empty(0, dtype=dtype, device="cpu").set_(
             self.bytes.untyped_storage(), offset // dtype.itemsize + storage_offset, shape, stride)
-        if view.numel() and (view.storage_offset() * dtype.itemsize < offset or _last_byte(view) > offset + nbytes):
-            raise ValueError("a tensor reaching outside its storage")
-        return view
 
     def _describe(self, t: torch.Tensor, offset: int) -> dict:
         return {_KEY: [offset, t.untyped_storage().nbytes(), t.dtype, list(t.shape), list(t.stride()),
@@ -80,7 +81,7 @@ class Shared:
     def resolve(self, tree):
         """S's side: `tree` with each placed tensor a view of the shared memory."""
         leaves, spec = tree_flatten(tree, is_leaf=_is_placed)
-        found = []
+        found, copied = [], 0
         for leaf in leaves:
             if _is_placed(leaf):
                 offset, nbytes, dtype, shape, stride, storage_offset, grad = leaf[_KEY]
@@ -122,7 +123,7 @@ class Shared:
         """T's side: `tree` with each tensor S placed copied out; a place outside the memory, or
         not a place, is refused (ValueError)."""
         leaves, spec = tree_flatten(tree, is_leaf=_is_placed)
-        found = []
+        found, copied = [], 0
         for leaf in leaves:
             if _is_placed(leaf):
                 try:
@@ -131,17 +132,14 @@ class Shared:
                         raise ValueError("outside the shared memory")
                     view = self._view(int(offset), int(nbytes), dtype, [int(n) for n in shape],
                                       [int(n) for n in stride], int(storage_offset))
+                    copied += view.numel() * dtype.itemsize
+                    if copied > SIZE:  # each copy is dense: expanded views could ask for any amount
+                        raise ValueError("results larger, copied out, than the shared memory")
                     leaf = view.clone()
                 except (ValueError, TypeError, RuntimeError) as exc:
                     raise ValueError(f"a result placed wrongly in shared memory: {exc}") from None
             found.append(leaf)
         return tree_unflatten(found, spec)
-
-
-def _last_byte(view: torch.Tensor) -> int:
-    """One past the last byte `view` reads (negative strides do not exist in torch)."""
-    last = view.storage_offset() + sum((n - 1) * s for n, s in zip(view.shape, view.stride()))
-    return (last + 1) * view.dtype.itemsize
 
 
 def _is_placed(leaf) -> bool:

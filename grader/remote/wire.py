@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import socket
 import struct
 import traceback
@@ -89,9 +90,11 @@ def with_views(value, arguments: list[torch.Tensor]):
             try:
                 index, name, shape, stride, offset = v[_VIEW]
                 storage = arguments[int(index)].untyped_storage()
-                return torch.empty(0, dtype=_dtype(name), device=storage.device).set_(
-                    storage, int(offset), [int(n) for n in shape], [int(n) for n in stride])
-            except (ValueError, TypeError, IndexError, RuntimeError) as exc:
+                dtype, shape, stride, offset = _dtype(name), [int(n) for n in shape], [int(n) for n in stride], int(offset)
+                if storage.device.type != "meta" and not fits(storage.nbytes(), dtype.itemsize, shape, stride, offset):
+                    raise ValueError("it does not lie within the argument's storage")  # set_ would grow the argument's
+                return torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, shape, stride)
+            except (ValueError, TypeError, IndexError, RuntimeError, Broken) as exc:
                 raise Broken(f"a view of an argument that is not one ({type(exc).__name__}: {str(exc)[:200]})") from None
         if type(v) in (tuple, list):
             return type(v)(walk(x) for x in v)
@@ -100,6 +103,18 @@ def with_views(value, arguments: list[torch.Tensor]):
         return v
 
     return walk(value)
+
+
+def fits(nbytes: int, itemsize: int, shape: list[int], stride: list[int], offset: int) -> bool:
+    """Whether a tensor of `shape` and `stride`, from element `offset`, reads only the `nbytes`
+    of its storage (so making it neither reads past nor grows the storage) and holds at most
+    MAX_FRAME bytes of elements (so copying it, expanded, cannot take this process's memory)."""
+    if offset < 0 or len(shape) != len(stride) or any(n < 0 for n in shape) or any(s < 0 for s in stride):
+        return False
+    if 0 in shape:
+        return offset * itemsize <= nbytes
+    last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
+    return (last + 1) * itemsize <= nbytes and math.prod(shape) * itemsize <= MAX_FRAME
 
 
 def plain_key(key):
@@ -206,15 +221,17 @@ def _tensor(entry, data: memoryview, storages: dict) -> torch.Tensor:
     if nbytes == "meta":
         storage = torch.UntypedStorage(int(at), device="meta")
         return torch.empty(0, dtype=dtype, device="meta").set_(storage, int(storage_offset), shape, stride)
-    at, nbytes = int(at), int(nbytes)
+    at, nbytes, storage_offset = int(at), int(nbytes), int(storage_offset)
     if not (0 <= at and 0 <= nbytes and at + nbytes <= len(data)):
         raise Broken("a tensor's bytes lie outside the frame")
+    if not fits(nbytes, dtype.itemsize, shape, stride, storage_offset):
+        raise Broken(f"a tensor of shape {shape[:8]} and strides {stride[:8]} that its {nbytes} bytes do not hold")
     storage = storages.get(at)
     if storage is None or storage.nbytes() != nbytes:
         storage = torch.frombuffer(bytearray(data[at:at + nbytes]), dtype=torch.uint8).untyped_storage() if nbytes \
             else torch.UntypedStorage(0, device="cpu")
         storages[at] = storage
-    return torch.empty(0, dtype=dtype, device="cpu").set_(storage, int(storage_offset), shape, stride)
+    return torch.empty(0, dtype=dtype, device="cpu").set_(storage, storage_offset, shape, stride)
 
 
 def _tree(v, tensors: list[torch.Tensor], depth: int):

@@ -174,6 +174,13 @@ def assert_expected_score(graded: dict, name: str, expected: dict) -> None:
     assert (lessons["99_other"]["points"], lessons["99_other"]["state"]) == (4.0, "done"), lessons["99_other"]
 
 
+def test_an_error_from_the_codes_process_shows_no_line_of_a_file_it_cannot_see(graded_remote: dict) -> None:
+    """names_files_it_cannot_see: the frames its errors' records name in the kit's answer and a
+    classmate's file are left out by the tests' process, which alone can read them."""
+    record = json.dumps(graded_remote["students"]["names_files_it_cannot_see"])
+    assert "BEGIN SOLUTION" not in record and "a + b" not in record, record
+
+
 def test_a_link_to_the_solution_is_not_taken(graded: dict) -> None:
     record = graded["students"]["symlink_to_solution"]
     demo = next(entry for entry in record["lessons"] if entry["lesson"] == "98_demo")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import time
 
@@ -139,7 +140,18 @@ def test_a_result_on_an_arguments_storage_comes_back_as_a_view_of_the_callers_ar
         wire.with_views({wire._VIEW: [1, "float32", [1], [1], 0]}, [x])
 
 
+def _frame(entry: list, data: bytes = b"") -> bytes:
+    """A frame holding one tensor described by `entry` (dtype, shape, strides, offset, where its
+    bytes lie, how many), with `data` as its bytes."""
+    header = json.dumps({"v": ["t", 0], "t": [entry]}).encode()
+    return wire._HEADER.pack(len(header)) + header + data
+
+
 @pytest.mark.parametrize("payload", [
+    _frame(["float32", [2 ** 28], [1], 0, 0, 0]),  # no bytes, a large shape: an empty storage grown to fit
+    _frame(["float32", [2 ** 29], [0], 0, 0, 4], bytes(4)),  # one element expanded to 2 GiB, copied by any check
+    _frame(["float32", [2], [-1], 1, 0, 8], bytes(8)),  # a negative stride
+    _frame(["float32", [2], [1], 1, 0, 8], bytes(8)),  # one element past its bytes
     pickle.dumps({"a": 1}),  # a pickle is never read
     wire._HEADER.pack(9) + b'{"v": 1}',  # a header longer than the frame
     wire.encode(1).replace(b"1", b'["x", 1]', 1),  # an unknown tag
@@ -149,6 +161,55 @@ def test_a_result_on_an_arguments_storage_comes_back_as_a_view_of_the_callers_ar
 def test_a_frame_that_is_not_plain_data_is_refused(payload):
     with pytest.raises(wire.Broken):
         wire.decode(payload)
+
+
+def test_a_timed_result_is_copied_out_of_shared_memory_only_where_it_lies_and_at_a_bounded_size():
+    from grader.remote import shared
+
+    memory = shared.Shared(shared.create())
+    x = torch.arange(6.0)
+    memory.bytes[64:88].copy_(x.view(torch.uint8))
+    assert torch.equal(memory.take({shared._KEY: [64, 24, torch.float32, [2, 3], [3, 1], 0, False]}), x.view(2, 3))
+    for placed in ([64, 24, torch.float32, [7], [1], 0, False],  # past its bytes
+                   [64, 64, torch.float32, [2 ** 29], [0], 0, False],  # one element expanded to 2 GiB
+                   [shared.SIZE - 8, 16, torch.float32, [4], [1], 0, False]):  # past the memory's end
+        with pytest.raises(ValueError, match="placed wrongly"):
+            memory.take({shared._KEY: placed})
+
+
+def test_an_errors_frames_name_only_the_learners_files(tmp_path):
+    """S names the files of an error's frames; only a regular file under the learner's folder is
+    kept, read once into linecache, so that no reader of the traceback here opens any other."""
+    import linecache
+
+    from grader.remote import client
+
+    mine, elsewhere = tmp_path / "lesson", tmp_path / "kit"
+    mine.mkdir()
+    elsewhere.mkdir()
+    (mine / "demo.py").write_text("def add(a, b):\n    raise ValueError('no')\n")
+    (elsewhere / "answer.py").write_text("SECRET = 1\n")
+    (mine / "link.py").symlink_to(elsewhere / "answer.py")
+    roots = (mine.resolve(),)
+    for name in ("link.py", "../kit/answer.py", "missing.py"):
+        assert not client._learners_file(str(mine / name), roots), name
+    assert not client._learners_file("/dev/zero", roots)
+    assert not client._learners_file(str(elsewhere / "answer.py"), roots)
+    assert client._learners_file(str(mine / "demo.py"), roots)
+    (mine / "demo.py").write_text("changed\n")  # read once: what S does to it later is not read
+    assert linecache.getline(str(mine / "demo.py"), 2) == "    raise ValueError('no')\n"
+    with pytest.raises(ValueError) as caught:
+        client.raise_error({"error": {"type": "ValueError", "name": "ValueError", "message": "no",
+                                      "frames": [(str(elsewhere / "answer.py"), 1, "f"), (str(mine / "demo.py"), 2, "add")]}},
+                           roots)
+    assert [entry.tb_frame.f_code.co_filename for entry in _entries(caught.value.__traceback__)][-1:] == [str(mine / "demo.py")]
+    assert str(elsewhere / "answer.py") not in [e.tb_frame.f_code.co_filename for e in _entries(caught.value.__traceback__)]
+
+
+def _entries(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def test_cpu_time_is_read_from_outside_and_a_process_that_ends_mid_call_is_refused():

@@ -1,8 +1,10 @@
 """expect: points=4 state=done
+remote: points=0 state=broken
 
 Starts a process in a session of its own (out of the run's process group) and leaves it
 running; the test checks that no such process outlives the grading. @MARKER@ (filled in by the
-test) marks its command line, as the run's /proc and PIDs are not the grader's."""
+test) marks its command line, as the run's /proc and PIDs are not the grader's. Under --remote
+the code's process can make no process (grader/grading/seccomp.py): its import fails."""
 
 import subprocess
 
