@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from grader.files import remove_tree
 from grader.grading.classtables import summary_table
@@ -685,6 +686,44 @@ def test_the_probe_finds_the_boundary_here(tmp_path: Path) -> None:
     view = isolation.View.for_grading(kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run",
                                       hidden=(tmp_path,), disk=16 << 20, processes=32)
     assert isolation.probe(view) is None
+
+
+def test_the_codes_process_under_remote_makes_threads_but_no_process() -> None:
+    """grader/grading/seccomp.py, in a child of this process: fork, posix_spawn and subprocess
+    fail with EPERM; a thread and torch's own threads run."""
+    from grader.grading import seccomp
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        seen = []
+        try:
+            os.close(read)
+            seccomp.no_processes()
+            for name, make in (("fork", os.fork), ("spawn", lambda: os.posix_spawn("/bin/true", ["true"], {})),
+                               ("subprocess", lambda: subprocess.run(["true"]))):
+                try:
+                    make()
+                    seen.append(f"{name} made a process")
+                except PermissionError:
+                    seen.append(f"{name} refused")
+            done = []
+            thread = threading.Thread(target=lambda: done.append(True))
+            thread.start()
+            thread.join()
+            torch.set_num_threads(2)
+            x = torch.ones(300, 300)
+            seen += [f"thread {done}", f"torch {float((x @ x)[0, 0])}"]
+        except BaseException as exc:
+            seen.append(repr(exc))
+        finally:
+            os.write(write, json.dumps(seen).encode())
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        seen = json.loads(pipe.read() or "[]")
+    os.waitpid(pid, 0)
+    assert seen == ["fork refused", "spawn refused", "subprocess refused", "thread [True]", "torch 300.0"]
 
 
 def test_the_grader_walks_and_removes_any_tree_without_following_links(tmp_path: Path) -> None:
