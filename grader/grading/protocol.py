@@ -7,7 +7,8 @@ one JSON line:
     {"collected": {"tests": [TestInfo...], "errors": [CollectError...]}}   once, before any test
     {"test": TestResult}                                                    after each teardown
     {"tamper": ["torch.testing.assert_close was replaced", ...]}
-    {"review": ["stable_softmax's source names softmax ...", ...]}       --remote: for a person to read
+    {"review": ["test_x: the source of stable_softmax names a built-in its test forbids (...) ..."]}
+                                                          --remote: for a person to read
     {"code_ended": {"returncode": int}}        --remote: the code's process ended while its tests ran
     {"finish": {"exitstatus": int}}
 

@@ -203,6 +203,12 @@ class Grading:
                          "", fallback=None) for lesson in self.lessons]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
+            # Where the kit's own answer or data broke the protocol, its tests would all fall back, unseen.
+            refused = [t.nodeid for t in run.tests if t.failure is not None and t.failure.exception == "Refused"]
+            if run.code_returncode is not None or refused:
+                raise KitError(f"lesson {job.tag[0]}: " + (f"the code's process could not read what {refused[0]} sent it"
+                               if refused else f"the code's process ended (status {run.code_returncode}) while the "
+                               "kit's answer's tests called it") + ":\n" + run.output[-2000:])
             if run.review:  # the source check would flag every student who writes it as the kit does
                 raise KitError(f"lesson {job.tag[0]}: the kit's answer is flagged by the check of its source: "
                                + "; ".join(run.review))

@@ -52,6 +52,10 @@ class Unremotable(AssertionError):
         note_unremotable()
 
 
+class Refused(AssertionError):
+    """S could not read what the tests sent: the kit's error, not the learner's."""
+
+
 class Gone(AssertionError):
     """S ended, or broke the protocol: the code under test can answer no more calls."""
 
@@ -212,6 +216,8 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
     record = reply["error"]
     if not isinstance(record, dict):
         raise Gone("the process running the code under test sent an error that is not one")
+    if reply.get("refused"):
+        raise Refused(str(record.get("message", "")))
     if reply.get("unremotable"):
         raise Unremotable(f"{record.get('message', '')}: the tests cannot check this result from another process")
     message, name = str(record.get("message", "")), str(record.get("name", ""))

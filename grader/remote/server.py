@@ -55,11 +55,18 @@ class Server:
         keep_freed_memory()  # as the tests' process does: no call pays for faulting its buffers in again
         while True:
             try:
-                request = wire.receive(self.sock)
+                payload = wire.receive_payload(self.sock)
             except (wire.Broken, OSError):
                 return
-            if request is None:
+            if payload is None:
                 return
+            try:
+                request = wire.decode(payload)
+            except wire.Broken as exc:  # the tests' own data, which the frame's checks refuse: say so there
+                wire.send(self.sock, {"error": wire.error_record(RuntimeError(f"the code's process could not read a "
+                                                                             f"request of the tests: {exc}"), ()),
+                                      "refused": True})
+                continue
             for handle in request.get("free", ()):
                 self.graphs.pop(handle, None)
             try:

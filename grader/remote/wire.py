@@ -62,6 +62,22 @@ def plain(value):
     raise TypeError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross to the other process")
 
 
+def _map_tree(value, leaf):
+    """`value` with each part that `leaf` answers (anything but _DESCEND) replaced by its answer;
+    tuples, lists and dicts it does not answer are walked, the rest kept."""
+    answer = leaf(value)
+    if answer is not _DESCEND:
+        return answer
+    if type(value) in (tuple, list):
+        return type(value)(_map_tree(v, leaf) for v in value)
+    if type(value) is dict:
+        return {k: _map_tree(v, leaf) for k, v in value.items()}
+    return value
+
+
+_DESCEND = object()
+
+
 def as_views(value, arguments: list[torch.Tensor]):
     """`value` (plain) with each tensor that lies on the storage of one of the call's tensor
     `arguments` told as a view of it (`_VIEW`), not sent: the other side makes it a view of its
@@ -69,40 +85,32 @@ def as_views(value, arguments: list[torch.Tensor]):
     argument shows through the result, `data_ptr` says they share)."""
     owners = {t.untyped_storage()._cdata: i for i, t in reversed(list(enumerate(arguments)))}
 
-    def walk(v):
+    def leaf(v):
         if type(v) is torch.Tensor and (i := owners.get(v.untyped_storage()._cdata)) is not None:
             return {_VIEW: [i, str(v.dtype).removeprefix("torch."), list(v.shape), list(v.stride()), v.storage_offset()]}
-        if type(v) in (tuple, list):
-            return type(v)(walk(x) for x in v)
-        if type(v) is dict and set(v) != {_NDARRAY}:
-            return {k: walk(x) for k, x in v.items()}
-        return v
+        return v if type(v) is dict and set(v) == {_NDARRAY} else _DESCEND  # (an array is a copy already)
 
-    return walk(value) if owners else value
+    return _map_tree(value, leaf) if owners else value
 
 
 def with_views(value, arguments: list[torch.Tensor]):
     """`value` as decoded, each `_VIEW` made the view of `arguments[index]`'s storage it tells
     of (`as_views`); one that does not fit that storage breaks the frame."""
 
-    def walk(v):
-        if type(v) is dict and set(v) == {_VIEW}:
-            try:
-                index, name, shape, stride, offset = v[_VIEW]
-                storage = arguments[int(index)].untyped_storage()
-                dtype, shape, stride, offset = _dtype(name), [int(n) for n in shape], [int(n) for n in stride], int(offset)
-                if storage.device.type != "meta" and not fits(storage.nbytes(), dtype.itemsize, shape, stride, offset):
-                    raise ValueError("it does not lie within the argument's storage")  # set_ would grow the argument's
-                return torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, shape, stride)
-            except (ValueError, TypeError, IndexError, RuntimeError, Broken) as exc:
-                raise Broken(f"a view of an argument that is not one ({type(exc).__name__}: {str(exc)[:200]})") from None
-        if type(v) in (tuple, list):
-            return type(v)(walk(x) for x in v)
-        if type(v) is dict:
-            return {k: walk(x) for k, x in v.items()}
-        return v
+    def leaf(v):
+        if not (type(v) is dict and set(v) == {_VIEW}):
+            return _DESCEND
+        try:
+            index, name, shape, stride, offset = v[_VIEW]
+            storage = arguments[int(index)].untyped_storage()
+            dtype, shape, stride, offset = _dtype(name), [int(n) for n in shape], [int(n) for n in stride], int(offset)
+            if storage.device.type != "meta" and not fits(storage.nbytes(), dtype.itemsize, shape, stride, offset):
+                raise ValueError("it does not lie within the argument's storage")  # set_ would grow the argument's
+            return torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, shape, stride)
+        except (ValueError, TypeError, IndexError, RuntimeError, Broken) as exc:
+            raise Broken(f"a view of an argument that is not one ({type(exc).__name__}: {str(exc)[:200]})") from None
 
-    return walk(value)
+    return _map_tree(value, leaf)
 
 
 def fits(nbytes: int, itemsize: int, shape: list[int], stride: list[int], offset: int) -> bool:
@@ -111,8 +119,8 @@ def fits(nbytes: int, itemsize: int, shape: list[int], stride: list[int], offset
     MAX_FRAME bytes of elements (so copying it, expanded, cannot take this process's memory)."""
     if offset < 0 or len(shape) != len(stride) or any(n < 0 for n in shape) or any(s < 0 for s in stride):
         return False
-    if 0 in shape:
-        return offset * itemsize <= nbytes
+    if 0 in shape:  # reads nothing, and grows nothing, wherever it starts
+        return True
     last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
     return (last + 1) * itemsize <= nbytes and math.prod(shape) * itemsize <= MAX_FRAME
 
@@ -266,12 +274,6 @@ def send(sock: socket.socket, message) -> int:
     payload = encode(message)
     sock.sendall(_LENGTH.pack(len(payload)) + payload)
     return len(payload)
-
-
-def receive(sock: socket.socket):
-    """The next message, or None when the other side has closed the connection."""
-    payload = receive_payload(sock)
-    return None if payload is None else decode(payload)
 
 
 def receive_payload(sock: socket.socket) -> bytes | None:

@@ -300,11 +300,13 @@ def test_shards_merge_into_one_class(graded: dict, tmp_path: Path) -> None:
     assert rows == {"correct": "8", "partial": "6", "syntax_error": "4"}
 
 
-def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: Path) -> None:
-    """The tamper checks must never flag a correct student: grade the reference solutions."""
+@pytest.mark.parametrize("mode", [[], ["--remote"]], ids=["default", "remote"])
+def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: Path, mode: list[str]) -> None:
+    """The tamper checks must never flag a correct student: grade the reference solutions. (With
+    --remote, the grading first runs them to find the fallbacks, and stops on a kit error.)"""
     student = tmp_path / "class" / "reference" / "exercises"
     shutil.copytree(ROOT / "solutions", student, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2")
+    proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2", *mode)
     assert proc.returncode == 0, proc.stderr
     record = json.loads((tmp_path / "results" / "students" / "reference.json").read_text())
     unfinished = [entry for entry in record["lessons"] if entry["state"] != "done"]

@@ -163,6 +163,35 @@ def test_a_frame_that_is_not_plain_data_is_refused(payload):
         wire.decode(payload)
 
 
+def test_a_request_the_codes_process_cannot_read_is_answered_as_an_error_and_it_goes_on():
+    import os
+    import socket
+
+    from grader.remote import client, shared
+    from grader.remote.server import Server
+
+    here, there = socket.socketpair()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - S
+        try:
+            here.close()
+            Server(there, shared.create()).serve()
+        finally:
+            os._exit(0)
+    there.close()
+    try:
+        here.sendall(wire._LENGTH.pack(len(_frame(["float32", [9], [1], 0, 0, 0]))) + _frame(["float32", [9], [1], 0, 0, 0]))
+        reply = wire.decode(wire.receive_payload(here))
+        assert reply["refused"] and "could not read a request" in reply["error"]["message"]
+        with pytest.raises(client.Refused, match="could not read a request"):  # the kit's error, told as such
+            client.raise_error(reply)
+        wire.send(here, {"op": "get", "module": 0, "name": "x"})  # and it still answers
+        assert wire.decode(wire.receive_payload(here))["error"]["type"] == "KeyError"
+    finally:
+        here.close()
+        os.waitpid(child, 0)
+
+
 def test_a_timed_result_is_copied_out_of_shared_memory_only_where_it_lies_and_at_a_bounded_size():
     from grader.remote import shared
 
