@@ -179,6 +179,7 @@ class RunResult:
     ended: str | None = None  # class grading: why the run did not finish normally, in words
     # class grading, --remote: how the code's process ended (as `returncode`), where it ended while its tests ran
     code_returncode: int | None = None
+    code_overran: bool = False  # ... because the tests' process stopped it: a call ran past its limit
     tampering: list[str] = field(default_factory=list)  # class grading: what the guard or the channel saw
     review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (no points lost)
     output: str = ""

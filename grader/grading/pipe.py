@@ -71,9 +71,10 @@ class PipeWriter:
         if problems:
             self._send(protocol.tamper_event(problems))
 
-    def code_ended(self, returncode: int) -> None:
-        """The code's process, in another (--remote), ended so while its tests still called it."""
-        self._send(protocol.code_ended_event(returncode))
+    def code_ended(self, returncode: int, overran: bool = False) -> None:
+        """The code's process, in another (--remote), ended so while its tests still called it (or
+        was stopped: `overran`)."""
+        self._send(protocol.code_ended_event(returncode, overran))
 
     def finish(self) -> None:
         """The end of a run whose end was held back, once its session had one."""

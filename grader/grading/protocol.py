@@ -9,7 +9,8 @@ one JSON line:
     {"tamper": ["torch.testing.assert_close was replaced", ...]}
     {"review": ["test_x: the source of stable_softmax names a built-in its test forbids (...) ..."]}
                                                           --remote: for a person to read
-    {"code_ended": {"returncode": int}}        --remote: the code's process ended while its tests ran
+    {"code_ended": {"returncode": int, "overran": bool}}
+                                  --remote: the code's process ended (was stopped) while its tests ran
     {"finish": {"exitstatus": int}}
 
 (the objects as grader.results writes them with to_json). The child's side is `encode`; the
@@ -54,8 +55,8 @@ def review_event(notes: list[str]) -> bytes:
     return encode("review", list(notes))
 
 
-def code_ended_event(returncode: int) -> bytes:
-    return encode("code_ended", {"returncode": int(returncode)})
+def code_ended_event(returncode: int, overran: bool = False) -> bytes:
+    return encode("code_ended", {"returncode": int(returncode), "overran": bool(overran)})
 
 
 def finish_event(exitstatus: int) -> bytes:
@@ -107,7 +108,8 @@ class Reader:
         elif kind == "code_ended":
             try:
                 self.run.code_returncode = int(payload["returncode"])
-            except (KeyError, TypeError, ValueError):
+                self.run.code_overran = payload.get("overran") is True
+            except (KeyError, TypeError, ValueError, AttributeError):
                 self._tamper("an unreadable 'code_ended' event appeared on the results channel", once=False)
         elif kind == "finish":
             try:

@@ -89,6 +89,9 @@ def why_ended(run: RunResult, limits: Limits) -> str | None:
     signum = -returncode if returncode is not None and returncode < 0 else None
     if run.stopped:
         return f"stopped after {limits.wall:g} s, the time limit for a lesson (something loops or waits)"
+    if run.code_overran:
+        return ("stopped: a call of its code ran past its time limit with the alarm that ends it switched off "
+                "or blocked")
     if signum == signal.SIGXCPU or (signum == signal.SIGKILL and run.cpu_seconds >= limits.cpu):
         return f"used up its {limits.cpu:g} s of CPU time and was stopped"
     if signum == signal.SIGXFSZ:
@@ -395,17 +398,20 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
                      "--kata-reference", str(job.remote), plugins=[_Defer(deferred)])
     writer.send(*_checked_inside(writer.held, ask_write, answer_read, fallback))
     if (returncode := _how_the_code_ended(code)) is not None:
-        writer.code_ended(returncode)
+        from grader.plugin.remote import CODE_OVERRAN
+
+        writer.code_ended(returncode, overran=CODE_OVERRAN[0])
     writer.finish()
     return status
 
 
 def _how_the_code_ended(code: int) -> int | None:
     """How the code's process ended (an exit status, or minus the signal), where it closed its
-    end of the connection while its tests still called it; None where it did not, or lives on."""
-    from grader.plugin.remote import CODE_GONE
+    end of the connection while its tests still called it, or this process stopped it; None
+    where it did not, or lives on."""
+    from grader.plugin.remote import CODE_GONE, CODE_OVERRAN
 
-    if not CODE_GONE[0]:
+    if not (CODE_GONE[0] or CODE_OVERRAN[0]):
         return None
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:

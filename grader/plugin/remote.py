@@ -33,9 +33,11 @@ _PATCH: list[pytest.MonkeyPatch | None] = [None]  # the running test's `monkeypa
 REVIEW: dict[str, dict[str, None]] = {}  # test -> its notes, each once, in order
 
 
-# Whether the code's process closed its end while the tests still called it (class grading then
-# says how that process ended, grader.grading.sandbox).
+# Whether the code's process closed its end while the tests still called it, and whether this
+# process stopped it, a call having run past its limit (class grading then says how that process
+# ended, grader.grading.sandbox).
 CODE_GONE: list[bool] = [False]
+CODE_OVERRAN: list[bool] = [False]
 
 
 def note_unremotable() -> None:
@@ -83,6 +85,7 @@ def connection(config: pytest.Config):
         kit = config.getoption("kata_reference")
         remote.kit = Path(kit) if kit else None
         remote.timing = config.stash.get(TIMING, True)  # the protocol's cost is measured only for these
+        remote.grace = TIMEOUT_MARGIN / 2  # S has until its call's limit, and this; the test, until after
         config.stash[CONNECTION] = remote
     return config.stash[CONNECTION]
 
@@ -124,5 +127,5 @@ def pytest_runtest_call(item: pytest.Item):
 def pytest_unconfigure(config: pytest.Config) -> None:
     remote = config.stash.get(CONNECTION, None)
     if remote is not None:
-        CODE_GONE[0] = remote.closed_by_s
+        CODE_GONE[0], CODE_OVERRAN[0] = remote.closed_by_s, remote.overran
         remote.close()

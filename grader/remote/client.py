@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -74,6 +75,8 @@ class Connection:
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
         self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
+        self.grace = 0.25  # seconds past a call's limit (`left`) that S may take to answer before it is stopped
+        self.overran = False  # S was stopped so
         self.go_frame = wire.encode({"op": "go"})
         # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more
         # (`calibrate`), measured where the session's tests time calls (`timing`).
@@ -110,6 +113,9 @@ class Connection:
         if self.to_free:
             message = {**message, "free": self.to_free}
             payload, self.to_free = None, []
+        # S stops a call at its limit with an alarm; code that switched the alarm off or blocks it
+        # in C does not stop, and would hold every later test: stopped here, it answers no more.
+        self.sock.settimeout(None if self.deadline is None else self.left() + self.grace)
         try:
             with _disable_current_modes():  # moving data runs ops that are not the learner's
                 if payload is None:
@@ -118,6 +124,9 @@ class Connection:
                     self.sock.sendall(wire._LENGTH.pack(len(payload)) + payload)
                 payload = wire.receive_payload(self.sock)
                 reply = None if payload is None else wire.decode(payload)
+        except TimeoutError:
+            self.stop()
+            raise Gone(self.gone) from None
         except (wire.Broken, OSError) as exc:
             reply, why = None, str(exc)
         else:
@@ -128,6 +137,18 @@ class Connection:
         if "error" in reply:
             raise_error(reply, self.roots)
         return reply
+
+    def stop(self) -> None:
+        """Stop S, and every process under it (its PID namespace's init among them), for good."""
+        self.overran = True
+        self.gone = ("The code under test ran past its time limit with the alarm that stops it switched off or "
+                     "blocked; its process was stopped, and can answer no more calls.")
+        if self.root is not None:
+            for pid in reversed(cputime.processes(self.root)):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def broke(self, why: str) -> str:
         """S ended or broke the protocol (`why`): no more calls go to it. What to tell."""

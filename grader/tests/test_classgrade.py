@@ -418,11 +418,15 @@ def test_why_a_run_ended_early(returncode, stopped, finished, cpu, words) -> Non
     assert (said is None) if words is None else (words in said), said
 
 
-@pytest.mark.parametrize("code, words", [(-11, "killed by SIGSEGV"), (0, "os._exit"), (3, "exit status 3"),
-                                         (-25, "wrote more than")])
+@pytest.mark.parametrize("code, words", [
+    ({"returncode": -11}, "killed by SIGSEGV"), ({"returncode": 0}, "os._exit"), ({"returncode": 3}, "exit status 3"),
+    ({"returncode": -25}, "wrote more than"), ({"returncode": -9, "overran": True}, "ran past its time limit"),
+    ({"returncode": -9, "overran": 1}, "killed by SIGKILL"),  # (only true is true)
+])
 def test_under_remote_a_run_ends_as_its_codes_process_did(code, words) -> None:
-    """The tests' process finished; the code's had ended while they ran (grader.grading.sandbox)."""
-    result = channel(COLLECTED, {"code_ended": {"returncode": code}}, {"finish": {"exitstatus": 1}})
+    """The tests' process finished; the code's had ended while they ran, or was stopped by the
+    tests' process (grader.grading.sandbox)."""
+    result = channel(COLLECTED, {"code_ended": code}, {"finish": {"exitstatus": 1}})
     result.returncode = 0
     assert words in why_ended(result, Limits())
 

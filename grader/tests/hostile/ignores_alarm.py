@@ -1,7 +1,9 @@
-"""expect: points=0 state=stopped problem=time limit for a lesson
-remote: points=0 state=in progress
+"""expect: points=0 state=stopped problem=time limit
+remote: points=0 state=stopped problem=a call of its code ran past its time limit
 
-add() switches off the per-test timeout's alarm, then loops: only the parent's wall clock stops it."""
+add() switches off the per-test timeout's alarm, then loops: only the parent's wall clock stops
+it. Under --remote the tests' process stops the code's when a call has run past its limit; the
+tests after it fail at once (scale() is right, but its process is gone)."""
 
 import signal
 
