@@ -53,7 +53,7 @@ def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInf
         result = reported.get(test.nodeid)
         if result is not None:
             result = replace(result, max_points=test.max_points, public=test.public)
-        if result is None and test.nodeid in skipped:  # never counts, run or not
+        if test.nodeid in skipped:  # never counts, run or not, whatever the run says of it
             result = _unreported(test, Outcome.SKIPPED, "skipped on this machine")
         elif result is None:
             result = _unreported(test, Outcome.ERROR,

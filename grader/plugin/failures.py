@@ -41,7 +41,15 @@ def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     report.kata_failure = None
-    if call.excinfo is not None and report.failed:
+    if call.excinfo is not None and report.skipped and isinstance(call.excinfo.value, pytest.skip.Exception):
+        frame = _last_frame_in(call.excinfo.value, code_of(item))
+        if frame is not None:  # a test counts for its points only where the kit skips it, not the learner
+            at = where(frame, item.config)
+            message = (f"{item.name} was skipped by the code under test ({shown(frame, item.config)}), and a test "
+                       f"the code skips counts as failed: finish the code instead of skipping its test.")
+            report.outcome, report.longrepr = "failed", message
+            report.kata_failure = Failure(None, "Skipped", message, at)
+    if call.excinfo is not None and report.failed and report.kata_failure is None:
         failure, message = diagnose(item, call.excinfo)
         report.kata_failure = failure
         if message is not None:

@@ -159,6 +159,16 @@ def test_a_torch_ops_not_implemented_error_on_the_learners_line_is_a_failure_not
     assert "TODO" not in result.stdout.str()
 
 
+def test_a_skip_raised_by_the_learners_code_is_a_failure(kit):
+    """Only the kit skips tests: a test skipped out of the learner's code would leave the maximum."""
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
+        "return a + b", "import pytest\n    pytest.skip('later')"))
+    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
+    assert_outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["*test_add was skipped by the code under test (add (exercises/98_demo/demo.py:9)*"
+                                 "counts as failed*"])
+
+
 def test_a_missing_function_is_named(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(STUB.replace("def add(", "def plus("))
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
