@@ -3,6 +3,7 @@
     python benchmarks/class_grading.py                      100 students, every lesson, all cores
     python benchmarks/class_grading.py --students 20 --jobs 2 --no-speed
     python benchmarks/class_grading.py --students 8 --jobs 1 --no-speed --versus-trusted 3
+    python benchmarks/class_grading.py --remote             the same class, graded with --remote
 
 Student i is, by i % 4: correct (every lesson the reference), partial (even lessons the reference,
 odd ones the untouched stub), untouched (the stubs as handed out) or broken (every lesson the
@@ -60,6 +61,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--keep", type=Path, help="build and grade the class here, and keep it")
+    parser.add_argument("--remote", action="store_true", help="grade with --remote (the tests' checks apart)")
     for other in ("trusted", "remote"):
         parser.add_argument(f"--versus-{other}", type=int, metavar="R",
                             help=f"grade R times as by default and R times with --{other}, alternately")
@@ -72,7 +74,7 @@ def main() -> int:
             if rounds:
                 versus(folder, args, other, rounds)
                 return 0
-        wall = grade(folder, folder / "results", args, [])
+        wall = grade(folder, folder / "results", args, ["--remote"] if args.remote else [])
         report(folder, wall, args)
     finally:
         if not args.keep:
@@ -124,7 +126,8 @@ def report(folder: Path, wall: float, args: argparse.Namespace) -> None:
     in_tests = sum(r["test_seconds"] for r in runs.values())
     fixed = wall - in_runs / args.jobs
     print(f"class: {args.students} students x 10 lessons ({', '.join(KINDS)} in turn), "
-          f"{'no speed tests' if args.no_speed else 'speed tests included'}, --jobs {args.jobs}, {os.cpu_count()} cores")
+          f"{'no speed tests' if args.no_speed else 'speed tests included'}, --jobs {args.jobs}, {os.cpu_count()} cores"
+          + (", --remote" if args.remote else ""))
     print(f"wall time: {wall:.0f} s = {wall / args.students:.2f} s per student")
     print(f"lesson runs: {len(runs)} distinct submissions of {args.students * 10} (identical ones run once)")
     print(f"time in runs: {in_runs:.0f} s, of which {in_tests:.0f} s inside tests; overhead beyond the tests "
