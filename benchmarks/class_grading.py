@@ -96,6 +96,25 @@ def versus(folder: Path, args: argparse.Namespace, other: str, rounds: int) -> N
     for mode, w in walls.items():
         print(f"{mode}: min {best[mode]:.1f} s ({', '.join(f'{x:.1f}' for x in w)})")
     print(f"{other} / default: {best[other] / best['default']:.3f}")
+    # The wall time holds fixed costs (the stubs' runs, and --remote's trial of the kit's answers);
+    # each lesson's run of the first correct student, its least over the rounds, holds none.
+    runs = {mode: lesson_seconds(folder, mode, rounds) for mode in walls}
+    print(f"a correct student's lesson runs, least of {rounds} each (s): lesson, default, {other}, ratio")
+    for lesson in sorted(runs["default"]):
+        print(f"  {lesson} {runs['default'][lesson]:.2f} {runs[other][lesson]:.2f} "
+              f"{runs[other][lesson] / runs['default'][lesson]:.2f}")
+    total = {mode: sum(seconds.values()) for mode, seconds in runs.items()}
+    print(f"  all {total['default']:.2f} {total[other]:.2f} {total[other] / total['default']:.2f}")
+
+
+def lesson_seconds(folder: Path, mode: str, rounds: int) -> dict[str, float]:
+    """The seconds each lesson's run of student 0 (correct) took, the least over the rounds."""
+    best: dict[str, float] = {}
+    for round_ in range(rounds):
+        record = json.loads((folder / f"results-{mode}-{round_}" / "students" / f"s000_{KINDS[0]}.json").read_text())
+        for entry in record["lessons"]:
+            best[entry["lesson"]] = min(best.get(entry["lesson"], float("inf")), entry["seconds"])
+    return best
 
 
 def grade(folder: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> float:
