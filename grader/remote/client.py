@@ -291,6 +291,7 @@ class _Marker(Exception):
 
 
 MAX_SOURCE = 1 << 20  # bytes of a learner's file read for its lines
+_READ: dict[str, Path] = {}  # the learner's files read so (name as S gave it: the file opened)
 
 
 def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
@@ -298,8 +299,8 @@ def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
     lines are then read once, now, into linecache, where every reader of frames finds them and
     none opens the path again (S may change what it leads to meanwhile). The file opened is
     checked, not its name: no link, no device, nothing outside the learner's folders."""
-    if filename in linecache.cache and len(linecache.cache[filename]) == 4 and linecache.cache[filename][1] is None:
-        return True  # read already, by this check
+    if filename in _READ and filename in linecache.cache:  # read already, by this check
+        return any(_READ[filename].is_relative_to(root) for root in roots)
     if not roots or not filename.startswith("/") or "\0" in filename:
         return False
     try:
@@ -319,6 +320,7 @@ def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
         os.close(fd)
     lines = data.decode("utf-8", "replace").splitlines(keepends=True)
     linecache.cache[filename] = (len(data), None, lines, filename)  # no mtime: never read again from disk
+    _READ[filename] = opened
     return True
 
 

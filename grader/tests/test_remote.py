@@ -223,6 +223,9 @@ def test_an_errors_frames_name_only_the_learners_files(tmp_path):
     for name in ("link.py", "../kit/answer.py", "missing.py"):
         assert not client._learners_file(str(mine / name), roots), name
     assert not client._learners_file("/dev/zero", roots)
+    import linecache as cache
+    cache.cache["/generated/by/a/library.py"] = (9, None, ["SECRET = 1\n"], "/generated/by/a/library.py")
+    assert not client._learners_file("/generated/by/a/library.py", roots)  # in linecache, not the learner's
     assert not client._learners_file(str(elsewhere / "answer.py"), roots)
     assert client._learners_file(str(mine / "demo.py"), roots)
     (mine / "demo.py").write_text("changed\n")  # read once: what S does to it later is not read
