@@ -81,7 +81,7 @@ class Shared:
     def resolve(self, tree):
         """S's side: `tree` with each placed tensor a view of the shared memory."""
         leaves, spec = tree_flatten(tree, is_leaf=_is_placed)
-        found, copied = [], 0
+        found = []
         for leaf in leaves:
             if _is_placed(leaf):
                 offset, nbytes, dtype, shape, stride, storage_offset, grad = leaf[_KEY]

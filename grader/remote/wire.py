@@ -62,6 +62,9 @@ def plain(value):
     raise TypeError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross to the other process")
 
 
+_DESCEND = object()  # what a `_map_tree` leaf function answers for a part it leaves to the walk
+
+
 def _map_tree(value, leaf):
     """`value` with each part that `leaf` answers (anything but _DESCEND) replaced by its answer;
     tuples, lists and dicts it does not answer are walked, the rest kept."""
@@ -73,9 +76,6 @@ def _map_tree(value, leaf):
     if type(value) is dict:
         return {k: _map_tree(v, leaf) for k, v in value.items()}
     return value
-
-
-_DESCEND = object()
 
 
 def as_views(value, arguments: list[torch.Tensor]):
