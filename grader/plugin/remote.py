@@ -85,7 +85,6 @@ def connection(config: pytest.Config):
         kit = config.getoption("kata_reference")
         remote.kit = Path(kit) if kit else None
         remote.timing = config.stash.get(TIMING, True)  # the protocol's cost is measured only for these
-        remote.grace = TIMEOUT_MARGIN / 2  # S has until its call's limit, and this; the test, until after
         config.stash[CONNECTION] = remote
     return config.stash[CONNECTION]
 

@@ -26,6 +26,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
+from grader.plugin.remote import TIMEOUT_MARGIN
 from grader.remote import cputime, server, shared, wire
 from grader.testing.forbid import FUNCTIONS_OPEN, OPEN, OpCall
 from grader.testing.speed import ELSEWHERE, EXCLUDED, READ, TIMING, clock
@@ -75,7 +76,9 @@ class Connection:
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
         self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
-        self.grace = 0.25  # seconds past a call's limit (`left`) that S may take to answer before it is stopped
+        # Seconds past a call's limit (`left`) that S may take to answer before it is stopped: less
+        # than the margin S's limit leaves before the test's own, so the test still ends with its line.
+        self.grace = TIMEOUT_MARGIN / 2
         self.overran = False  # S was stopped so
         self.go_frame = wire.encode({"op": "go"})
         # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more
