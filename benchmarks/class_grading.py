@@ -3,7 +3,7 @@
     python benchmarks/class_grading.py                      100 students, every lesson, all cores
     python benchmarks/class_grading.py --students 20 --jobs 2 --no-speed
     python benchmarks/class_grading.py --students 8 --jobs 1 --no-speed --versus-trusted 3
-    python benchmarks/class_grading.py --remote             the same class, graded with --remote
+    python benchmarks/class_grading.py --in-process         the same class, graded with --in-process
 
 Student i is, by i % 4: correct (every lesson the reference), partial (even lessons the reference,
 odd ones the untouched stub), untouched (the stubs as handed out) or broken (every lesson the
@@ -17,8 +17,9 @@ collection, fixtures' setup outside tests, reporting), plus the parent's fixed c
 
 --versus-trusted R grades the same class 2R times instead, alternately behind the namespaces
 and with --trusted (no OS boundary), and prints the minimum wall time of each and their ratio:
-what the boundary costs, measured side by side. --versus-remote R does the same with --remote
-(the tests' checks in a process of their own): what that costs.
+what the boundary costs, measured side by side. --versus-in-process R does the same with
+--in-process (the tests' checks in the student's process, not in one of their own): what
+keeping the checks apart saves (the ratio in-process / default).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("correct", "partial", "untouched", "broken")
+OTHERS = ("trusted", "in-process")  # --versus-OTHER: the default against `kata grade --OTHER`
 
 
 def build_class(folder: Path, students: int) -> None:
@@ -61,20 +63,21 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--keep", type=Path, help="build and grade the class here, and keep it")
-    parser.add_argument("--remote", action="store_true", help="grade with --remote (the tests' checks apart)")
-    for other in ("trusted", "remote"):
+    parser.add_argument("--in-process", action="store_true", help="grade with --in-process (the tests' checks "
+                        "in the student's process)")
+    for other in OTHERS:
         parser.add_argument(f"--versus-{other}", type=int, metavar="R",
                             help=f"grade R times as by default and R times with --{other}, alternately")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="kata-bench-"))
     try:
         build_class(folder / "class", args.students)
-        for other in ("trusted", "remote"):
-            rounds = getattr(args, f"versus_{other}")
+        for other in OTHERS:
+            rounds = getattr(args, f"versus_{other.replace('-', '_')}")
             if rounds:
                 versus(folder, args, other, rounds)
                 return 0
-        wall = grade(folder, folder / "results", args, ["--remote"] if args.remote else [])
+        wall = grade(folder, folder / "results", args, ["--in-process"] if args.in_process else [])
         report(folder, wall, args)
     finally:
         if not args.keep:
@@ -96,7 +99,7 @@ def versus(folder: Path, args: argparse.Namespace, other: str, rounds: int) -> N
     for mode, w in walls.items():
         print(f"{mode}: min {best[mode]:.1f} s ({', '.join(f'{x:.1f}' for x in w)})")
     print(f"{other} / default: {best[other] / best['default']:.3f}")
-    # The wall time holds fixed costs (the stubs' runs, and --remote's trial of the kit's answers);
+    # The wall time holds fixed costs (the stubs' runs, and the default's trial of the kit's answers);
     # each lesson's run of the first correct student, its least over the rounds, holds none.
     runs = {mode: lesson_seconds(folder, mode, rounds) for mode in walls}
     print(f"a correct student's lesson runs, least of {rounds} each (s): lesson, default, {other}, ratio")
@@ -146,7 +149,7 @@ def report(folder: Path, wall: float, args: argparse.Namespace) -> None:
     fixed = wall - in_runs / args.jobs
     print(f"class: {args.students} students x 10 lessons ({', '.join(KINDS)} in turn), "
           f"{'no speed tests' if args.no_speed else 'speed tests included'}, --jobs {args.jobs}, {os.cpu_count()} cores"
-          + (", --remote" if args.remote else ""))
+          + (", --in-process" if args.in_process else ""))
     print(f"wall time: {wall:.0f} s = {wall / args.students:.2f} s per student")
     print(f"lesson runs: {len(runs)} distinct submissions of {args.students * 10} (identical ones run once)")
     print(f"time in runs: {in_runs:.0f} s, of which {in_tests:.0f} s inside tests; overhead beyond the tests "

@@ -1,6 +1,6 @@
 """``kata grade``: grade a whole class's .py work, without trusting it.
 
-    kata grade CLASS_DIR --out RESULTS_DIR [--jobs N] [--lessons ...] [--no-speed] [--shard I/N] [--remote] [--trusted]
+    kata grade CLASS_DIR --out RESULTS_DIR [--jobs N] [--lessons ...] [--no-speed] [--shard I/N] [--in-process] [--trusted]
     kata grade --merge RESULTS_DIR... --out RESULTS_DIR
 
 CLASS_DIR holds one folder per student, each with an ``exercises/`` tree (whole, partial or
@@ -58,10 +58,14 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="grade the I-th of N slices of the class (1 <= I <= N); merge them with --merge")
     parser.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     parser.add_argument("--force", action="store_true", help="grade again students whose files did not change")
-    parser.add_argument("--remote", action="store_true",
-                        help="run the tests, with their checks, in a process of their own, outside the boundary, and only "
-                        "the students' code behind it, answering their calls (docs/INSTRUCTORS.md); tests that drive "
-                        "the students' objects cannot run so yet and fail saying so")
+    checks = parser.add_mutually_exclusive_group()
+    checks.add_argument("--remote", dest="remote", action="store_true", default=True,
+                        help="(the default) run the tests, with their checks, in a process of their own, outside the "
+                        "boundary, and only the students' code behind it, answering their calls; the tests that cannot "
+                        "run so (the kit's answer shows which) run again in the student's process (docs/INSTRUCTORS.md)")
+    checks.add_argument("--in-process", dest="remote", action="store_false",
+                        help="run the tests, with their checks, in the student's process, behind the boundary: faster, "
+                        "and as trustworthy as checks made beside the code they check (docs/INSTRUCTORS.md)")
     parser.add_argument("--trusted", action="store_true",
                         help="run the students' code without the OS boundary (namespaces): only for work you trust, "
                         "on a machine where namespaces cannot be made")

@@ -34,15 +34,15 @@ from grader.runs import pytest_args
 
 SCHEMA = 1  # bump when a student's JSON changes meaning: every student is graded again
 ISOLATION_NONE = "none (--trusted): the students' code ran as your user, with your files and network"
-CHECKS_INSIDE = "in the student's process"
-CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls (--remote)"
+CHECKS_INSIDE = "in the student's process (--in-process)"
+CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls"
 
 
 class Grading:
     """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
 
     def __init__(self, root: Path, lessons: list[Lesson], out: Path, limits: Limits, *, speed: bool,
-                 jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False, remote: bool = False) -> None:
+                 jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False, remote: bool = True) -> None:
         self.root, self.lessons, self.out, self.limits, self.speed, self.jobs = root, lessons, out, limits, speed, jobs
         # What no run may see, besides the kit's answers: the class, the results.
         self.hidden = tuple(p.resolve() for p in (*hidden, out))
@@ -59,9 +59,9 @@ class Grading:
         self.skipped: dict[str, set[str]] = {}  # lesson -> the tests skipped on this machine (CUDA ones)
         self.scratch: Path | None = None  # where the grading copies are made
         self.submissions: dict[tuple[str, str], tuple[dict[str, bytes], str]] = {}  # see submission()
-        # --remote: lesson -> the tests that cannot run with the code in another process, as the
-        # kit's own answer shows (`find_fallbacks`); only these are run again in a student's
-        # process, and a student's code cannot add to them.
+        # The checks apart (not --in-process): lesson -> the tests that cannot run with the code
+        # in another process, as the kit's own answer shows (`find_fallbacks`); only these are
+        # run again in a student's process, and a student's code cannot add to them.
         self.fallbacks: dict[str, frozenset[str]] = {}
 
     @property
@@ -125,7 +125,7 @@ class Grading:
     def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str,
             fallback: frozenset[str] | None = frozenset()) -> Job:
         """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own;
-        under --remote, `fallback` names its tests that may run again in the student's process
+        with the checks apart, `fallback` names its tests that may run again in the student's process
         (None: any that cannot run remotely; by default those `find_fallbacks` found)."""
         home = self.scratch / f"{len(self.verdicts):05d}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         while home.exists():
@@ -192,7 +192,7 @@ class Grading:
             remove_tree(job.home)
 
     def find_fallbacks(self) -> None:
-        """--remote: run every lesson's own answer, to learn which of its tests cannot run with
+        """With the checks apart (not --in-process): run every lesson's own answer, to learn which of its tests cannot run with
         the code in another process (they drive the code's objects, or watch its calls by
         means that stay in one process): those, and only those, students get checked in their
         own process."""

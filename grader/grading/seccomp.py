@@ -1,4 +1,4 @@
-"""The code's process under ``kata grade --remote`` makes no process: a seccomp filter.
+"""The code's process under ``kata grade`` (its checks apart, the default) makes no process: seccomp.
 
 A timed call is timed by the CPU time of S's processes as the kernel counts it
 (grader.remote.cputime). A child the kernel reaps by itself (its parent ignores SIGCHLD) adds

@@ -39,7 +39,7 @@ from grader.tests.kits import ROOT, SOLUTION, write_lesson
 HOSTILE = Path(__file__).parent / "hostile"
 CORPUS = sorted(p.name.removesuffix(".py") for p in HOSTILE.iterdir() if p.suffix == ".py" or p.is_dir())
 EXPECT = re.compile(r'expect: points=(?P<points>\d+) state=(?P<state>[a-z ]+?)(?: problem=(?P<problem>[^"\n]+?))?(?:"""|$)', re.M)
-REMOTE = re.compile(EXPECT.pattern.replace("expect:", "^remote:", 1), re.M)  # with --remote, where it differs
+IN_PROCESS = re.compile(EXPECT.pattern.replace("expect:", "^in-process:", 1), re.M)  # with --in-process, where it differs
 
 # 98_demo's and 99_other's tests in this class: 4 points, one compared with torch's assert_close.
 CLASS_TESTS = '''\
@@ -81,12 +81,12 @@ def grade(kit: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-def expectation(name: str, remote: bool = False) -> dict:
+def expectation(name: str, in_process: bool = False) -> dict:
     path = HOSTILE / f"{name}.py" if (HOSTILE / f"{name}.py").is_file() else HOSTILE / name / "demo.py"
     text = path.read_text(encoding="utf-8")
     match = EXPECT.search(text)
     assert match, f"{path} has no 'expect: points=P state=S' line"
-    return ((remote and REMOTE.search(text)) or match).groupdict()
+    return ((in_process and IN_PROCESS.search(text)) or match).groupdict()
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +97,9 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded_remote(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The same class graded with --remote."""
-    return grade_the_corpus(tmp_path_factory.mktemp("class"), "--remote")
+def graded_in_process(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The same class graded with --in-process: the checks in the student's process."""
+    return grade_the_corpus(tmp_path_factory.mktemp("class"), "--in-process")
 
 
 def grade_the_corpus(base: Path, *options: str) -> dict:
@@ -159,8 +159,8 @@ def test_each_hostile_submission_gets_its_expected_score(graded: dict, name: str
 
 
 @pytest.mark.parametrize("name", CORPUS)
-def test_each_hostile_submission_gets_its_expected_score_with_the_checks_outside(graded_remote: dict, name: str) -> None:
-    assert_expected_score(graded_remote, name, expectation(name, remote=True))
+def test_each_hostile_submission_gets_its_expected_score_with_the_checks_inside(graded_in_process: dict, name: str) -> None:
+    assert_expected_score(graded_in_process, name, expectation(name, in_process=True))
 
 
 def assert_expected_score(graded: dict, name: str, expected: dict) -> None:
@@ -175,10 +175,10 @@ def assert_expected_score(graded: dict, name: str, expected: dict) -> None:
     assert (lessons["99_other"]["points"], lessons["99_other"]["state"]) == (4.0, "done"), lessons["99_other"]
 
 
-def test_an_error_from_the_codes_process_shows_no_line_of_a_file_it_cannot_see(graded_remote: dict) -> None:
+def test_an_error_from_the_codes_process_shows_no_line_of_a_file_it_cannot_see(graded: dict) -> None:
     """names_files_it_cannot_see: the frames its errors' records name in the kit's answer and a
     classmate's file are left out by the tests' process, which alone can read them."""
-    record = json.dumps(graded_remote["students"]["names_files_it_cannot_see"])
+    record = json.dumps(graded["students"]["names_files_it_cannot_see"])
     assert "BEGIN SOLUTION" not in record and "a + b" not in record, record
 
 
@@ -231,13 +231,13 @@ def running(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("mode", ["graded", "graded_remote"])
+@pytest.mark.parametrize("mode", ["graded", "graded_in_process"])
 def test_no_process_outlives_its_run(mode: str, request: pytest.FixtureRequest) -> None:
     graded = request.getfixturevalue(mode)
     assert not running(graded["marker"]), "the stray process a student started is still running"
 
 
-@pytest.mark.parametrize("mode", ["graded", "graded_remote"])
+@pytest.mark.parametrize("mode", ["graded", "graded_in_process"])
 def test_a_run_reaches_neither_the_network_nor_the_kit(mode: str, request: pytest.FixtureRequest) -> None:
     graded = request.getfixturevalue(mode)
     assert graded["heard"] == [], "a student's run reached a server on the loopback"
@@ -248,7 +248,9 @@ def test_a_run_reaches_neither_the_network_nor_the_kit(mode: str, request: pytes
     assert "isolation: Linux namespaces" in graded["proc"].stderr  # said before the grading starts
 
 
-def test_the_class_tables(graded: dict) -> None:
+def test_the_class_tables(graded_in_process: dict) -> None:
+    """(Graded --in-process, where the tamper checks flag what they catch.)"""
+    graded = graded_in_process
     out = graded["out"]
     rows = {row["student"]: row for row in csv.DictReader((out / "class.csv").open())}
     assert set(rows) == set(graded["students"])
@@ -300,10 +302,10 @@ def test_shards_merge_into_one_class(graded: dict, tmp_path: Path) -> None:
     assert rows == {"correct": "8", "partial": "6", "syntax_error": "4"}
 
 
-@pytest.mark.parametrize("mode", [[], ["--remote"]], ids=["default", "remote"])
+@pytest.mark.parametrize("mode", [[], ["--in-process"]], ids=["default", "in-process"])
 def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: Path, mode: list[str]) -> None:
-    """The tamper checks must never flag a correct student: grade the reference solutions. (With
-    --remote, the grading first runs them to find the fallbacks, and stops on a kit error.)"""
+    """The tamper checks must never flag a correct student: grade the reference solutions. (By
+    default the grading first runs them to find the fallbacks, and stops on a kit error.)"""
     student = tmp_path / "class" / "reference" / "exercises"
     shutil.copytree(ROOT / "solutions", student, ignore=shutil.ignore_patterns("__pycache__"))
     proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2", *mode)
@@ -332,7 +334,7 @@ def test_remote_flags_a_forbidden_builtin_its_source_names_that_its_run_hid(tmp_
     stable = lesson / "stable.py"
     stable.write_text(stable.read_text(encoding="utf-8") + HIDES_SOFTMAX, encoding="utf-8")
     proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2",
-                 "--lessons", "07_stable", "--remote")
+                 "--lessons", "07_stable")
     assert proc.returncode == 0, proc.stderr
     record = json.loads((tmp_path / "results" / "students" / "hider.json").read_text())
     hidden = [t for t in record["tests"] if "test_does_not_call_the_builtins[stable_softmax]" in t["name"]]
@@ -602,8 +604,10 @@ def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded
         f"subprocess.Popen(['sleep', {marker!r}])\n"
         "def add(a, b):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
         "def scale(x, k=2):\n    return x * k\n")
+    # --in-process: there the student's code may start the process that marks its run (the
+    # code's process apart makes none).
     command = [sys.executable, "-m", "grader", "--root", str(graded["kit"]), "grade", str(class_dir),
-               "--out", str(out), "--jobs", "1", "--timeout", "120"]
+               "--out", str(out), "--jobs", "1", "--timeout", "120", "--in-process"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -782,8 +786,8 @@ def test_what_is_shown_may_live_under_tmp(tmp_path: Path) -> None:
         remove_tree(shown)
 
 
-# Students who attack checks made in their own process: (source, points with --remote). The
-# first scores 4 of 4 without --remote; the second is caught there too, by the tamper check.
+# Students who attack checks made in their own process: (source, points by default). The
+# first scores 4 of 4 with --in-process; the second is caught there too, by the tamper check.
 FORGERS = {
     "equals_anything": ("class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
                        "def add(a, b):\n    return _Yes()\n\n\ndef scale(x, k=2):\n    return x * k\n", 2),
@@ -795,8 +799,8 @@ FORGERS = {
 }
 
 
-def test_remote_keeps_the_checks_out_of_the_students_process(graded: dict, tmp_path: Path) -> None:
-    """kata grade --remote: the tests run outside the boundary, the code behind it answers their
+def test_the_checks_stay_out_of_the_students_process(graded: dict, tmp_path: Path) -> None:
+    """kata grade, by default: the tests run outside the boundary, the code behind it answers their
     calls; a correct student keeps every point, and what forges checks in-process gets only
     what it answers right."""
     class_dir = tmp_path / "class"
@@ -804,7 +808,7 @@ def test_remote_keeps_the_checks_out_of_the_students_process(graded: dict, tmp_p
     for name, (source, _) in FORGERS.items():
         (class_dir / name / "exercises" / "98_demo").mkdir(parents=True)
         (class_dir / name / "exercises" / "98_demo" / "demo.py").write_text(source, encoding="utf-8")
-    proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--remote", "--lessons", "98_demo",
+    proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
                  *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert "checks: in a process of their own" in proc.stdout, proc.stdout
@@ -813,7 +817,7 @@ def test_remote_keeps_the_checks_out_of_the_students_process(graded: dict, tmp_p
         assert re.search(rf"^{name}\s+{points}\s+{points}$", proc.stdout, re.M), proc.stdout
 
 
-def test_remote_runs_the_tests_that_drive_objects_in_the_students_process_and_says_so(tmp_path: Path) -> None:
+def test_the_tests_that_drive_objects_run_in_the_students_process_and_say_so(tmp_path: Path) -> None:
     """A test that cannot run with the code in another process (it drives an object of the
     module) runs again behind the boundary, in the student's process; its points count and
     the summary says how many were checked there."""
@@ -826,7 +830,7 @@ def test_remote_runs_the_tests_that_drive_objects_in_the_students_process_and_sa
     lesson = tmp_path / "class" / "correct" / "exercises" / "98_demo"
     lesson.mkdir(parents=True)
     (lesson / "demo.py").write_text(answer.read_text(), encoding="utf-8")
-    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--remote", "--lessons", "98_demo",
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
                  *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
@@ -835,7 +839,7 @@ def test_remote_runs_the_tests_that_drive_objects_in_the_students_process_and_sa
     assert record["checked_inside"] == {"points": 1.0, "max_points": 1.0}
 
 
-def test_remote_falls_back_only_where_the_kits_own_answer_must(tmp_path: Path) -> None:
+def test_only_the_tests_the_kits_own_answer_cannot_run_apart_fall_back(tmp_path: Path) -> None:
     """A student whose function is an object (so its tests cannot call it remotely) does not get
     those tests checked in its own process, where an answer that equals anything would pass:
     only the tests the kit's answer cannot run remotely fall back."""
@@ -846,7 +850,7 @@ def test_remote_falls_back_only_where_the_kits_own_answer_must(tmp_path: Path) -
         "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
         "class _Add:\n    def __call__(self, a, b):\n        return _Yes()\n\n\nadd = _Add()\n\n\n"
         "def scale(x, k=2):\n    return x * k\n", encoding="utf-8")
-    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--remote", "--lessons", "98_demo",
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
                  *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^evader\s+2\s+2$", proc.stdout, re.M), proc.stdout  # test_scale's 2 points only

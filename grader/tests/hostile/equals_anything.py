@@ -1,5 +1,5 @@
-"""expect: points=2 state=in progress
-remote: points=0 state=in progress
+"""expect: points=0 state=in progress
+in-process: points=2 state=in progress
 
 add() returns an object that equals anything; scale() is wrong. Compared in the student's own
 process, the object passes both add tests; it cannot cross to a process of its own."""

@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=00000000
-remote: points=0 state=broken problem=wrote to the tests' channel
+"""expect: points=0 state=broken problem=wrote to the tests' channel
+in-process: points=0 state=tampered problem=00000000
 
 Both functions are wrong. Writes one 'tamper' event of 200,000 distinct problems into every
 open descriptor: a grader that compares each new problem with every one before it (a linear

@@ -1,12 +1,12 @@
-"""expect: points=4 state=done
-remote: points=0 state=in progress
+"""expect: points=0 state=in progress
+in-process: points=4 state=done
 
 Both functions are wrong. At import (the first test's setup) it finds the pytest session on
 the stack and writes a pass for every test it collected, then the end of the run, into every
 pipe it holds, and leaves at once, before any test has run: nothing is reported twice or after
 the end, and no check is left to run. In the student's own process this forgery succeeds, and
 nothing in that process can tell it from the real writer: this entry shows the limit of
-grading without --remote (docs/INSTRUCTORS.md). Under --remote the code's process has no
+grading with --in-process (docs/INSTRUCTORS.md). By default the code's process has no
 session and no channel to the grader; the tests' process checks its answers."""
 
 import json

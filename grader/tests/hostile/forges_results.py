@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=twice
-remote: points=0 state=broken problem=wrote to the tests' channel
+"""expect: points=0 state=broken problem=wrote to the tests' channel
+in-process: points=0 state=tampered problem=twice
 
 Both functions are wrong; passes for every test are written to every open file descriptor,
 in the hope that one of them is where the results go."""

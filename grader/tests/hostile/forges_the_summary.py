@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=classmate
-remote: points=0 state=broken problem=wrote to the tests' channel
+"""expect: points=0 state=broken problem=wrote to the tests' channel
+in-process: points=0 state=tampered problem=classmate
 
 Both functions are wrong. Writes a 'tamper' event whose text carries new lines and terminal
 escapes, to add lines of its own to summary.txt (blaming a classmate) and to rewrite the

@@ -1,8 +1,8 @@
-"""expect: points=0 state=stopped problem=time limit
-remote: points=0 state=stopped problem=a call of its code ran past its time limit
+"""expect: points=0 state=stopped problem=a call of its code ran past its time limit
+in-process: points=0 state=stopped problem=time limit
 
 add() switches off the per-test timeout's alarm, then loops: only the parent's wall clock stops
-it. Under --remote the tests' process stops the code's when a call has run past its limit; the
+it. By default the tests' process stops the code's when a call has run past its limit; the
 tests after it fail at once (scale() is right, but its process is gone)."""
 
 import signal

@@ -1,6 +1,6 @@
 """expect: points=2 state=in progress
 
-add() raises, and, where its errors cross to the tests' process as records (--remote), the
+add() raises, and, where its errors cross to the tests' process as records (the default), the
 record's frames name files the code cannot read but that process can: the kit's answer and a
 classmate's file, line by line, and /dev/zero. The tests' process keeps only frames in the
 student's own files: no line of those files reaches the results, and reading /dev/zero does not

@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=torch.allclose
-remote: points=4 state=done
+"""expect: points=4 state=done
+in-process: points=0 state=tampered problem=torch.allclose
 
 The answers are right; torch.allclose is replaced all the same. With the checks in a process of
 their own, the replacement reaches none of them."""

@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=torch.testing.assert_close
-remote: points=2 state=in progress
+"""expect: points=2 state=in progress
+in-process: points=0 state=tampered problem=torch.testing.assert_close
 
 scale() is wrong; replacing torch.testing.assert_close would let test_scale pass."""
 

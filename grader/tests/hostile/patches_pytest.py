@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=TestReport
-remote: points=0 state=in progress
+"""expect: points=0 state=in progress
+in-process: points=0 state=tampered problem=TestReport
 
 Both functions are wrong; every report pytest makes is turned into a pass."""
 

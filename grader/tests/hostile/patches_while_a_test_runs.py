@@ -1,5 +1,5 @@
-"""expect: points=0 state=tampered problem=torch.testing.assert_close
-remote: points=0 state=in progress
+"""expect: points=0 state=in progress
+in-process: points=0 state=tampered problem=torch.testing.assert_close
 
 scale() is wrong. It replaces torch.testing.assert_close as it returns, and puts it back when
 the test lets go of its result. The tamper check after the test runs first."""

@@ -1,5 +1,5 @@
-"""expect: points=2 state=in progress
-remote: points=0 state=in progress
+"""expect: points=0 state=in progress
+in-process: points=2 state=in progress
 
 scale() is wrong. The test module's own name `torch` is pointed at a stand-in whose
 testing.assert_close accepts anything (torch.testing.assert_close itself is untouched)."""

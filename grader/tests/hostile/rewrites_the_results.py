@@ -1,10 +1,10 @@
-"""expect: points=0 state=in progress
-remote: points=0 state=broken
+"""expect: points=0 state=broken
+in-process: points=0 state=in progress
 
 Both functions are wrong. Finds the results folder (--out) in the grader's command line and,
 at once and again from a daemon that outlives the run, writes full marks into every
 student's file and class.csv and turns its own file into a folder. The results are not in the
-run's view, and the daemon dies with the run's PID namespace. Under --remote the code's process
+run's view, and the daemon dies with the run's PID namespace. By default the code's process
 can make no process (grader/grading/seccomp.py): its import fails at the fork."""
 
 import json

@@ -1,10 +1,10 @@
-"""expect: points=4 state=done
-remote: points=0 state=in progress
+"""expect: points=0 state=in progress
+in-process: points=4 state=done
 
 Every answer is worked out in a child process that the kernel reaps by itself (SIGCHLD
 ignored), as a student would to hide a slow loop: such a child's CPU time adds to no process's,
 and its ops are recorded only in its own copy of the recorder. In the student's own process
-that is merely a slow right answer. The code's process under --remote can make threads but no
+that is merely a slow right answer. By default the code's process can make threads but no
 process (grader/grading/seccomp.py): the fork fails, and so does every call."""
 
 import os
