@@ -361,6 +361,30 @@ class RemoteModule(ModuleType):
                           "so they cannot run while the code under test is kept in another one")
 
 
+    def _kata_scenario(self, fn, args: tuple, kwargs: dict):
+        """Run the scenario `fn` (grader.testing.scenario) in S, on this module there; what it returns."""
+        __tracebackhide__ = True
+        watcher = _watcher()
+        if watcher is not None:
+            raise Unremotable(f"the scenario {fn.__name__} was run under {watcher}, which watches the calls made in "
+                              "this process: its test cannot run while the code under test is kept in another one")
+        connection = self._kata_connection
+        try:
+            message = {"op": "scenario", "module": self._kata_key, "file": fn.__code__.co_filename, "name": fn.__name__,
+                       "args": wire.plain(args), "kwargs": wire.plain(kwargs), **_recording(),
+                       "timeout": connection.left(), "defaults": _defaults()}
+        except TypeError as exc:  # the kit's test, not the learner's code: say so, do not fall back
+            raise TypeError(f"the scenario {fn.__name__} takes data only (a name, not a function or an object): {exc}") \
+                from None
+        reply = connection.request(message)
+        try:
+            value = wire.with_views(reply.get("value"), [])
+        except wire.Broken as exc:
+            raise Gone(connection.broke(str(exc))) from None
+        _take_recorded(reply, None)
+        return value
+
+
 class RemoteFunction:
     def __init__(self, module: RemoteModule, name: str, doc: str) -> None:
         self.module, self.__name__, self.__qualname__, self.__doc__ = module, name, name, doc
@@ -577,8 +601,9 @@ def _recording() -> dict:
     return {"record": max((2 if r.dtypes else 1 for r in OPEN), default=0), "functions": bool(FUNCTIONS_OPEN)}
 
 
-def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str]) -> None:
-    """Hand what S recorded of a call of `called` (its module's files, its name) to the recorders open here."""
+def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None) -> None:
+    """Hand what S recorded of a call of `called` (its module's files, its name; None: a
+    scenario's, which calls what it likes) to the recorders open here."""
     ops, functions = reply.get("ops"), reply.get("functions")
     ops = ops if isinstance(ops, list) else []  # what S sent: anything
     if OPEN:

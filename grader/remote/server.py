@@ -9,6 +9,8 @@ Requests (dicts, grader.remote.wire) and what each answers:
 - ``call``: call a function on the arguments sent, the tensors flagged ``grad`` made leaves that
   require grad; answers the result, the arguments the call wrote into, the aten ops it ran
   (when asked) and, when the result tracks gradients, a handle on the graph;
+- ``scenario``: run a scenario of the tests (grader.testing.scenario), a function of a test
+  file that drives the module's objects here, on the arguments sent; answers what it returns;
 - ``backward``: the vector-Jacobian product of a kept graph; ``free``: forget graphs;
 - ``prepare`` and ``go``: a timed call, its inputs sent first, its start a one-byte message.
 
@@ -47,6 +49,7 @@ class Server:
         self.graphs: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
         self.prepared = None
         self.next_handle = 0
+        self.test_files: dict[str, ModuleType] = {}  # path -> a test file, imported here for its scenarios
 
     def serve(self) -> None:
         from grader.testing.speed import keep_freed_memory
@@ -112,6 +115,28 @@ class Server:
         with _limit(request["timeout"]), _recording(request) as ops, _defaults(request["defaults"]):
             result = fn(*args, **kwargs)
         return self._answer(result, inputs, versions, ops, keep=any(request["grad"]))
+
+    def op_scenario(self, request) -> dict:
+        module = self.modules[request["module"]]
+        with _limit(request["timeout"]), _recording(request) as ops, _defaults(request["defaults"]):
+            scenario = self._scenario(request["file"], request["name"])
+            result = scenario(module, *request["args"], **request["kwargs"])
+        return {"value": wire.plain(result), **_ops(ops)}
+
+    def _scenario(self, file: str, name: str):
+        """The scenario `name` of the test file at `file` (which this process sees where the
+        tests' process does: the grading copy), the file imported once, under a name of its own."""
+        import importlib.util
+
+        tests = self.test_files.get(file)
+        if tests is None:
+            spec = importlib.util.spec_from_file_location(f"_kata_tests_{len(self.test_files)}", file)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"no test file at {file}")
+            tests = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(tests)
+            self.test_files[file] = tests
+        return getattr(tests, name)._kata_scenario_of
 
     def op_prepare(self, request) -> dict:
         inputs = self.shared.resolve(request["inputs"])

@@ -264,3 +264,59 @@ def test_cpu_time_is_read_from_outside_and_a_process_that_ends_mid_call_is_refus
             cputime.spent(after, cputime.sample(child.pid))
     finally:
         child.kill()
+
+
+SCENARIO_TESTS = """\
+import torch
+
+from grader.testing.scenario import beside
+
+
+@beside
+def counted(lesson, start, times):
+    counter = lesson.Counter(start)
+    for _ in range(times):
+        counter.step()
+    return counter.value, torch.tensor(counter.history)
+
+
+def test_counter(lesson):
+    value, history = counted(lesson, 2, 3)
+    assert value == 5, value
+    assert history.tolist() == [3, 4, 5], history
+"""
+COUNTER = ("class Counter:\n    def __init__(self, start):\n        self.value, self.history = start, []\n\n"
+           "    def step(self):\n        self.value += 1\n        self.history.append(self.value)\n")
+# Counters as students write them: (in-process passes, remote passes).
+COUNTERS = {
+    "right": (COUNTER, (True, True)),
+    "wrong": (COUNTER.replace("self.value += 1", "self.value += 2"), (False, False)),
+    "a value that equals anything": (
+        "class _Yes:\n    def __eq__(self, other):\n        return True\n\n    def tolist(self):\n        return self\n\n\n"
+        + COUNTER.replace("self.value, self.history = start, []", "self.value, self.history = _Yes(), []")
+        .replace("self.value += 1", "pass").replace("self.history.append(self.value)", "self.history = [3, 4, 5]"),
+        (True, False)),
+}
+
+
+@pytest.mark.parametrize("counter", COUNTERS)
+def test_a_scenario_drives_the_objects_beside_the_code_and_its_observations_are_checked_here(kit, counter):
+    """grader.testing.scenario: the test's scenario builds and steps the learner's object in the
+    code's process; only what it returns crosses, and the test checks that here. An object
+    that answers "equal" to anything cannot cross, so it fails remotely."""
+    source, (in_process, remote) = COUNTERS[counter]
+    (kit.path / "tests/98_demo/test_demo.py").write_text(SCENARIO_TESTS)
+    (kit.path / "exercises/98_demo/demo.py").write_text(source)
+    for args, expected in (((), in_process), (("--kata-remote",), remote)):
+        result = run(kit, "exercises/98_demo", *args)
+        assert result.parseoutcomes().get("passed" if expected else "failed") == 1, (args, result.stdout.str())
+
+
+def test_a_scenario_that_is_not_at_the_top_level_of_its_file_is_refused():
+    from grader.testing.scenario import beside
+
+    def inner(lesson):
+        return 1
+
+    with pytest.raises(TypeError, match="top level"):
+        beside(inner)
