@@ -6,7 +6,8 @@ out of that mode's sight (a worker thread, a check for an active mode). Its sour
 the name that way. So when a check that forbids ops passes, the tests' process reads the
 functions the check called, and every definition of the module they reach by name, for the
 ops' Python spellings. A spelling found there is a disagreement for a person to read, not a
-failure: the branch that names it may simply not have run on the test's inputs.
+failure: the branch that names it may simply not have run on the test's inputs. The same
+goes for loops (`looped`): the ops that show a loop are counted in the other process too.
 
 Read are attribute names (``torch.softmax``, ``x.softmax``, ``nn.Softmax``), names imported
 (``from torch.nn.functional import softmax as s``) and the string given to ``getattr``. Not
@@ -56,6 +57,35 @@ def _stamp(file: Path) -> tuple[str, int, int]:
 
 @functools.lru_cache(maxsize=256)
 def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...], words: frozenset[str]) -> tuple[Spelling, ...]:
+    found: list[Spelling] = []
+    for sub, file in _reached(files, functions):
+        word = _word(sub)
+        if word is not None and (normalise(word) in words or normalise(word).removesuffix("loss") in words):
+            found.append(Spelling(file, getattr(sub, "lineno", 0), word))
+    return tuple(sorted(set(found), key=lambda s: (s.file, s.line, s.word)))
+
+
+# What runs Python code once per item, as a source spells it: a loop statement or a
+# comprehension (not recursion, nor map over a function).
+LOOPS = {ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.ListComp: "a list comprehension",
+         ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator"}
+
+
+def looped(files: Iterable[Path], functions: Iterable[str]) -> list[Spelling]:
+    """Where the definitions of `functions` (as `spelled` reads them), and the definitions they
+    reach by name, loop in Python: each `LOOPS` construct, with the word for it."""
+    return list(_looped(tuple(_stamp(Path(file)) for file in files), tuple(functions)))
+
+
+@functools.lru_cache(maxsize=256)
+def _looped(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> tuple[Spelling, ...]:
+    found = {Spelling(file, sub.lineno, LOOPS[type(sub)]) for sub, file in _reached(files, functions)
+             if type(sub) in LOOPS}
+    return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
+
+
+def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> Iterable[tuple[ast.AST, str]]:
+    """Every node of the definitions of `functions` and of those they reach by name, with its file."""
     definitions: dict[str, tuple[ast.AST, str]] = {}
     for file, _, _ in files:
         try:
@@ -65,7 +95,6 @@ def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
         for statement in tree.body:
             for name, node in _defines(statement):
                 definitions[name] = (node, file)
-    found: list[Spelling] = []
     todo, seen = list(functions), set()
     while todo:
         name = todo.pop()
@@ -76,10 +105,7 @@ def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and sub.id in definitions:
                 todo.append(sub.id)
-            word = _word(sub)
-            if word is not None and (normalise(word) in words or normalise(word).removesuffix("loss") in words):
-                found.append(Spelling(file, getattr(sub, "lineno", 0), word))
-    return tuple(sorted(set(found), key=lambda s: (s.file, s.line, s.word)))
+            yield sub, file
 
 
 def _defines(statement: ast.stmt) -> list[tuple[str, ast.AST]]:

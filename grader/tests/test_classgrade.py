@@ -325,23 +325,49 @@ def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
 '''
 
 
-def test_remote_flags_a_forbidden_builtin_its_source_names_that_its_run_hid(tmp_path: Path) -> None:
-    """Lesson 07 forbids torch.softmax. Called in a worker thread, it stays out of the sight of
-    the dispatch mode in the student's process, and its tests pass; the tests' process reads the
-    source, finds the name, and flags the lesson for a person to read (no points are taken)."""
-    lesson = tmp_path / "class" / "hider" / "exercises" / "07_stable"
-    shutil.copytree(ROOT / "solutions" / "07_stable", lesson, ignore=shutil.ignore_patterns("__pycache__"))
-    stable = lesson / "stable.py"
-    stable.write_text(stable.read_text(encoding="utf-8") + HIDES_SOFTMAX, encoding="utf-8")
+HIDES_A_LOOP = '''
+import sys as _sys
+
+# The code's process reports the ops it ran; this one reports none, so a count cannot grow.
+if "grader.remote.server" in _sys.modules:
+    _sys.modules["grader.remote.server"]._ops = lambda recording: {}
+
+
+def batch_gather(tensor, indices):
+    return torch.stack([tensor[i][indices[i]] for i in range(tensor.size(0))])
+'''
+
+
+# What a run can hide from the checks that watch it, and what its source shows of it: (lesson,
+# file, its addition to the kit's answer, the test it passes so, the flag its source earns).
+HIDDEN = {
+    # Lesson 07 forbids torch.softmax: called in a worker thread, it stays out of the sight of
+    # the dispatch mode in the student's process.
+    "a forbidden built-in": ("07_stable", "stable.py", HIDES_SOFTMAX, "test_does_not_call_the_builtins[stable_softmax]",
+                             "the source of stable_softmax names a built-in its test forbids (stable.py:"),
+    # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
+    "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
+               "the source of batch_gather loops in Python (gather.py:"),
+}
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_what_a_run_hid_from_its_checks_its_source_flags(tmp_path: Path, hidden: str) -> None:
+    """The test passes, as the run showed nothing; the tests' process reads the source, finds
+    what the run hid, and flags the lesson for a person to read (no points are taken)."""
+    name, file, addition, test, flag = HIDDEN[hidden]
+    lesson = tmp_path / "class" / "hider" / "exercises" / name
+    shutil.copytree(ROOT / "solutions" / name, lesson, ignore=shutil.ignore_patterns("__pycache__"))
+    source = lesson / file
+    source.write_text(source.read_text(encoding="utf-8") + addition, encoding="utf-8")
     proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2",
-                 "--lessons", "07_stable")
+                 "--lessons", name)
     assert proc.returncode == 0, proc.stderr
     record = json.loads((tmp_path / "results" / "students" / "hider.json").read_text())
-    hidden = [t for t in record["tests"] if "test_does_not_call_the_builtins[stable_softmax]" in t["name"]]
-    assert [t["status"] for t in hidden] == ["pass"], hidden  # its run did not show it: only its source does
+    passed = [t for t in record["tests"] if test in t["name"]]
+    assert [t["status"] for t in passed] == ["pass"], passed  # its run did not show it: only its source does
     flags = [f for f in record["flags"] if "read the code" in f]
-    assert flags and all("the source of stable_softmax names a built-in its test forbids (stable.py:" in f
-                         for f in flags), record["flags"]
+    assert flags and all(flag in f for f in flags), record["flags"]
     assert "read the code" in (tmp_path / "results" / "summary.txt").read_text()
 
 
