@@ -6,7 +6,7 @@ strides and offset), then the raw bytes of each tensor storage once (two views o
 stay views of one). Reading one builds tensors, Python scalars, strings and containers, dtypes,
 devices and sizes from JSON and bytes, and nothing else: no pickle is ever read, so nothing S
 sends runs here (torch's weights-only loading would do the same at ten times the cost of a
-small message: docs/MEASUREMENTS.md). `decode` then checks the tree again by exact type, so
+small message: docs/MEASUREMENTS.md). `decode` builds each part by exact type from its tag, so
 what S sends is data and never behaviour.
 
 An exception crosses as a record: its nearest built-in type (a torch error is the built-in it
@@ -131,27 +131,6 @@ def plain_key(key):
     raise TypeError(f"a dict key of type {type(key).__qualname__} cannot cross to the other process")
 
 
-def check(value, depth: int = 0):
-    """`value` as decoded, checked by exact type (no subclass of anything), NumPy arrays restored."""
-    if depth > 64:
-        raise Broken("data nested more than 64 deep")
-    kind = type(value)
-    if kind is torch.Tensor:
-        return value
-    if kind in _SCALARS or kind is torch.Size:
-        return value
-    if kind in (tuple, list):
-        return kind(check(v, depth + 1) for v in value)
-    if kind is dict:
-        if set(value) == {_NDARRAY} and type(value[_NDARRAY]) is torch.Tensor:
-            return value[_NDARRAY].numpy()
-        for k in value:
-            if type(k) not in (str, int):
-                raise Broken(f"a dict key of type {type(k).__name__}")
-        return {k: check(v, depth + 1) for k, v in value.items()}
-    raise Broken(f"a value of type {kind.__module__}.{kind.__qualname__}")
-
-
 def encode(message) -> bytes:
     """`message` (plain data) as a payload: a JSON header, then each tensor storage's bytes."""
     storages: dict[tuple[int, int], int] = {}
@@ -209,7 +188,7 @@ def decode(payload: bytes):
         data = memoryview(payload)[_HEADER.size + size:]
         storages: dict[int, torch.UntypedStorage] = {}  # by where their bytes lie: views of one stay so
         tensors = [_tensor(entry, data, storages) for entry in header["t"]]
-        return check(_tree(header["v"], tensors, 0))
+        return _tree(header["v"], tensors, 0)
     except Broken:
         raise
     except Exception as exc:  # noqa: BLE001 (anything malformed is a broken frame)
@@ -243,6 +222,8 @@ def _tensor(entry, data: memoryview, storages: dict) -> torch.Tensor:
 
 
 def _tree(v, tensors: list[torch.Tensor], depth: int):
+    """The value a header's tree tells of. Each part is built here from its tag, of the exact
+    type the tag names (json gives exact types too): no subclass of anything, and nothing else."""
     if depth > 64:
         raise Broken("data nested more than 64 deep")
     if v is None or type(v) in (bool, int, float, str):
@@ -254,7 +235,14 @@ def _tree(v, tensors: list[torch.Tensor], depth: int):
         items = [_tree(x, tensors, depth + 1) for x in rest[0]]
         return items if tag == "L" else tuple(items)
     if tag == "D":
-        return {k: _tree(x, tensors, depth + 1) for k, x in rest[0]}
+        value = {}
+        for k, x in rest[0]:
+            if type(k) not in (str, int):
+                raise Broken(f"a dict key of type {type(k).__name__}")
+            value[k] = _tree(x, tensors, depth + 1)
+        if set(value) == {_NDARRAY} and type(value[_NDARRAY]) is torch.Tensor:
+            return value[_NDARRAY].numpy()
+        return value
     if tag == "S":
         return torch.Size(int(n) for n in rest[0])
     if tag == "c":

@@ -6,6 +6,7 @@ import json
 import pickle
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -113,6 +114,8 @@ def test_data_crosses_with_its_layout_and_nothing_else_does():
     assert back["views"][0].untyped_storage().data_ptr() == back["views"][1].untyped_storage().data_ptr()
     assert back["meta"].device.type == "meta"
     assert back["scalars"][:4] == [None, True, 3, 2.5] and back["scalars"][5:] == message["scalars"][5:]
+    array = wire.decode(wire.encode(wire.plain({"a": np.arange(6.0).reshape(2, 3).T})))["a"]
+    assert type(array) is np.ndarray and array.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
     with pytest.raises(TypeError):
         wire.encode({"a": object()})
     with pytest.raises(TypeError):
@@ -156,6 +159,7 @@ def _frame(entry: list, data: bytes = b"") -> bytes:
     wire._HEADER.pack(9) + b'{"v": 1}',  # a header longer than the frame
     wire.encode(1).replace(b"1", b'["x", 1]', 1),  # an unknown tag
     wire.encode(torch.zeros(2)).replace(b'"float32"', b'"Tensor"'),  # a name that is not a dtype
+    wire.encode({1: 2}).replace(b"[[1, 2]]", b"[[1.5, 2]]"),  # a dict key that is not a str or an int
     wire.encode(torch.zeros(2)).replace(b'"float32", [2], [1], 0, 0, 8]', b'"float32", [2], [1], 0, 0, 99]'),
 ])
 def test_a_frame_that_is_not_plain_data_is_refused(payload):
