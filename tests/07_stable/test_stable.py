@@ -40,6 +40,9 @@ there is also checked for forbidden ops and for writes into its inputs.
   test_softmax_works_on_whole_tensors
 - runs on the input's device -> test_runs_on_the_inputs_device (CUDA; the meta device is left out: its first op
   imports torch._dynamo, seconds of this lesson's run)
+- (the grader's own rule) a property other than the values counts for a right answer only: the tests of
+  untouched inputs, no built-ins, no loop and speed check the values first (right_first; a red-team's
+  torch.empty_like answer scored 10 of 60 points before)
 
 Pitfalls the lesson names, each named in a failure when the result is what that pitfall computes
 and torch's is not (pitfall_of), or when the error is the one it raises (named_errors):
@@ -485,8 +488,20 @@ def varied_calls(lesson, name):
             yield f"{name}(x, dim={dim}) for x of {what_x}", (lambda fn=fn, x=x, dim=dim: fn(x, dim=dim)), (x,)
 
 
+def right_first(lesson, name, property_: str) -> None:
+    """A test of a property other than the values (`property_`) earns its points only for a
+    function that is right: `name` on a plain float32 input, against torch, first. Otherwise a
+    function returning torch.empty_like(x) would score them."""
+    __tracebackhide__ = True
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(1)) * 100
+    labels = probabilities(x.shape, -1) if name == "softmax_cross_entropy" else None
+    check(lesson, name, x, -1, labels=labels,
+          what=f"{name}(x, dim=-1) for x of {describe(x)} (checked first: {property_} counts for a right answer only)")
+
+
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
 def test_inputs_are_not_modified(lesson, name):
+    right_first(lesson, name, "leaving the inputs alone")
     for what, call, inputs in varied_calls(lesson, name):
         checked(call, what, *inputs, forbidding=False)()
 
@@ -625,6 +640,7 @@ def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
 def test_works_on_whole_tensors_without_a_python_loop(lesson, name):
+    right_first(lesson, name, "running no Python loop")
     fn = getattr(lesson, name)
     for dim in (-1, 0):
         def call_at(n, dim=dim):
@@ -738,6 +754,7 @@ def test_gradients_at_extreme_logits_are_finite_and_right(lesson):
 def test_does_not_call_the_builtins(lesson, name):
     # At the dispatcher: every alias (torch.special.*, Tensor methods, nn modules, F.*) runs
     # the same aten op. (Every call in test_edge_inputs_match_torch is checked the same way.)
+    right_first(lesson, name, "doing without the built-ins")
     for what, call, _ in varied_calls(lesson, name):
         checked(call, what)()
 
@@ -747,6 +764,7 @@ def test_does_not_call_the_builtins(lesson, name):
 
 @pytest.mark.speed
 def test_softmax_works_on_whole_tensors(lesson):
+    right_first(lesson, "stable_softmax", "its speed")
     x = torch.randn(512, 1024, generator=torch.Generator().manual_seed(6))
     assert_speed(
         lambda: torch.softmax(x, -1), lambda: lesson.stable_softmax(x),
