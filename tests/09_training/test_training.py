@@ -2,10 +2,18 @@
 
 `lesson` is the module under test (the learner's, the reference, or a mutant). The data are
 small and synthetic (a few dozen samples, 4 features, 3 classes), the models tiny MLPs, so
-every test runs in well under a second. A GPU machine is simulated by monkeypatching
-torch.cuda.is_available / device_count (and CUDA's random-state functions); the tests marked
-cuda use a real one. A batch "on another device" is an `Elsewhere` tensor: it says it lives on
+every test runs in well under a second. A GPU machine is simulated by patching
+torch.cuda.is_available / device_count (and CUDA's random-state functions) with unittest.mock,
+inside the scenario that calls the learner's code; the tests marked cuda use a real one. A batch "on another device" is an `Elsewhere` tensor: it says it lives on
 `meta`, and only `.to(device)` turns it into an ordinary tensor.
+
+The learner's functions train, evaluate and save objects that live beside their code, so the
+tests drive them in scenarios (grader.testing.scenario): functions marked @beside that build
+the model, data and optimizer from the shared helpers below (make_model, make_data, ...),
+patch torch where a test simulates a machine, call the learner's function and return what
+they saw as data (losses, parameters, gradients, modes, calls, files). Under `kata grade`
+they run in the code's process; the tests build the same objects here, run the plain loops
+and make every check on this side.
 
 Contract (lesson text, docstrings, hints -> tests):
 pick_device
@@ -81,12 +89,18 @@ building the optimizer explain; no function here promises them.)
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import gc
 import inspect
+import io
 import os
 import random
+import shutil
+import tempfile
 import weakref
+from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -98,6 +112,7 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
 from grader.testing import assert_close, expect_raises
+from grader.testing.scenario import beside
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
 N_SAMPLES, BATCH = 40, 16  # batches of 16, 16 and 8: the last one is smaller
@@ -123,6 +138,17 @@ def make_model(seed: int = 0, dropout: float = 0.0, batchnorm: bool = False, dty
 
 def make_loader(shuffle: bool = False, n: int = N_SAMPLES) -> DataLoader:
     return DataLoader(TensorDataset(*make_data(n)), batch_size=BATCH, shuffle=shuffle)
+
+
+def sgd(model: nn.Module, **options) -> torch.optim.SGD:
+    """SGD with lr=0.1 on the model's parameters: the optimizer most train_epoch tests use, on both sides."""
+    return torch.optim.SGD(model.parameters(), lr=0.1, **options)
+
+
+def two_batches() -> list:
+    """make_data() as batches of 16 and 24."""
+    x, y = make_data()
+    return [(x[:16], y[:16]), (x[16:], y[16:])]
 
 
 def seed_all(seed: int) -> None:
@@ -181,19 +207,30 @@ def modes(model: nn.Module) -> list[tuple[str, bool]]:
     return [(name or "<model>", m.training) for name, m in model.named_modules()]
 
 
-def same_parameters(actual: nn.Module, expected: nn.Module) -> bool:
+def parameters(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The model's parameters by name, detached copies: what a scenario reports of a model."""
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def gradients(model: nn.Module) -> dict[str, torch.Tensor | None]:
+    """Each parameter's .grad by name (None where it has none)."""
+    return {name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()}
+
+
+def same_parameters(actual: dict, expected: dict) -> bool:
     """Whether every parameter is close to the other model's (as assert_same_parameters judges)."""
     try:
-        for a, b in zip(actual.parameters(), expected.parameters()):
+        for a, b in zip(actual.values(), expected.values()):
             torch.testing.assert_close(a, b)
     except AssertionError:
         return False
     return True
 
 
-def assert_same_parameters(actual: nn.Module, expected: nn.Module, what: str, exact: bool = False) -> None:
+def assert_same_parameters(actual: dict, expected: dict, what: str, exact: bool = False) -> None:
+    """actual, expected: parameters by name, as parameters() gives them."""
     __tracebackhide__ = True
-    for (name, a), b in zip(actual.named_parameters(), expected.parameters()):
+    for (name, a), b in zip(actual.items(), expected.values()):
         if exact:
             if not torch.equal(a, b):
                 pytest.fail(f"{what}: parameter {name} is not bitwise equal (max diff {(a - b).abs().max():.3g})", pytrace=False)
@@ -201,23 +238,61 @@ def assert_same_parameters(actual: nn.Module, expected: nn.Module, what: str, ex
             assert_close(a, b, what=f"{what}: parameter {name}")
 
 
+def as_data(value):
+    """What the learner's function returned, as a scenario reports it: itself where it is made of
+    what crosses to the tests' process (numbers, strings, tensors, devices, tuples and lists of
+    them), else {"type": its type's name, "repr": its repr}, so both runs see the same thing."""
+    if type(value) in (tuple, list):
+        return type(value)(as_data(v) for v in value)
+    if type(value) in (type(None), bool, int, float, str, torch.device) or isinstance(value, torch.Tensor):
+        return value
+    return {"type": type(value).__name__, "repr": repr(value)}
+
+
+def type_name(value) -> str:
+    """The name of the type of what the learner's function returned (as_data's stand-in too)."""
+    return value["type"] if isinstance(value, dict) and set(value) == {"type", "repr"} else type(value).__name__
+
+
+@contextlib.contextmanager
+def scratch_folder():
+    """A new empty folder, removed afterwards. A scenario makes its own: under `kata grade` it
+    runs in the code's process, which sees a temporary folder of its own, not the test's tmp_path."""
+    folder = Path(tempfile.mkdtemp(prefix="kata09-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def file_bytes(path: Path) -> torch.Tensor:
+    """A file's bytes as a uint8 tensor, which crosses to the tests' process."""
+    data = path.read_bytes()
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+
+
 # --- pick_device ------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def machine(monkeypatch):
-    """machine(gpus, mps): make torch believe it runs on such a machine."""
-    def simulate(gpus: int, mps: bool = False) -> None:
-        monkeypatch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
-        monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
-        monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
-    return simulate
+@contextlib.contextmanager
+def simulated_machine(gpus: int, mps: bool = False):
+    """Inside the block, torch believes it runs on a machine with `gpus` GPUs (and MPS if `mps`)."""
+    with mock.patch.object(torch.cuda, "is_available", lambda: gpus > 0), \
+            mock.patch.object(torch.cuda, "device_count", lambda: gpus), \
+            mock.patch.object(torch.backends.mps, "is_available", lambda: mps):
+        yield
+
+
+@beside
+def picked(lesson, gpus: int, mps: bool, *prefer):
+    """pick_device(*prefer) on a simulated machine: what it returned (its error is raised as itself)."""
+    with simulated_machine(gpus, mps):
+        return as_data(lesson.pick_device(*prefer))
 
 
 @pytest.mark.parametrize(("gpus", "mps", "expected"), [(0, False, "cpu"), (2, False, "cuda"), (0, True, "mps"), (1, True, "cuda")])
-def test_pick_device_default(lesson, machine, gpus, mps, expected):
-    machine(gpus, mps)
-    got = lesson.pick_device()
+def test_pick_device_default(lesson, gpus, mps, expected):
+    got = picked(lesson, gpus, mps)
     what = f"pick_device() on a machine with {gpus} GPU(s){' and MPS' if mps else ''}"
     if not isinstance(got, torch.device):
         pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
@@ -234,9 +309,8 @@ def on_machine(gpus: int, mps: bool) -> str:
     (1, False, "cuda:0"), (2, False, torch.device("cuda", 0)), (0, True, "mps"),
     (0, True, torch.device("mps", 0)),  # what an MPS tensor's .device says
 ])
-def test_pick_device_honours_what_is_asked(lesson, machine, gpus, mps, prefer):
-    machine(gpus, mps)
-    got = lesson.pick_device(prefer)
+def test_pick_device_honours_what_is_asked(lesson, gpus, mps, prefer):
+    got = picked(lesson, gpus, mps, prefer)
     what = f"pick_device({prefer!r}) on {on_machine(gpus, mps)}"
     if not isinstance(got, torch.device):
         pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
@@ -248,11 +322,10 @@ def test_pick_device_honours_what_is_asked(lesson, machine, gpus, mps, prefer):
     (0, False, "cuda"), (1, False, "cuda:1"), (0, False, "mps"), (2, True, "cuda:5"), (0, True, "cuda"),
     (0, False, torch.device("cuda", 0)), (0, False, "meta"), (1, True, "meta"),
 ])
-def test_pick_device_refuses_a_missing_device(lesson, machine, gpus, mps, prefer):
-    machine(gpus, mps)
+def test_pick_device_refuses_a_missing_device(lesson, gpus, mps, prefer):
     available = ["cpu", *(f"cuda:{i}" for i in range(gpus)), *(["mps"] if mps else [])]
     try:
-        got = lesson.pick_device(prefer)
+        got = picked(lesson, gpus, mps, prefer)
     except NotImplementedError:
         raise
     except Exception:  # noqa: BLE001 (expect_raises below judges the error)
@@ -264,7 +337,7 @@ def test_pick_device_refuses_a_missing_device(lesson, machine, gpus, mps, prefer
         why = (f"this machine has no device {str(torch.device(prefer))!r}: only cpu, cuda:i for i < "
                "device_count() (when CUDA is available) and mps (when MPS is) exist, and no other type ever does.")
     expect_raises(
-        lambda: lesson.pick_device(prefer), RuntimeError,
+        lambda: picked(lesson, gpus, mps, prefer), RuntimeError,
         what=f"pick_device({prefer!r}) on {on_machine(gpus, mps)}", why=why,
         mention=(str(torch.device(prefer)), *available),
     )
@@ -285,6 +358,18 @@ def draw_everything() -> dict:
     }
 
 
+@beside
+def seeded_draws(lesson, seeds: list[int]) -> list:
+    """For each seed in turn: what seed_everything(seed) returned, and one draw from every
+    generator right after it (draw_everything); every generator is moved on before the next seed."""
+    runs = []
+    for seed in seeds:
+        returned = as_data(lesson.seed_everything(seed))
+        runs.append((returned, draw_everything()))
+        random.random(), np.random.rand(), torch.rand(1)  # move every generator on
+    return runs
+
+
 UNSEEDED = {  # the generator behind each draw, and what leaving it unseeded means
     "torch.rand": "torch's generator was not seeded (torch.manual_seed(seed))",
     "DataLoader(shuffle=True) order": "torch's generator, which a shuffling DataLoader draws from, was not seeded "
@@ -300,13 +385,9 @@ UNSEEDED = {  # the generator behind each draw, and what leaving it unseeded mea
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_seed_everything_repeats_every_generator(lesson):
-    returned = lesson.seed_everything(0)
+    (returned, first), (_, again) = seeded_draws(lesson, [0, 0])
     if returned is not None:
         pytest.fail(f"seed_everything(0) returned {returned!r}; it should return None", pytrace=False)
-    first = draw_everything()
-    random.random(), np.random.rand(), torch.rand(1)  # move every generator on
-    lesson.seed_everything(0)
-    again = draw_everything()
     for source in first:
         if first[source] != again[source]:
             pytest.fail(f"after seed_everything(0) twice, {source} drew different numbers: {first[source]} then "
@@ -314,10 +395,7 @@ def test_seed_everything_repeats_every_generator(lesson):
 
 
 def test_different_seeds_differ(lesson):
-    lesson.seed_everything(0)
-    first = draw_everything()
-    lesson.seed_everything(1)
-    other = draw_everything()
+    (_, first), (_, other) = seeded_draws(lesson, [0, 1])
     for source in ("torch.rand", "random.random", "np.random.rand"):
         if first[source] == other[source]:
             pytest.fail((
@@ -325,11 +403,18 @@ def test_different_seeds_differ(lesson):
             ), pytrace=False)
 
 
-def test_seed_everything_seeds_every_cuda_device(lesson, machine, monkeypatch):
-    machine(2)
+@beside
+def cuda_seeds(lesson, seed: int) -> list[int]:
+    """The seeds torch.cuda.manual_seed_all was given during seed_everything(seed) on a simulated
+    machine with 2 GPUs."""
     seeded = []
-    monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda seed: seeded.append(int(seed)))
-    lesson.seed_everything(7)
+    with simulated_machine(2), mock.patch.object(torch.cuda, "manual_seed_all", lambda s: seeded.append(int(s))):
+        lesson.seed_everything(seed)
+    return seeded
+
+
+def test_seed_everything_seeds_every_cuda_device(lesson):
+    seeded = cuda_seeds(lesson, 7)
     if 7 not in seeded:
         pytest.fail((
             f"seed_everything(7) on a machine with 2 GPUs seeded the CUDA generators with {seeded or 'nothing'}: "
@@ -340,16 +425,22 @@ def test_seed_everything_seeds_every_cuda_device(lesson, machine, monkeypatch):
 # --- train_epoch ------------------------------------------------------------------------------
 
 
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_train_epoch_returns_a_float_that_decreases(lesson):
+@beside
+def epoch_losses(lesson, epochs: int) -> list:
+    """What train_epoch returned in each of `epochs` epochs of Adam(lr=0.02) on make_model() over make_loader()."""
     model = make_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
     loader = make_loader()
-    losses = [lesson.train_epoch(model, loader, optimizer, LOSS, torch.device("cpu")) for _ in range(6)]
+    return [as_data(lesson.train_epoch(model, loader, optimizer, LOSS, torch.device("cpu"))) for _ in range(epochs)]
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_train_epoch_returns_a_float_that_decreases(lesson):
+    losses = epoch_losses(lesson, 6)
     if not all(type(loss) is float for loss in losses):
         pytest.fail((
-            f"train_epoch returned {type(losses[0]).__name__}: return a Python float (loss.item()), "
+            f"train_epoch returned {type_name(losses[0])}: return a Python float (loss.item()), "
             "not a tensor that keeps a graph alive"
         ), pytrace=False)
     if losses[-1] >= losses[0]:
@@ -370,30 +461,49 @@ START_CASES = {  # the model's modes before train_epoch, and its dtype
 }
 
 
+def plain_loop_run(start: str):
+    """(model, optimizer, batches) of test_train_epoch_matches_a_plain_loop: a model with Dropout(0.3)
+    in the modes and dtype START_CASES[start] says, SGD with momentum, batches of 16, 16 and 8.
+    Built alike for the learner's train_epoch and for each plain loop it is compared with."""
+    set_modes, dtype = START_CASES[start]
+    model = make_model(dropout=0.3, dtype=dtype)
+    set_modes(model)
+    x, y = make_data(dtype=dtype)
+    batches = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, N_SAMPLES, BATCH)]
+    return model, sgd(model, momentum=0.9), batches
+
+
+@beside
+def trained_from(lesson, start: str):
+    """train_epoch on plain_loop_run(start), torch seeded with 3 first (its dropout masks): what it
+    returned, the (submodule, training) flags afterwards, the parameters."""
+    model, optimizer, batches = plain_loop_run(start)
+    torch.manual_seed(3)
+    got = lesson.train_epoch(model, batches, optimizer, LOSS, "cpu")
+    return as_data(got), modes(model), parameters(model)
+
+
+def plain_loop(start: str, clear: str = "before", losses: list | None = None):
+    """reference_epoch on plain_loop_run(start), with the dropout masks trained_from's run draws:
+    what it returned, the parameters."""
+    model, optimizer, batches = plain_loop_run(start)
+    torch.manual_seed(3)
+    return reference_epoch(model, batches, optimizer, clear=clear, losses=losses), parameters(model)
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("start", list(START_CASES))
 def test_train_epoch_matches_a_plain_loop(lesson, start):
-    set_modes, dtype = START_CASES[start]
-    ours, reference = make_model(dropout=0.3, dtype=dtype), make_model(dropout=0.3, dtype=dtype)
-    set_modes(ours)
-    opt_ours = torch.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
-    opt_ref = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
-    x, y = make_data(dtype=dtype)
-    loader = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, N_SAMPLES, BATCH)]
-    torch.manual_seed(3)  # the same dropout masks for both
-    got = lesson.train_epoch(ours, loader, opt_ours, LOSS, "cpu")
-    torch.manual_seed(3)
+    got, flags, ours = trained_from(lesson, start)
     losses = []
-    expected = reference_epoch(reference, loader, opt_ref, losses=losses)
+    expected, reference = plain_loop(start, losses=losses)
     what = f"train_epoch on a model in {start}, batches of 16, 16 and 8"
-    if not all(m.training for m in ours.modules()):
-        pytest.fail(f"{what}: the (submodule, training) flags afterwards are {modes(ours)}: the model trained with "
+    if not all(training for _, training in flags):
+        pytest.fail(f"{what}: the (submodule, training) flags afterwards are {flags}: the model trained with "
                     "some submodule in eval mode (a model that evaluate left in eval mode trains without dropout). "
                     "Call model.train() first, which sets every submodule.", pytrace=False)
     if not same_parameters(ours, reference):
-        never = make_model(dropout=0.3, dtype=dtype)
-        torch.manual_seed(3)
-        reference_epoch(never, loader, torch.optim.SGD(never.parameters(), lr=0.1, momentum=0.9), clear="never")
+        _, never = plain_loop(start, clear="never")
         if same_parameters(ours, never):
             pytest.fail(f"{what}: the parameters are those of a loop that never clears the gradients: backward() "
                         "adds to .grad, so every step applied the sum of all the gradients so far. Clear them "
@@ -404,20 +514,33 @@ def test_train_epoch_matches_a_plain_loop(lesson, start):
                     + mean_pitfall(got, losses, expected), pytrace=False)
 
 
-def test_train_epoch_weighs_batches_by_their_samples(lesson):
-    """Regression targets of shape (batch, 3), batches of 8, 8 and 5, from a one-pass generator."""
+def regression_batches() -> list:
+    """21 samples with regression targets of shape (batch, 3), as batches of 8, 8 and 5."""
     g = torch.Generator().manual_seed(5)
     x, y = torch.randn(21, FEATURES, generator=g), torch.randn(21, CLASSES, generator=g)
-    batches = [(x[:8], y[:8]), (x[8:16], y[8:16]), (x[16:], y[16:])]
-    loss_fn = nn.functional.mse_loss
-    ours, reference = make_model(), make_model()
-    got = lesson.train_epoch(ours, (batch for batch in batches), torch.optim.SGD(ours.parameters(), lr=0.1), loss_fn, "cpu")
-    losses = []
-    expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1), loss_fn, losses=losses)
+    return [(x[:8], y[:8]), (x[8:16], y[8:16]), (x[16:], y[16:])]
+
+
+@beside
+def trained_on_a_generator(lesson):
+    """train_epoch with mse_loss and SGD(lr=0.1) on make_model(), regression_batches() coming from a
+    generator (one pass): what it returned, the parameters."""
+    model = make_model()
+    batches = (batch for batch in regression_batches())
+    got = lesson.train_epoch(model, batches, sgd(model), nn.functional.mse_loss, "cpu")
+    return as_data(got), parameters(model)
+
+
+def test_train_epoch_weighs_batches_by_their_samples(lesson):
+    """Regression targets of shape (batch, 3), batches of 8, 8 and 5, from a one-pass generator."""
+    got, ours = trained_on_a_generator(lesson)
+    reference, losses = make_model(), []
+    expected = reference_epoch(reference, regression_batches(), sgd(reference), nn.functional.mse_loss, losses=losses)
     what = ("train_epoch with mse_loss on targets of shape (batch, 3), batches of 8, 8 and 5 from a "
             "generator (one pass)")
-    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step per batch): "
-                                            "one step per batch, in one pass (the loader may be iterable only once)")
+    assert_same_parameters(ours, parameters(reference),
+                           f"{what} (compared with zero_grad, forward, backward, step per batch): "
+                           "one step per batch, in one pass (the loader may be iterable only once)")
     if got != pytest.approx(expected, rel=1e-6):
         why = mean_pitfall(got, losses, expected)
         if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
@@ -459,6 +582,26 @@ def watch_batches(model: nn.Module, loss_fn=LOSS):
     return seen, watching_loss
 
 
+MOVED_RUNS = {  # the model each function of the lesson is run on over batches elsewhere
+    "train_epoch": lambda: make_model(),
+    "evaluate": lambda: make_model(dropout=0.5),
+}
+
+
+@beside
+def run_elsewhere(lesson, function: str, device):
+    """train_epoch (SGD, lr=0.1) or evaluate on MOVED_RUNS[function]() over two_batches() on another
+    device, with `device`: what it returned, what watch_batches saw, where .to moved the tensors."""
+    model = MOVED_RUNS[function]()
+    seen, loss_fn = watch_batches(model)
+    Elsewhere.moved_to = moved_to = []
+    if function == "train_epoch":
+        got = lesson.train_epoch(model, elsewhere(two_batches()), sgd(model), loss_fn, device)
+    else:
+        got = lesson.evaluate(model, elsewhere(two_batches()), loss_fn, device)
+    return as_data(got), seen, moved_to
+
+
 def assert_moved(what: str, seen: dict, moved_to: list, device) -> None:
     __tracebackhide__ = True
     for name, where in (("inputs", "the model"), ("targets", "loss_fn")):
@@ -475,15 +618,11 @@ def assert_moved(what: str, seen: dict, moved_to: list, device) -> None:
 
 @pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
 def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
-    ours, reference = make_model(), make_model()
-    x, y = make_data()
-    batches = [(x[:16], y[:16]), (x[16:], y[16:])]
-    seen, loss_fn = watch_batches(ours)
-    Elsewhere.moved_to = moved_to = []
-    got = lesson.train_epoch(ours, elsewhere(batches), torch.optim.SGD(ours.parameters(), lr=0.1), loss_fn, device)
+    got, seen, moved_to = run_elsewhere(lesson, "train_epoch", device)
     what = f"train_epoch(model, loader, optimizer, loss_fn, device={device!r}) with batches on another device"
     assert_moved(what, seen, moved_to, device)
-    expected = reference_epoch(reference, batches, torch.optim.SGD(reference.parameters(), lr=0.1))
+    reference = MOVED_RUNS["train_epoch"]()
+    expected = reference_epoch(reference, two_batches(), sgd(reference))
     if got != pytest.approx(expected, rel=1e-6):
         pytest.fail(f"{what} returned {got!r}, expected {expected}", pytrace=False)
 
@@ -501,23 +640,35 @@ class SpareHead(nn.Module):
         return self.body(x)
 
 
-def test_train_epoch_sets_gradients_to_none(lesson):
-    model = SpareHead()
+def stale(model: nn.Module) -> nn.Module:
     for p in model.parameters():
         p.grad = torch.full_like(p, 100.0)  # left behind by someone else's backward
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1)
+    return model
+
+
+@beside
+def spare_after_training(lesson):
+    """train_epoch with SGD(weight_decay=0.1) over make_loader() on a stale SpareHead: its spare
+    parameter's .grad and value afterwards."""
+    model = stale(SpareHead())
+    optimizer = sgd(model, weight_decay=0.1)
     lesson.train_epoch(model, make_loader(), optimizer, LOSS, "cpu")
+    return model.spare.grad, model.spare.detach().clone()
+
+
+def test_train_epoch_sets_gradients_to_none(lesson):
+    grad, spare = spare_after_training(lesson)
     what = ("train_epoch with SGD(weight_decay=0.1) on a model with a parameter its forward never uses "
             "(and a stale .grad on every parameter)")
-    if model.spare.grad is not None:
+    if grad is not None:
         pytest.fail(
-            f"{what}: that parameter's .grad is {model.spare.grad.tolist()} afterwards, not None. Clear the "
+            f"{what}: that parameter's .grad is {grad.tolist()} afterwards, not None. Clear the "
             "gradients with optimizer.zero_grad(set_to_none=True) (the default): a grad of zeros is "
             "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
         )
-    if not torch.equal(model.spare.detach(), torch.ones(CLASSES)):
+    if not torch.equal(spare, torch.ones(CLASSES)):
         pytest.fail((
-            f"{what}: it moved to {model.spare.tolist()}; a parameter whose grad is None must not be stepped"
+            f"{what}: it moved to {spare.tolist()}; a parameter whose grad is None must not be stepped"
         ), pytrace=False)
 
 
@@ -533,7 +684,10 @@ class Probe(torch.autograd.Function):
         return grad
 
 
-def test_train_epoch_frees_each_steps_graph(lesson):
+@beside
+def graphs_kept(lesson):
+    """train_epoch over 5 batches of 8 with a loss that notes, at each step, which earlier steps'
+    graphs are still alive: what it returned, and the notes (step, [steps alive]) where any were."""
     model = make_model()
     x, y = make_data()
     batches = [(x[i:i + 8], y[i:i + 8]) for i in range(0, N_SAMPLES, 8)]  # 5 steps
@@ -550,9 +704,14 @@ def test_train_epoch_frees_each_steps_graph(lesson):
         graphs.append(weakref.ref(loss.grad_fn))
         return loss
 
-    got = lesson.train_epoch(model, batches, torch.optim.SGD(model.parameters(), lr=0.1), probed_loss, "cpu")
+    got = lesson.train_epoch(model, batches, sgd(model), probed_loss, "cpu")
+    return as_data(got), kept
+
+
+def test_train_epoch_frees_each_steps_graph(lesson):
+    got, kept = graphs_kept(lesson)
     if type(got) is not float:
-        pytest.fail(f"train_epoch returned {type(got).__name__}, expected a Python float", pytrace=False)
+        pytest.fail(f"train_epoch returned {type_name(got)}, expected a Python float", pytrace=False)
     if kept:
         step, alive = kept[-1]
         pytest.fail(
@@ -562,17 +721,19 @@ def test_train_epoch_frees_each_steps_graph(lesson):
         )
 
 
-def stale(model: nn.Module) -> nn.Module:
-    for p in model.parameters():
-        p.grad = torch.full_like(p, 100.0)  # left behind by someone else's backward
-    return model
+@beside
+def trained_stale(lesson):
+    """train_epoch (SGD, lr=0.1) over make_loader() on a stale make_model(): the parameters afterwards."""
+    model = stale(make_model())
+    lesson.train_epoch(model, make_loader(), sgd(model), LOSS, "cpu")
+    return parameters(model)
 
 
 def test_train_epoch_clears_stale_gradients_first(lesson):
-    ours, reference = stale(make_model()), make_model()
-    opt_ours = torch.optim.SGD(ours.parameters(), lr=0.1)
-    lesson.train_epoch(ours, make_loader(), opt_ours, LOSS, "cpu")
-    reference_epoch(reference, make_loader(), torch.optim.SGD(reference.parameters(), lr=0.1))
+    ours = trained_stale(lesson)
+    reference = make_model()
+    reference_epoch(reference, make_loader(), sgd(reference))
+    reference = parameters(reference)
     what = "train_epoch on a model whose .grad already held 100 everywhere"
     if not same_parameters(ours, reference):
         for clear, why in (("after", "clears the gradients after each step only: the 100s it found entered the "
@@ -580,8 +741,8 @@ def test_train_epoch_clears_stale_gradients_first(lesson):
                            ("never", "never clears the gradients: backward() adds to .grad, so the 100s and every "
                                      "earlier gradient entered every step. Clear them before each backward")):
             pitfall = stale(make_model())
-            reference_epoch(pitfall, make_loader(), torch.optim.SGD(pitfall.parameters(), lr=0.1), clear=clear)
-            if same_parameters(ours, pitfall):
+            reference_epoch(pitfall, make_loader(), sgd(pitfall), clear=clear)
+            if same_parameters(ours, parameters(pitfall)):
                 pytest.fail(f"{what}: the parameters are those of a loop that {why}.", pytrace=False)
     assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step)")
 
@@ -606,23 +767,36 @@ def reference_evaluation(model: nn.Module, loader, losses: list | None = None) -
     return total / count, correct / count
 
 
-@pytest.mark.points(2)
-@pytest.mark.parametrize(("dropout", "dtype"), [(0.0, torch.float32), (0.5, torch.float32), (0.5, torch.bfloat16)])
-def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype):
+def evaluation_run(dropout: float, dtype: torch.dtype):
+    """(model, loader) of test_evaluate_matches_the_whole_data_set_in_eval_mode: a model with Dropout
+    and BatchNorm in train mode, batches of 12, 12, 12 and 4."""
     model = make_model(dropout=dropout, batchnorm=True, dtype=dtype)
     model.train()
     with torch.no_grad():  # running stats far from their defaults, so train-mode BatchNorm differs
         model[1].running_mean.fill_(0.3)
         model[1].running_var.fill_(2.0)
-    loader = DataLoader(TensorDataset(*make_data(dtype=dtype)), batch_size=12)  # 12, 12, 12 and 4
+    return model, DataLoader(TensorDataset(*make_data(dtype=dtype)), batch_size=12)
+
+
+@beside
+def evaluated(lesson, dropout: float, dtype: torch.dtype):
+    """evaluate on evaluation_run(dropout, dtype): what it returned, BatchNorm's running_mean afterwards."""
+    model, loader = evaluation_run(dropout, dtype)
+    got = lesson.evaluate(model, loader, LOSS, "cpu")
+    return as_data(got), model[1].running_mean.clone()
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(("dropout", "dtype"), [(0.0, torch.float32), (0.5, torch.float32), (0.5, torch.bfloat16)])
+def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype):
+    got, running_mean = evaluated(lesson, dropout, dtype)
+    model, loader = evaluation_run(dropout, dtype)
     losses = []
     expected = reference_evaluation(model, loader, losses)
-    stats = (model[1].running_mean.clone(), model[1].running_var.clone())
-    got = lesson.evaluate(model, loader, LOSS, "cpu")
     what = f"evaluate on a {dtype} model with Dropout({dropout}) and BatchNorm, batches of 12, 12, 12 and 4"
     if not (isinstance(got, tuple) and len(got) == 2 and all(type(v) is float for v in got)):
         pytest.fail(f"{what} returned {got!r}: return (loss, accuracy), two Python floats", pytrace=False)
-    assert_close(model[1].running_mean, stats[0],
+    assert_close(running_mean, model[1].running_mean,
                  what=f"BatchNorm's running_mean after {what}: it changed, so BatchNorm ran in training mode, "
                       "which updates it. Switch the model to eval mode (model.eval()) for the evaluation")
     if got[0] != pytest.approx(expected[0], rel=1e-6):
@@ -633,14 +807,25 @@ def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype
                     pytrace=False)
 
 
-def test_evaluate_runs_under_inference_mode(lesson):
+@beside
+def inference_seen(lesson):
+    """evaluate on make_model() over make_loader(): at each forward, (inference mode on, autograd on,
+    the output requires grad); whether autograd was on (inference mode off) once it returned; the
+    parameters' .grad afterwards."""
     model = make_model()
-    seen = []  # (inference mode on, autograd on, the output requires grad) at each forward
+    seen = []
     model.register_forward_hook(lambda m, args, out: seen.append(
         (torch.is_inference_mode_enabled(), torch.is_grad_enabled(), out.requires_grad)))
-    lesson.evaluate(model, make_loader(), LOSS, "cpu")
-    grad_on_after = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
-    torch.set_grad_enabled(True)  # whatever evaluate left, the next tests need autograd on
+    try:
+        lesson.evaluate(model, make_loader(), LOSS, "cpu")
+        grad_on_after = torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+    finally:
+        torch.set_grad_enabled(True)  # whatever evaluate left, what runs next needs autograd on
+    return seen, grad_on_after, gradients(model)
+
+
+def test_evaluate_runs_under_inference_mode(lesson):
+    seen, grad_on_after, grads = inference_seen(lesson)
     if not seen:
         pytest.fail("evaluate never called the model", pytrace=False)
     if not all(inference for inference, _, _ in seen):
@@ -652,7 +837,7 @@ def test_evaluate_runs_under_inference_mode(lesson):
                     "Wrap the loop in `with torch.inference_mode():`.", pytrace=False)
     if any(requires for _, _, requires in seen):
         pytest.fail("evaluate's model outputs require grad: a graph was recorded", pytrace=False)
-    if not all(p.grad is None for p in model.parameters()):
+    if not all(grad is None for grad in grads.values()):
         pytest.fail("evaluate left gradients in .grad", pytrace=False)
     if not grad_on_after:
         pytest.fail("after evaluate returned, autograd is still off (a global switch such as "
@@ -662,15 +847,10 @@ def test_evaluate_runs_under_inference_mode(lesson):
 
 @pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
 def test_evaluate_moves_every_batch_to_the_device(lesson, device):
-    model = make_model(dropout=0.5)
-    x, y = make_data()
-    batches = [(x[:16], y[:16]), (x[16:], y[16:])]
-    expected = reference_evaluation(model, batches)
-    seen, loss_fn = watch_batches(model)
-    Elsewhere.moved_to = moved_to = []
-    got = lesson.evaluate(model, elsewhere(batches), loss_fn, device)
+    got, seen, moved_to = run_elsewhere(lesson, "evaluate", device)
     what = f"evaluate(model, loader, loss_fn, device={device!r}) with batches on another device"
     assert_moved(what, seen, moved_to, device)
+    expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches())
     if got != pytest.approx(expected, rel=1e-6):
         pytest.fail(f"{what} returned {got!r}, expected {expected}", pytrace=False)
 
@@ -721,13 +901,19 @@ def modes_pitfall(before: list, after: list) -> str:
     return ""
 
 
+@beside
+def modes_after_evaluate(lesson, case: str) -> list:
+    """The (submodule, training) flags of MODE_CASES[case]() after evaluate on it over make_loader()."""
+    model = MODE_CASES[case]()
+    lesson.evaluate(model, make_loader(), LOSS, "cpu")
+    return modes(model)
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("case", list(MODE_CASES))
 def test_evaluate_restores_every_submodules_mode(lesson, case):
-    model = MODE_CASES[case]()
-    before = modes(model)
-    lesson.evaluate(model, make_loader(), LOSS, "cpu")
-    after = modes(model)
+    before = modes(MODE_CASES[case]())
+    after = modes_after_evaluate(lesson, case)
     if after != before:
         pytest.fail(f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
                     f"{after} after." + (modes_pitfall(before, after) or " Put back every submodule's own flag."),
@@ -738,18 +924,32 @@ class LoaderFailed(Exception):
     pass
 
 
-def test_evaluate_restores_modes_when_the_loader_fails(lesson):
+@beside
+def modes_after_a_failed_evaluate(lesson):
+    """evaluate on a frozen_batchnorm model whose loader raises LoaderFailed after one batch: the
+    message of the LoaderFailed that came out of it (None if none did), the flags afterwards. Any
+    other error is raised as itself."""
     model = frozen_batchnorm(make_model(batchnorm=True))
-    before = modes(model)
     x, y = make_data()
 
     def failing_loader():
         yield x[:BATCH], y[:BATCH]
         raise LoaderFailed("disk read failed (simulated)")
 
-    with pytest.raises(LoaderFailed):
+    raised = None
+    try:
         lesson.evaluate(model, failing_loader(), LOSS, "cpu")
-    after = modes(model)
+    except LoaderFailed as exc:
+        raised = str(exc)
+    return raised, modes(model)
+
+
+def test_evaluate_restores_modes_when_the_loader_fails(lesson):
+    raised, after = modes_after_a_failed_evaluate(lesson)
+    if raised is None:
+        pytest.fail("evaluate returned although its loader raised LoaderFailed: let the loader's error out",
+                    pytrace=False)
+    before = modes(frozen_batchnorm(make_model(batchnorm=True)))
     if after != before:
         pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}: code after the "
                     "loop never ran. Restore them in a `finally:` block, which runs however the block ends.",
@@ -788,13 +988,22 @@ def noisy_loader() -> DataLoader:
     return DataLoader(NoisyData(), batch_size=BATCH, shuffle=True)
 
 
-def test_checkpoint_loads_with_weights_only(lesson, tmp_path):
+@beside
+def checkpoint_bytes(lesson):
+    """The bytes save_checkpoint writes for new_run(seed=0) at epoch 1, NumPy's global state holding
+    a cached position."""
     np.random.rand()  # a NumPy state with a cached position
     model, optimizer = new_run(seed=0)
-    lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
+        return file_bytes(folder / "ckpt.pt")
+
+
+def test_checkpoint_loads_with_weights_only(lesson):
+    written = checkpoint_bytes(lesson)
     reason = None
     try:
-        torch.load(tmp_path / "ckpt.pt", weights_only=True)
+        torch.load(io.BytesIO(written.numpy().tobytes()), weights_only=True)
     except Exception as exc:  # noqa: BLE001 (the message is the point)
         # torch's message is long; the line that names the offending type is the useful one.
         lines = [line.strip() for line in str(exc).splitlines() if "Unsupported global" in line]
@@ -815,10 +1024,9 @@ def random_states() -> dict:
             "numpy": (name, keys.tolist(), pos, has_gauss, cached)}
 
 
-def assert_states_restored(saved: dict, what: str) -> None:
-    """The random states now are `saved`, each whole; else a failure naming the one that is not."""
+def assert_states_restored(now: dict, saved: dict, what: str) -> None:
+    """The random states `now` are `saved`, each whole; else a failure naming the one that is not."""
     __tracebackhide__ = True
-    now = random_states()
     if now["torch"] != saved["torch"]:
         pytest.fail(f"{what}: torch's random state is not the one saved, so the resumed run shuffles and drops out "
                     "differently. Save torch.get_rng_state() and restore it (torch.set_rng_state).", pytrace=False)
@@ -837,102 +1045,152 @@ def assert_states_restored(saved: dict, what: str) -> None:
                     "differ). Save it in the checkpoint and restore it when loading.", pytrace=False)
 
 
-@pytest.mark.points(3)
-def test_resumed_training_is_bitwise_identical(lesson, tmp_path):
-    seed_all(0)
-    straight, optimizer = new_run(seed=0)
-    expected = [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
-    one_gaussian_each()
-    expected += [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
-
+def first_epochs():
+    """(model, optimizer, losses): 2 epochs of new_run(seed=0) on noisy_loader() from seed_all(0), then
+    one_gaussian_each(): the run test_resumed_training_is_bitwise_identical saves."""
     seed_all(0)
     model, optimizer = new_run(seed=0)
     losses = [reference_epoch(model, noisy_loader(), optimizer) for _ in range(2)]
     one_gaussian_each()
-    saved = random_states()
-    lesson.save_checkpoint(tmp_path / "run.pt", model, optimizer, epoch=2)
-    # A new process: other random states, a freshly initialised model and optimizer.
-    seed_all(12345)
-    model, optimizer = new_run(seed=1)
-    epoch = lesson.load_checkpoint(tmp_path / "run.pt", model, optimizer)
+    return model, optimizer, losses
+
+
+@beside
+def resumed_run(lesson):
+    """first_epochs() saved with save_checkpoint at epoch 2; then, as in a new process, other random
+    states (seed_all(12345)) and new_run(seed=1), load_checkpoint, and 2 more epochs: what load
+    returned, the random states right after it, the 4 epochs' losses, the parameters at the end."""
+    model, optimizer, losses = first_epochs()
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "run.pt", model, optimizer, epoch=2)
+        seed_all(12345)
+        model, optimizer = new_run(seed=1)
+        epoch = lesson.load_checkpoint(folder / "run.pt", model, optimizer)
+    restored = random_states()
+    losses += [reference_epoch(model, noisy_loader(), optimizer) for _ in range(2)]
+    return as_data(epoch), restored, losses, parameters(model)
+
+
+@pytest.mark.points(3)
+def test_resumed_training_is_bitwise_identical(lesson):
+    straight, optimizer, expected = first_epochs()
+    saved = random_states()  # what the resumed run's checkpoint holds
+    expected += [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
+    epoch, restored, losses, resumed = resumed_run(lesson)
     if epoch != 2:
         pytest.fail(f"save_checkpoint(..., epoch=2) then load_checkpoint returned {epoch!r}, expected 2",
                     pytrace=False)
-    assert_states_restored(saved, "save_checkpoint then load_checkpoint in a new process (other random states)")
-    losses += [reference_epoch(model, noisy_loader(), optimizer) for _ in range(2)]
-
+    assert_states_restored(restored, saved, "save_checkpoint then load_checkpoint in a new process (other random states)")
     what = ("4 epochs straight vs 2 epochs + save_checkpoint + load_checkpoint into a fresh model and "
             "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
     if losses != expected:
         pytest.fail(f"{what}: per-epoch losses {losses}, expected {expected}. The random states came back as "
                     "saved, so look at what else the next steps depend on: the model's state and the optimizer's "
                     "(Adam's moments and step counts).", pytrace=False)
-    assert_same_parameters(model, straight, what, exact=True)
+    assert_same_parameters(resumed, parameters(straight), what, exact=True)
 
 
-def test_load_restores_model_optimizer_and_epoch(lesson, tmp_path):
+def trained_run():
+    """new_run(seed=0, batchnorm=True) after one epoch over make_loader(), its dropout masks drawn
+    from torch seeded with 0 (the global state left as it was)."""
     model, optimizer = new_run(seed=0, batchnorm=True)
-    reference_epoch(model, make_loader(), optimizer)
-    lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=3)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        reference_epoch(model, make_loader(), optimizer)
+    return model, optimizer
+
+
+@beside
+def restored_run(lesson):
+    """trained_run() saved at epoch 3, loaded into new_run(seed=1, batchnorm=True): what load returned,
+    that model's state_dict and that optimizer's state afterwards."""
+    model, optimizer = trained_run()
     fresh, fresh_optimizer = new_run(seed=1, batchnorm=True)
-    epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=3)
+        epoch = lesson.load_checkpoint(folder / "ckpt.pt", fresh, fresh_optimizer)
+    return as_data(epoch), dict(fresh.state_dict()), fresh_optimizer.state_dict()["state"]
+
+
+def test_load_restores_model_optimizer_and_epoch(lesson):
+    epoch, state, optimizer_state = restored_run(lesson)
+    model, optimizer = trained_run()
     if not (type(epoch) is int and epoch == 3):
         pytest.fail(f"load_checkpoint returned {epoch!r} for a checkpoint saved with epoch=3", pytrace=False)
     for name, value in model.state_dict().items():
-        if not torch.equal(fresh.state_dict()[name], value):
+        if not torch.equal(state[name], value):
             pytest.fail((
                 f"the model's {name} after load_checkpoint is not the saved one: save model.state_dict(), which "
                 "holds the buffers (BatchNorm's running statistics) as well as the parameters"
             ), pytrace=False)
-    saved, loaded = optimizer.state_dict(), fresh_optimizer.state_dict()
-    if loaded["state"].keys() != saved["state"].keys():
+    saved = optimizer.state_dict()
+    if optimizer_state.keys() != saved["state"].keys():
         pytest.fail((
             "the optimizer after load_checkpoint has no Adam state (moments, step counts): save "
             "optimizer.state_dict() and load it with optimizer.load_state_dict"
         ), pytrace=False)
     for index, state in saved["state"].items():
         for key, value in state.items():
-            assert_close(loaded["state"][index][key], value, what=f"optimizer state {key!r} of parameter {index} after load_checkpoint")
+            assert_close(optimizer_state[index][key], value, what=f"optimizer state {key!r} of parameter {index} after load_checkpoint")
 
 
-def test_save_leaves_only_the_checkpoint(lesson, tmp_path):
+@beside
+def saved_twice(lesson):
+    """save_checkpoint of new_run(seed=0) at epoch 1 (a Path), then at epoch 2 onto the same path
+    (a str), in a folder of its own: what the folder holds then, and what load_checkpoint returns."""
     model, optimizer = new_run(seed=0)
-    lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
-    lesson.save_checkpoint(str(tmp_path / "ckpt.pt"), model, optimizer, epoch=2)  # a str path, overwriting
-    if sorted(os.listdir(tmp_path)) != ["ckpt.pt"]:
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
+        lesson.save_checkpoint(str(folder / "ckpt.pt"), model, optimizer, epoch=2)  # a str path, overwriting
+        left = sorted(os.listdir(folder))
+        epoch = lesson.load_checkpoint(folder / "ckpt.pt", *new_run(seed=1))
+    return left, as_data(epoch)
+
+
+def test_save_leaves_only_the_checkpoint(lesson):
+    left, epoch = saved_twice(lesson)
+    if left != ["ckpt.pt"]:
         pytest.fail((
-            f"after two save_checkpoint calls the folder holds {sorted(os.listdir(tmp_path))}: "
+            f"after two save_checkpoint calls the folder holds {left}: "
             "rename the temporary file onto the path (os.replace)"
         ), pytrace=False)
-    epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1))
     if epoch != 2:
         pytest.fail(f"the second save (epoch=2) did not replace the first: loading gives epoch {epoch!r}", pytrace=False)
 
 
-def test_save_writes_a_temporary_file_then_renames(lesson, tmp_path, monkeypatch):
+def recording(real, sources: list):
+    """`real` (os.replace or os.rename), noting in `sources` the absolute path of each file it renames."""
+    def rename(src, dst, *args, **kwargs):
+        sources.append(os.path.abspath(os.fspath(src)))
+        return real(src, dst, *args, **kwargs)
+    return rename
+
+
+@beside
+def renamed_onto(lesson):
+    """save_checkpoint onto an existing checkpoint, os.replace and os.rename recorded (Path.replace and
+    shutil.move use them): the path, the file's inode before and after, the files renamed."""
     model, optimizer = new_run(seed=0)
-    path = tmp_path / "ckpt.pt"
-    lesson.save_checkpoint(path, model, optimizer, epoch=1)
-    old_inode = path.stat().st_ino
-    renamed = []  # the sources of os.replace / os.rename (Path.replace and shutil.move use them)
+    renamed = []
+    with scratch_folder() as folder:
+        path = folder / "ckpt.pt"
+        lesson.save_checkpoint(path, model, optimizer, epoch=1)
+        old_inode = path.stat().st_ino
+        with mock.patch.object(os, "replace", recording(os.replace, renamed)), \
+                mock.patch.object(os, "rename", recording(os.rename, renamed)):
+            lesson.save_checkpoint(path, model, optimizer, epoch=2)
+        return str(path), old_inode, path.stat().st_ino, renamed
 
-    def recording(real):
-        def rename(src, dst, *args, **kwargs):
-            renamed.append(os.fspath(src))
-            return real(src, dst, *args, **kwargs)
-        return rename
 
-    for name in ("replace", "rename"):
-        monkeypatch.setattr(os, name, recording(getattr(os, name)))
-    lesson.save_checkpoint(path, model, optimizer, epoch=2)
-    monkeypatch.undo()
+def test_save_writes_a_temporary_file_then_renames(lesson):
+    path, old_inode, inode, renamed = renamed_onto(lesson)
     what = "save_checkpoint onto an existing checkpoint"
-    if path.stat().st_ino == old_inode:
+    if inode == old_inode:
         pytest.fail((
             f"{what} rewrote the old file in place (the same inode): a crash midway would leave it truncated. "
             "Write a temporary file in the same folder and os.replace it onto the path (an atomic rename)."
         ), pytrace=False)
-    foreign = [src for src in renamed if os.path.dirname(os.path.abspath(src)) != str(tmp_path)]
+    foreign = [src for src in renamed if os.path.dirname(src) != os.path.dirname(path)]
     if foreign:
         pytest.fail((
             f"{what} renamed {foreign} onto {path}: make the temporary file in the checkpoint's own folder "
@@ -940,37 +1198,59 @@ def test_save_writes_a_temporary_file_then_renames(lesson, tmp_path, monkeypatch
         ), pytrace=False)
 
 
-@pytest.mark.parametrize("failure", [OSError("disk full (simulated)"), KeyboardInterrupt("Ctrl-C (simulated)")],
-                         ids=["OSError", "KeyboardInterrupt"])
-def test_failed_save_keeps_the_old_checkpoint(lesson, tmp_path, monkeypatch, failure):
-    model, optimizer = new_run(seed=0)
-    lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
+FAILURES = {  # what stops a save midway: its type, its message
+    "OSError": (OSError, "disk full (simulated)"),
+    "KeyboardInterrupt": (KeyboardInterrupt, "Ctrl-C (simulated)"),
+}
 
-    def interrupted_save(obj, f, *args, **kwargs):
+
+@beside
+def interrupted_save(lesson, failure: str):
+    """save_checkpoint onto a checkpoint of epoch 1, with a torch.save that writes half a file and then
+    raises FAILURES[failure]: the message of that error as it came out of save_checkpoint (None if
+    it did not; another error is raised as itself), what the folder holds then, and loading it:
+    what load_checkpoint returned, or "Type: message" of its error."""
+    kind, message = FAILURES[failure]
+    model, optimizer = new_run(seed=0)
+
+    def half_a_save(obj, f, *args, **kwargs):
         handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f  # noqa: SIM115
         handle.write(b"half a checkpoint")
         if handle is not f:
             handle.close()
-        raise failure
+        raise kind(message)
 
-    monkeypatch.setattr(torch, "save", interrupted_save)
-    with pytest.raises(type(failure), match="simulated"):
-        lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=2)
-    monkeypatch.undo()
-    left = sorted(os.listdir(tmp_path))
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
+        raised = None
+        with mock.patch.object(torch, "save", half_a_save):
+            try:
+                lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=2)
+            except kind as exc:
+                raised = str(exc)
+        left = sorted(os.listdir(folder))
+        epoch = broken = None
+        try:
+            epoch = as_data(lesson.load_checkpoint(folder / "ckpt.pt", *new_run(seed=1)))
+        except NotImplementedError:
+            raise  # a TODO, not a broken file
+        except Exception as exc:  # noqa: BLE001 (a broken file: the test says so)
+            broken = f"{type(exc).__name__}: {str(exc)[:120]}"
+    return raised, left, epoch, broken
+
+
+@pytest.mark.parametrize("failure", list(FAILURES), ids=list(FAILURES))
+def test_failed_save_keeps_the_old_checkpoint(lesson, failure):
+    raised, left, epoch, broken = interrupted_save(lesson, failure)
+    if raised is None or "simulated" not in raised:
+        pytest.fail(f"save_checkpoint did not let out the {failure} that stopped torch.save midway: re-raise it",
+                    pytrace=False)
     if left != ["ckpt.pt"]:
-        why = ("remove the temporary file when the save fails, and re-raise" if isinstance(failure, Exception) else
+        why = ("remove the temporary file when the save fails, and re-raise" if failure == "OSError" else
                "remove the temporary file whatever stops the save: a KeyboardInterrupt (Ctrl-C) is no Exception, "
                "so only `except BaseException:` (re-raising) or `finally` runs for it too")
-        pytest.fail(f"after a save that failed midway ({type(failure).__name__}) the folder holds {left}: {why}",
+        pytest.fail(f"after a save that failed midway ({failure}) the folder holds {left}: {why}",
                     pytrace=False)
-    broken = None
-    try:
-        epoch = lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1))
-    except NotImplementedError:
-        raise  # a TODO, not a broken file
-    except Exception as exc:  # noqa: BLE001
-        broken = f"{type(exc).__name__}: {str(exc)[:120]}"
     if broken:
         pytest.fail(
             f"a save that failed midway destroyed the previous checkpoint (loading it raised {broken}): "
@@ -987,27 +1267,36 @@ class CodeInPickle:
         return exec, ("import builtins; builtins._kata_09_pwned = True",)
 
 
-@pytest.mark.points(2)
-def test_load_refuses_a_checkpoint_that_runs_code(lesson, tmp_path):
-    torch.save({"model": CodeInPickle()}, tmp_path / "evil.pt")
+@beside
+def evil_loaded(lesson):
+    """load_checkpoint of a file whose unpickling runs code (CodeInPickle): the name of the error it
+    raised (None if none), and whether that code ran."""
     model, optimizer = new_run(seed=0)
-    refused = False
-    try:
-        lesson.load_checkpoint(tmp_path / "evil.pt", model, optimizer)
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 (any refusal will do)
-        refused = True
-    finally:
-        ran = getattr(builtins, "_kata_09_pwned", False)
-        if ran:
-            del builtins._kata_09_pwned
+    refused = None
+    with scratch_folder() as folder:
+        torch.save({"model": CodeInPickle()}, folder / "evil.pt")
+        try:
+            lesson.load_checkpoint(folder / "evil.pt", model, optimizer)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (any refusal will do)
+            refused = type(exc).__name__
+        finally:
+            ran = getattr(builtins, "_kata_09_pwned", False)
+            if ran:
+                del builtins._kata_09_pwned
+    return refused, ran
+
+
+@pytest.mark.points(2)
+def test_load_refuses_a_checkpoint_that_runs_code(lesson):
+    refused, ran = evil_loaded(lesson)
     if ran:
         pytest.fail((
             "load_checkpoint ran code hidden in the checkpoint file (unpickling can call any function): "
             "load it with torch.load(path, map_location=..., weights_only=True)"
         ), pytrace=False)
-    if not refused:
+    if refused is None:
         pytest.fail("load_checkpoint accepted a checkpoint that is not a model at all", pytrace=False)
 
 
@@ -1015,43 +1304,66 @@ def keep_storage(storage, location):
     return storage
 
 
-@pytest.mark.parametrize("location", [
-    {"cuda:0": "cpu"},  # what a checkpoint written on a GPU needs on a CPU machine
-    None, "cpu", torch.device("cpu"), keep_storage,
-], ids=["dict", "None", "str", "device", "callable"])
-def test_load_passes_map_location_and_weights_only(lesson, tmp_path, monkeypatch, location):
+LOCATIONS = {  # map_location values, by the test's ids (a scenario takes the name)
+    "dict": {"cuda:0": "cpu"},  # what a checkpoint written on a GPU needs on a CPU machine
+    "None": None, "str": "cpu", "device": torch.device("cpu"), "callable": keep_storage,
+}
+
+
+@beside
+def load_calls(lesson, location: str) -> list:
+    """load_checkpoint(..., map_location=LOCATIONS[location]), torch.load recorded: for each call,
+    whether its map_location was that very object (an identity the tests' process cannot see), its
+    repr, and its weights_only."""
     model, optimizer = new_run(seed=0)
-    lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
-    real_load, calls = torch.load, []
+    map_location, real_load, calls = LOCATIONS[location], torch.load, []
 
     def recording_load(*args, **kwargs):
         calls.append(inspect.signature(real_load).bind(*args, **kwargs).arguments)
         return real_load(*args, **kwargs)
 
-    monkeypatch.setattr(torch, "load", recording_load)
-    lesson.load_checkpoint(tmp_path / "ckpt.pt", *new_run(seed=1), map_location=location)
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
+        with mock.patch.object(torch, "load", recording_load):
+            lesson.load_checkpoint(folder / "ckpt.pt", *new_run(seed=1), map_location=map_location)
+    return [(call.get("map_location") is map_location, repr(call.get("map_location")), as_data(call.get("weights_only")))
+            for call in calls]
+
+
+@pytest.mark.parametrize("location", list(LOCATIONS))
+def test_load_passes_map_location_and_weights_only(lesson, location):
+    calls = load_calls(lesson, location)
     if len(calls) != 1:
         pytest.fail(f"load_checkpoint called torch.load {len(calls)} times, expected once", pytrace=False)
-    if calls[0].get("map_location") is not location:
+    passed_through, passed, weights_only = calls[0]
+    if not passed_through:
         pytest.fail((
-            f"load_checkpoint(..., map_location={location!r}) called torch.load with map_location="
-            f"{calls[0].get('map_location')!r}: pass it through unchanged (None too)"
+            f"load_checkpoint(..., map_location={LOCATIONS[location]!r}) called torch.load with map_location="
+            f"{passed}: pass it through unchanged (None too)"
         ), pytrace=False)
-    if calls[0].get("weights_only") is not True:
+    if weights_only is not True:
         pytest.fail((
             "load_checkpoint called torch.load without weights_only=True: say it explicitly, so that "
             "loading never unpickles arbitrary objects"
         ), pytrace=False)
 
 
-@pytest.mark.parametrize(("saved_spare", "loaded_spare"), [(True, False), (False, True)], ids=["unexpected key", "missing key"])
-def test_load_refuses_a_model_that_does_not_match(lesson, tmp_path, saved_spare, loaded_spare):
+@beside
+def mismatched_load(lesson, saved_spare: bool, loaded_spare: bool):
+    """save_checkpoint of a SpareHead(spare=saved_spare), then load_checkpoint into a
+    SpareHead(spare=loaded_spare), the optimizers alike: what load returned (its error is raised as itself)."""
     saved = SpareHead(spare=saved_spare)
-    lesson.save_checkpoint(tmp_path / "ckpt.pt", saved, torch.optim.Adam(saved.body.parameters()), epoch=1)
     model = SpareHead(spare=loaded_spare)
     optimizer = torch.optim.Adam(model.body.parameters())  # the optimizers match: only the models differ
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "ckpt.pt", saved, torch.optim.Adam(saved.body.parameters()), epoch=1)
+        return as_data(lesson.load_checkpoint(folder / "ckpt.pt", model, optimizer))
+
+
+@pytest.mark.parametrize(("saved_spare", "loaded_spare"), [(True, False), (False, True)], ids=["unexpected key", "missing key"])
+def test_load_refuses_a_model_that_does_not_match(lesson, saved_spare, loaded_spare):
     expect_raises(
-        lambda: lesson.load_checkpoint(tmp_path / "ckpt.pt", model, optimizer), RuntimeError,
+        lambda: mismatched_load(lesson, saved_spare, loaded_spare), RuntimeError,
         what=(f"load_checkpoint of a model {'with' if saved_spare else 'without'} a parameter 'spare' into one "
               f"{'with' if loaded_spare else 'without'} it"),
         why="load_state_dict is strict (the default, strict=True): a checkpoint that does not fit the model "
@@ -1087,43 +1399,50 @@ class FakeCudaRandom:
         for i, state in enumerate(new_states):
             self.set_rng_state(state, i)
 
-    def install(self, patch) -> None:
-        gpus = len(self.states)
-        patch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
-        patch.setattr(torch.cuda, "device_count", lambda: gpus)
-        for module in (torch.cuda, torch.cuda.random):
-            for name in self.NAMES:
-                patch.setattr(module, name, getattr(self, name))
+    @contextlib.contextmanager
+    def installed(self):
+        """Inside the block, torch sees this machine: its GPUs and their random states."""
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(simulated_machine(len(self.states)))
+            for module in (torch.cuda, torch.cuda.random):
+                for name in self.NAMES:
+                    stack.enter_context(mock.patch.object(module, name, getattr(self, name)))
+            yield self
 
 
-def test_checkpoint_keeps_every_cuda_random_state(lesson, tmp_path, monkeypatch):
+@beside
+def cuda_states_restored(lesson):
+    """save_checkpoint on a machine with 2 GPUs (FakeCudaRandom(2, fill=10)), load_checkpoint on another
+    (fill=50): that one's CUDA random states afterwards; then load_checkpoint on a machine without
+    CUDA: how many CUDA random states it set."""
     model, optimizer = new_run(seed=0)
     fresh, fresh_optimizer = new_run(seed=1)
-    with monkeypatch.context() as patch:
-        saved = FakeCudaRandom(2, fill=10)
-        saved.install(patch)
-        lesson.save_checkpoint(tmp_path / "ckpt.pt", model, optimizer, epoch=1)
-        expected = saved.get_rng_state_all()
-    with monkeypatch.context() as patch:
-        later = FakeCudaRandom(2, fill=50)  # a new process on the same machine
-        later.install(patch)
-        lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
-        for i, (got, want) in enumerate(zip(later.states, expected)):
-            if not torch.equal(got, want):
-                pytest.fail((
-                    f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
-                    f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
-                    "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
-                ), pytrace=False)
-    with monkeypatch.context() as patch:
-        cpu_only = FakeCudaRandom(0, fill=0)
-        cpu_only.install(patch)
-        lesson.load_checkpoint(tmp_path / "ckpt.pt", fresh, fresh_optimizer)
-        if cpu_only.sets != 0:
+    later, cpu_only = FakeCudaRandom(2, fill=50), FakeCudaRandom(0, fill=0)  # later: a new process on the same machine
+    with scratch_folder() as folder:
+        with FakeCudaRandom(2, fill=10).installed():
+            lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
+        with later.installed():
+            lesson.load_checkpoint(folder / "ckpt.pt", fresh, fresh_optimizer)
+        with cpu_only.installed():
+            lesson.load_checkpoint(folder / "ckpt.pt", fresh, fresh_optimizer)
+    return later.states, cpu_only.sets
+
+
+def test_checkpoint_keeps_every_cuda_random_state(lesson):
+    states, sets = cuda_states_restored(lesson)
+    expected = FakeCudaRandom(2, fill=10).get_rng_state_all()  # the machine it was saved on
+    for i, (got, want) in enumerate(zip(states, expected)):
+        if not torch.equal(got, want):
             pytest.fail((
-                "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
-                "random states: restore them only where torch.cuda.is_available()"
+                f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
+                f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
+                "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
             ), pytrace=False)
+    if sets != 0:
+        pytest.fail((
+            "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
+            "random states: restore them only where torch.cuda.is_available()"
+        ), pytrace=False)
 
 
 # --- accumulate_gradients ---------------------------------------------------------------------
@@ -1150,9 +1469,9 @@ def all_close(grads, others) -> bool:
                and torch.allclose(g, o, rtol=1e-9, atol=1e-12) for g, o in zip(grads, others))
 
 
-def accumulation_pitfall(model, x, y, micro_batches: int, expected: list) -> str:
-    """Why the model's .grad is wrong when it is what a pitfall the lesson names gives, else ""."""
-    grads = [p.grad for p in model.parameters()]
+def accumulation_pitfall(grads: list, model, x, y, micro_batches: int, expected: list) -> str:
+    """Why the .grad `grads` left on `model` (as it was before) is wrong when it is what a pitfall
+    the lesson names gives, else ""."""
     pitfalls = [
         (lambda size: 1 / micro_batches,
          " That is each chunk's mean loss divided by the number of chunks: right only when every chunk has the same "
@@ -1172,6 +1491,16 @@ def chunks_of(n: int, micro_batches: int) -> list[int]:
     return [len(c) for c in torch.tensor_split(torch.arange(n), micro_batches)]
 
 
+@beside
+def accumulated(lesson, n: int, micro_batches: int, seed: int):
+    """accumulate_gradients(make_model(float64), LOSS, *make_data(n, seed, float64), micro_batches):
+    what it returned, and each parameter's .grad by name afterwards (its error is raised as itself)."""
+    model = make_model(dtype=torch.float64)
+    x, y = make_data(n, seed=seed, dtype=torch.float64)
+    got = lesson.accumulate_gradients(model, LOSS, x, y, micro_batches)
+    return as_data(got), gradients(model)
+
+
 @given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, n))))
 @example((10, 1))
 @example((10, 2))
@@ -1182,57 +1511,74 @@ def chunks_of(n: int, micro_batches: int) -> list[int]:
 @pytest.mark.points(3)
 def test_accumulated_gradients_equal_one_big_batch(lesson, case):
     n, micro_batches = case
+    got, grads = accumulated(lesson, n, micro_batches, seed=n)
     model = make_model(dtype=torch.float64)
     x, y = make_data(n, seed=n, dtype=torch.float64)
     expected_loss, expected = full_batch_gradients(model, x, y)
-    got = lesson.accumulate_gradients(model, LOSS, x, y, micro_batches)
     what = f"accumulate_gradients(model, loss_fn, inputs, targets, micro_batches={micro_batches}) for N={n} (chunks {chunks_of(n, micro_batches)})"
-    for (name, p), grad in zip(model.named_parameters(), expected):
-        if p.grad is None:
+    for name, grad in grads.items():
+        if grad is None:
             pytest.fail(f"{what} left {name}.grad empty", pytrace=False)
-    if not all_close([p.grad for p in model.parameters()], expected):
-        why = accumulation_pitfall(model, x, y, micro_batches, expected)
+    if not all_close(list(grads.values()), expected):
+        why = accumulation_pitfall(list(grads.values()), model, x, y, micro_batches, expected)
         if why:
             pytest.fail(f"{what}: the .grad differs from one full batch's.{why}", pytrace=False)
-    for (name, p), grad in zip(model.named_parameters(), expected):
-        assert_close(p.grad, grad, what=f"{what}: {name}.grad vs one full batch")
+    for (name, grad), want in zip(grads.items(), expected):
+        assert_close(grad, want, what=f"{what}: {name}.grad vs one full batch")
     if not (type(got) is float and got == pytest.approx(expected_loss, rel=1e-9)):
         pytest.fail((
             f"{what} returned {got!r}, expected the full-batch loss {expected_loss} as a Python float"
         ), pytrace=False)
 
 
-def test_accumulate_discards_old_gradients(lesson):
+@beside
+def accumulated_over_stale(lesson) -> dict:
+    """accumulate_gradients(..., 3) over make_data(12, float64) on a float64 SpareHead whose .grad held
+    ones: each parameter's .grad by name afterwards."""
     model = SpareHead(dtype=torch.float64)  # its `spare` parameter takes no part in the loss
-    x, y = make_data(12, dtype=torch.float64)
-    _, expected = full_batch_gradients(model.body, x, y)
     for p in model.parameters():
         p.grad = torch.ones_like(p)
-    lesson.accumulate_gradients(model, LOSS, x, y, 3)
+    lesson.accumulate_gradients(model, LOSS, *make_data(12, dtype=torch.float64), 3)
+    return gradients(model)
+
+
+def test_accumulate_discards_old_gradients(lesson):
+    after = accumulated_over_stale(lesson)
+    body = SpareHead(dtype=torch.float64).body
+    _, expected = full_batch_gradients(body, *make_data(12, dtype=torch.float64))
     what = "accumulate_gradients(model, loss_fn, inputs, targets, 3) on a model whose .grad held ones"
-    grads = [p.grad for p in model.body.parameters()]
+    names = [name for name, _ in body.named_parameters()]
+    grads = [after[f"body.{name}"] for name in names]
     if not all_close(grads, expected) and all_close(grads, [g + 1 for g in expected]):
         pytest.fail(f"{what}: every .grad is the full batch's plus those ones: backward() adds to .grad, and the old "
                     "gradients were never discarded. Clear them (to None) first.", pytrace=False)
-    for (name, p), grad in zip(model.body.named_parameters(), expected):
-        assert_close(p.grad, grad, what=f"{name}.grad after {what}")
-    if model.spare.grad is not None:
+    for name, grad, want in zip(names, grads, expected):
+        assert_close(grad, want, what=f"{name}.grad after {what}")
+    if after["spare"] is not None:
         pytest.fail(
             "accumulate_gradients on a model whose .grad held ones: a parameter the loss does not use has "
-            f".grad {model.spare.grad.tolist()} afterwards, not None. Discard the old gradients with "
+            f".grad {after['spare'].tolist()} afterwards, not None. Discard the old gradients with "
             "model.zero_grad(set_to_none=True): a grad of zeros would be stepped by weight decay or Adam.",
             pytrace=False,
         )
 
 
-@pytest.mark.parametrize("micro_batches", [2, 3, 7])
-def test_accumulate_runs_one_forward_and_backward_per_chunk(lesson, micro_batches):
+@beside
+def accumulation_watched(lesson, micro_batches: int):
+    """accumulate_gradients(make_model(float64), LOSS, *make_data(7, float64), micro_batches), noting at
+    each forward (its batch size, whether an earlier backward already filled .grad): those notes,
+    the inputs and the parameters afterwards."""
     model = make_model(dtype=torch.float64)
     x, y = make_data(7, dtype=torch.float64)
-    before, params = x.clone(), [p.detach().clone() for p in model.parameters()]
-    calls = []  # (batch size, whether an earlier backward already filled .grad)
+    calls = []
     model.register_forward_pre_hook(lambda m, args: calls.append((len(args[0]), model[0].weight.grad is not None)))
     lesson.accumulate_gradients(model, LOSS, x, y, micro_batches)
+    return calls, x, parameters(model)
+
+
+@pytest.mark.parametrize("micro_batches", [2, 3, 7])
+def test_accumulate_runs_one_forward_and_backward_per_chunk(lesson, micro_batches):
+    calls, x, params = accumulation_watched(lesson, micro_batches)
     what = f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7"
     sizes = chunks_of(7, micro_batches)
     if [size for size, _ in calls] != sizes:
@@ -1244,17 +1590,16 @@ def test_accumulate_runs_one_forward_and_backward_per_chunk(lesson, micro_batche
         pytest.fail((
             f"{what}: call backward on each chunk's loss before the next chunk's forward, so each graph is freed"
         ), pytrace=False)
-    assert_close(x, before, what=f"inputs after {what} (must not change)")
-    if not all(torch.equal(p, q) for p, q in zip(model.parameters(), params)):
+    assert_close(x, make_data(7, dtype=torch.float64)[0], what=f"inputs after {what} (must not change)")
+    before = parameters(make_model(dtype=torch.float64))
+    if not all(torch.equal(p, q) for p, q in zip(params.values(), before.values())):
         pytest.fail(f"{what} changed the parameters: no optimizer step here", pytrace=False)
 
 
 @pytest.mark.parametrize("micro_batches", [0, -1, 8])
 def test_accumulate_refuses_impossible_splits(lesson, micro_batches):
-    model = make_model(dtype=torch.float64)
-    x, y = make_data(7, dtype=torch.float64)
     expect_raises(
-        lambda: lesson.accumulate_gradients(model, LOSS, x, y, micro_batches), ValueError,
+        lambda: accumulated(lesson, 7, micro_batches, seed=0)[0], ValueError,
         what=f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7",
         why="it needs 1 <= micro_batches <= N (an empty chunk's mean loss is nan).",
     )
@@ -1263,31 +1608,48 @@ def test_accumulate_refuses_impossible_splits(lesson, micro_batches):
 # --- a real GPU -------------------------------------------------------------------------------
 
 
-@pytest.mark.cuda
-def test_training_on_the_gpu_with_cpu_batches(lesson, tmp_path):
+def on_the_cpu(model: nn.Module) -> dict[str, torch.Tensor]:
+    """parameters(model), copied to the CPU."""
+    return {name: p.cpu() for name, p in parameters(model).items()}
+
+
+@beside
+def gpu_round_trip(lesson):
+    """On the device pick_device() gives: train_epoch and evaluate of make_model(dropout=0.2) with Adam
+    over CPU batches; its checkpoint loaded into a CPU new_run(seed=1) (map_location="cpu"), whose
+    checkpoint is loaded into make_model(seed=2, dropout=0.3) on that device (map_location=device).
+    The device, what each call returned, and the three models' parameters (on the CPU)."""
     device = lesson.pick_device()
-    if device.type != "cuda":
-        pytest.fail(f"pick_device() returned {device} on a machine with a GPU", pytrace=False)
     model = make_model(dropout=0.2).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-    loss = lesson.train_epoch(model, make_loader(), optimizer, LOSS, device)  # batches live on the CPU
+    loss = as_data(lesson.train_epoch(model, make_loader(), optimizer, LOSS, device))  # batches live on the CPU
+    result = as_data(lesson.evaluate(model, make_loader(), LOSS, device))
+    cpu_model, cpu_optimizer = new_run(seed=1)
+    gpu_model = make_model(seed=2, dropout=0.3).to(device)
+    with scratch_folder() as folder:
+        lesson.save_checkpoint(folder / "gpu.pt", model, optimizer, epoch=1)
+        cpu_epoch = lesson.load_checkpoint(folder / "gpu.pt", cpu_model, cpu_optimizer, map_location="cpu")
+        # And back: a CPU checkpoint mapped onto the GPU (the random states land there too).
+        lesson.save_checkpoint(folder / "cpu.pt", cpu_model, cpu_optimizer, epoch=2)
+        gpu_epoch = lesson.load_checkpoint(folder / "cpu.pt", gpu_model, torch.optim.Adam(gpu_model.parameters(), lr=0.01),
+                                           map_location=device)
+    return (as_data(device), loss, result, as_data(cpu_epoch), as_data(gpu_epoch),
+            on_the_cpu(model), on_the_cpu(cpu_model), on_the_cpu(gpu_model))
+
+
+@pytest.mark.cuda
+def test_training_on_the_gpu_with_cpu_batches(lesson):
+    device, loss, result, cpu_epoch, gpu_epoch, trained, on_cpu, back_on_gpu = gpu_round_trip(lesson)
+    if not (isinstance(device, torch.device) and device.type == "cuda"):
+        pytest.fail(f"pick_device() returned {device} on a machine with a GPU", pytrace=False)
     if type(loss) is not float:
         pytest.fail(f"train_epoch on the GPU returned {loss!r}, not a Python float", pytrace=False)
-    result = lesson.evaluate(model, make_loader(), LOSS, device)
     if not (isinstance(result, tuple) and all(type(v) is float for v in result)):
         pytest.fail(f"evaluate on the GPU returned {result!r}, not two Python floats", pytrace=False)
-    lesson.save_checkpoint(tmp_path / "gpu.pt", model, optimizer, epoch=1)
-    cpu_model, cpu_optimizer = new_run(seed=1)
-    epoch = lesson.load_checkpoint(tmp_path / "gpu.pt", cpu_model, cpu_optimizer, map_location="cpu")
-    if epoch != 1:
-        pytest.fail(f"load_checkpoint of a GPU checkpoint saved with epoch=1 returned {epoch!r}", pytrace=False)
-    assert_same_parameters(cpu_model, model.cpu(), "a GPU checkpoint loaded onto a CPU model", exact=True)
-    # And back: a CPU checkpoint mapped onto the GPU (the random states land there too).
-    lesson.save_checkpoint(tmp_path / "cpu.pt", cpu_model, cpu_optimizer, epoch=2)
-    gpu_model = make_model(seed=2, dropout=0.3).to(device)
-    gpu_optimizer = torch.optim.Adam(gpu_model.parameters(), lr=0.01)
-    epoch = lesson.load_checkpoint(tmp_path / "cpu.pt", gpu_model, gpu_optimizer, map_location=device)
-    if epoch != 2:
+    if cpu_epoch != 1:
+        pytest.fail(f"load_checkpoint of a GPU checkpoint saved with epoch=1 returned {cpu_epoch!r}", pytrace=False)
+    assert_same_parameters(on_cpu, trained, "a GPU checkpoint loaded onto a CPU model", exact=True)
+    if gpu_epoch != 2:
         pytest.fail(f"load_checkpoint(..., map_location={device}) of a checkpoint saved with epoch=2 returned "
-                    f"{epoch!r}", pytrace=False)
-    assert_same_parameters(gpu_model.cpu(), cpu_model, "a CPU checkpoint loaded with map_location=cuda", exact=True)
+                    f"{gpu_epoch!r}", pytrace=False)
+    assert_same_parameters(back_on_gpu, on_cpu, "a CPU checkpoint loaded with map_location=cuda", exact=True)
