@@ -2,7 +2,11 @@
 torch.optim.Adam run step by step, the true coefficients of a curve, and NumPy's view of the
 same memory.
 
-`lesson` is the module under test (the learner's, the reference, or a mutant).
+`lesson` is the module under test (the learner's, the reference, or a mutant). Under `kata grade`
+it lives in a process of its own: what lends it tensors, hands it a function, or looks at the
+state and memory it leaves runs there, in scenarios (derivative_seen, derivative_twice,
+to_numpy_seen, from_numpy_seen, fit_seen: grader.testing.scenario), and every check of what they
+report is made here.
 
 Contract (each promise of the lesson text, the docstrings and the hints -> its tests):
 derivative
@@ -78,6 +82,7 @@ the pitfalls the lesson names, each recognised by its signature and named in the
   test_from_numpy_shares_memory
 """
 
+import contextlib
 import inspect
 import warnings
 
@@ -88,29 +93,55 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.testing import assert_close, describe, expect_raises, fail, tolerance
+from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
 
-# d/dx of each function, summed so that fn is scalar-valued.
-CALCULUS = {
-    "x.sin().sum()": (lambda t: t.sin().sum(), torch.cos),
-    "x.exp().sum()": (lambda t: t.exp().sum(), torch.exp),
-    "(x ** 3).sum()": (lambda t: (t**3).sum(), lambda t: 3 * t**2),
+def network(t: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """A little network: every output depends on every input."""
+    return torch.logsumexp(torch.tanh(t @ weight), dim=1).pow(2).mean() + t.sin().prod()
+
+
+# Each fn the tests differentiate, by its text: a function of its argument x and of w, the
+# tensor it closes over (None where it closes over none). A scenario cannot be handed a
+# function (only data crosses to the code's process): it is handed the text, and finds the
+# function here.
+FNS = {
+    "-x * x": lambda x, w: -x * x,
+    "x.sin().sum()": lambda x, w: x.sin().sum(),
+    "x.exp().sum()": lambda x, w: x.exp().sum(),
+    "(x ** 3).sum()": lambda x, w: (x**3).sum(),
+    "x.sum()": lambda x, w: x.sum(),
+    "t.mul_(3).pow(2).sum()": lambda x, w: x.mul_(3).pow(2).sum(),
+    "(x * w).pow(2).sum()": lambda x, w: (x * w).pow(2).sum(),
+    "(w * w).sum()": lambda x, w: (w * w).sum(),
+    "torch.tensor(2.0)": lambda x, w: torch.tensor(2.0),
+    "x * 2": lambda x, w: x * 2,
+    "x.sum(dim=0)": lambda x, w: x.sum(dim=0),
+    "x[:0].sum(dim=1)": lambda x, w: x[:0].sum(dim=1),
+    "x.reshape(1) * 3": lambda x, w: x.reshape(1) * 3,
+    "x * 3": lambda x, w: x * 3,
+    "(x ** 2).sum().reshape(1, 1)": lambda x, w: (x**2).sum().reshape(1, 1),
+    "network(x, w)": network,
 }
-CUBE, CUBE_GRAD = CALCULUS["(x ** 3).sum()"]
+# d/dx of each function, summed so that fn is scalar-valued.
+CALCULUS = {"x.sin().sum()": torch.cos, "x.exp().sum()": torch.exp, "(x ** 3).sum()": lambda t: 3 * t**2}
+CUBE = "(x ** 3).sum()"
+CUBE_GRAD = CALCULUS[CUBE]
 UNCHANGED = torch.tensor([0.5, -1.0, 2.0])  # what the caller-safety tests lend to derivative
+W = torch.tensor([1.0, -2.0, 0.5])  # the tensor an fn closes over
 SHARED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int32, torch.int64, torch.int8, torch.uint8,
                  torch.bool, torch.complex64)
 
 
-def call(what: str, fn, *args, advice=None):
-    """fn(*args), with an exception other than a TODO turned into a message naming the call.
+def call(what: str, fn, *args, advice=None, **kwargs):
+    """fn(*args, **kwargs), with an exception other than a TODO turned into a message naming the call.
 
     advice: a function of the exception that returns what the pitfall behind it is and its fix,
     or "" when the exception is not that pitfall's signature (then the error is shown alone).
     """
     __tracebackhide__ = True
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 (any error is the learner's to see, with the call)
@@ -126,11 +157,65 @@ def when(exc_type: type[BaseException], *pieces: str, then: str):
 
 # --- derivative --------------------------------------------------------------------------------
 
+# derivative is called beside the code (grader.testing.scenario): the caller's tensors, fn and
+# the tensors fn closes over are made there, from the data and the names the test hands over,
+# and what the call returned and left behind comes back as data, checked here. The caller's
+# tensor cannot be lent from this process: a plain call in another process gets a copy, and
+# the flag, .grad and values it leaves there would not be seen here.
+
+
+def closed_over(w: torch.Tensor | None, kind: str | None) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """w as `kind` says ("a leaf that requires grad", "a non-leaf computed from one", None: data),
+    and the tensor fn uses: w, or the non-leaf computed from it."""
+    if kind is None:
+        return w, w
+    w.requires_grad_()
+    if kind != "a non-leaf computed from one":
+        return w, w
+    used = w * 1
+    used.retain_grad()  # a non-leaf that keeps its gradient: backward() would fill it
+    return w, used
+
+
+def fn_named(name: str, w: torch.Tensor | None = None):
+    """The fn of FNS called `name`, closing over w."""
+    return lambda t: FNS[name](t, w)
+
+
+@beside
+def derivative_seen(lesson, fn: str, x: torch.Tensor, *, requires_grad=False, grad=None, times=None, w=None,
+                    w_is=None, no_grad=False) -> dict:
+    """derivative(FNS[fn], x), the caller's side made as the test says: x made to require grad,
+    `grad` set as its .grad, and (`times`) x then computed as leaf * times, inside a graph; w
+    closed over as `w_is` says (closed_over); the call made inside torch.no_grad().
+
+    Returns what the call returned ("d", and whether it requires grad) and what it left: x's
+    values and flag, the .grad of x's leaf (x, or what x was computed from) and whether that is
+    still the very tensor set as `grad`, and the .grad of w and of the tensor fn used."""
+    leaf = x.requires_grad_(requires_grad)
+    if grad is not None:
+        leaf.grad = grad
+    x = leaf if times is None else leaf * times
+    w, used = closed_over(w, w_is)
+    with torch.no_grad() if no_grad else contextlib.nullcontext():
+        d = lesson.derivative(fn_named(fn, used), x)
+    return {"d": d, "d_requires_grad": isinstance(d, torch.Tensor) and d.requires_grad, "x": x.detach(),
+            "x_requires_grad": x.requires_grad, "leaf_grad": leaf.grad, "grad_kept": leaf.grad is grad,
+            "w_grad": None if w is None else w.grad, "used_grad": None if used is None else used.grad}
+
+
+@beside
+def derivative_twice(lesson, fn: str, x: torch.Tensor) -> tuple:
+    """derivative(FNS[fn], x) called twice: the first result as it is after the second call, a
+    copy of it taken when it was returned, and the second result."""
+    first = lesson.derivative(fn_named(fn), x)
+    kept = first.detach().clone() if isinstance(first, torch.Tensor) else first
+    return first, kept, lesson.derivative(fn_named(fn), x)
+
 
 @pytest.mark.public
 def test_derivative_of_the_first_example(lesson):
-    x = torch.tensor(1.0, requires_grad=True)
-    d = lesson.derivative(lambda t: -t * t, x)
+    d = derivative_seen(lesson, "-x * x", torch.tensor(1.0), requires_grad=True)["d"]
     assert_close(d, torch.tensor(-2.0), what="derivative(lambda x: -x * x, tensor(1.)) (d/dx of -x*x is -2x)")
 
 
@@ -145,9 +230,9 @@ def test_derivative_of_the_first_example(lesson):
 @example(torch.tensor([[0.5, 2.0, -1.0]]).expand(2, 3), "(x ** 3).sum()")
 @pytest.mark.points(2)
 def test_derivative_matches_calculus(lesson, x, name):
-    fn, dfn = CALCULUS[name]
+    expected = CALCULUS[name](x)
     what = f"derivative(lambda x: {name}, x) for x of {describe(x)}"
-    assert_close(call(what, lesson.derivative, fn, x), dfn(x), what=what)
+    assert_close(call(what, derivative_seen, lesson, name, x)["d"], expected, what=what)
 
 
 def test_derivative_matches_finite_differences_in_float64(lesson):
@@ -155,78 +240,68 @@ def test_derivative_matches_finite_differences_in_float64(lesson):
     x = torch.randn(3, 4, generator=g, dtype=torch.float64)
     weight = torch.randn(4, 5, generator=g, dtype=torch.float64)
 
-    def fn(t):  # a little network: every output depends on every input
-        return torch.logsumexp(torch.tanh(t @ weight), dim=1).pow(2).mean() + t.sin().prod()
-
     # Central differences, as torch.autograd.gradcheck computes them: error ~ h^2 in float64.
     h, flat = 1e-6, x.flatten()
-    numerical = torch.stack([(fn((flat + h * e).view_as(x)) - fn((flat - h * e).view_as(x))) / (2 * h)
-                             for e in torch.eye(flat.numel(), dtype=x.dtype)]).view_as(x)
+    numerical = torch.stack([(network((flat + h * e).view_as(x), weight) - network((flat - h * e).view_as(x), weight))
+                             / (2 * h) for e in torch.eye(flat.numel(), dtype=x.dtype)]).view_as(x)
     what = "derivative(fn, x) for a small float64 network fn and x of shape (3, 4), against central differences"
-    assert_close(lesson.derivative(fn, x), numerical, rtol=1e-6, atol=1e-8, what=what)
+    d = derivative_seen(lesson, "network(x, w)", x, w=weight)["d"]
+    assert_close(d, numerical, rtol=1e-6, atol=1e-8, what=what)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
 def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtype):
-    x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4).requires_grad_()
+    x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4)
+    expected = x.float().cos().to(dtype)
     what = f"derivative(lambda x: x.sin().sum(), x) for x of {describe(x)} that requires grad"
-    d = call(what, lesson.derivative, lambda t: t.sin().sum(), x)
+    seen = call(what, derivative_seen, lesson, "x.sin().sum()", x, requires_grad=True)
+    d = seen["d"]
     if not isinstance(d, torch.Tensor):
         fail(f"{what} returned {type(d).__name__}, not a tensor")
-    if d.requires_grad:
+    if seen["d_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad: a gradient is a result, not part of a graph "
              "(do not pass create_graph=True, and do not return a tensor that is still attached).")
-    assert_close(d, x.detach().float().cos().to(dtype), what=what, **tolerance(dtype))
+    assert_close(d, expected, what=what, **tolerance(dtype))
 
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("kind", ["plain", "requires grad", "requires grad, .grad already set"])
 def test_derivative_leaves_the_callers_tensor_alone(lesson, kind):
     requires_grad = kind != "plain"
-    x = UNCHANGED.clone().requires_grad_(requires_grad)
     old_grad = torch.tensor([7.0, 8.0, 9.0]) if kind.endswith("set") else None
-    x.grad = old_grad
     what = f"derivative(lambda x: (x ** 3).sum(), x) for x = tensor([0.5, -1., 2.]) ({kind})"
-    d = call(what, lesson.derivative, CUBE, x)
-    flag = x.requires_grad
+    seen = call(what, derivative_seen, lesson, CUBE, UNCHANGED.clone(), requires_grad=requires_grad, grad=old_grad)
+    flag = seen["x_requires_grad"]
     if flag != requires_grad:
         fail(f"{what} changed x.requires_grad to {flag}: that is the caller's flag. Work on a private "
              "tensor (x.detach()) and switch gradients on there.")
-    grad = x.grad
+    grad = seen["leaf_grad"]
     if old_grad is None and grad is not None:
         fail(f"{what} left x.grad set to {grad}: .backward() accumulates into .grad; "
              "torch.autograd.grad returns the gradient without storing it.")
-    if old_grad is not None and not (grad is old_grad and torch.equal(grad, torch.tensor([7.0, 8.0, 9.0]))):
+    if old_grad is not None and not (seen["grad_kept"] and torch.equal(grad, torch.tensor([7.0, 8.0, 9.0]))):
         fail(f"{what} changed the caller's x.grad from [7., 8., 9.] to {grad}: leave it as it was (no "
              "x.grad = None, no backward() into it); torch.autograd.grad on a private leaf touches no .grad.")
-    assert_close(x.detach(), UNCHANGED, what=f"x after {what} (the caller's values must not change)")
-    assert_close(d, CUBE_GRAD(x.detach()), what=what)
+    assert_close(seen["x"], UNCHANGED, what=f"x after {what} (the caller's values must not change)")
+    assert_close(seen["d"], CUBE_GRAD(UNCHANGED), what=what)
 
 
 @pytest.mark.parametrize("closed_over", ["a leaf that requires grad", "a non-leaf computed from one"])
 def test_derivative_fills_no_grad_anywhere(lesson, closed_over):
-    w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
-    used = w * 1 if closed_over.startswith("a non-leaf") else w
-    if used is not w:
-        used.retain_grad()  # a non-leaf that keeps its gradient: backward() would fill it
-    x = UNCHANGED.clone()
     what = f"derivative(lambda x: (x * w).pow(2).sum(), x) with w {closed_over}, used by fn"
-    d = call(what, lesson.derivative, lambda t: (t * used).pow(2).sum(), x)
-    assert_close(d, 2 * x * used.detach() ** 2, what=f"{what} (d/dx of (x w)^2 is 2 x w^2)")
-    for name, t in (("w", w), ("the tensor fn uses", used)):
-        if t.grad is not None:
-            fail(f"{what} filled {name}.grad with {t.grad}: .backward() adds into the .grad of every tensor in "
+    seen = call(what, derivative_seen, lesson, "(x * w).pow(2).sum()", UNCHANGED.clone(), w=W.clone(), w_is=closed_over)
+    assert_close(seen["d"], 2 * UNCHANGED * W**2, what=f"{what} (d/dx of (x w)^2 is 2 x w^2)")
+    for name, grad in (("w", seen["w_grad"]), ("the tensor fn uses", seen["used_grad"])):
+        if grad is not None:
+            fail(f"{what} filled {name}.grad with {grad}: .backward() adds into the .grad of every tensor in "
                  "the graph that requires grad, the caller's included. torch.autograd.grad(out, leaf) returns "
                  "the gradient for the leaf only and stores nothing anywhere.")
 
 
 def test_derivative_gives_the_same_answer_every_time(lesson):
-    x = UNCHANGED.clone()
     what = "derivative(lambda x: (x ** 3).sum(), x)"
-    first = call(what, lesson.derivative, CUBE, x)
-    kept = first.detach().clone()
-    second = call(what, lesson.derivative, CUBE, x)
-    expected = CUBE_GRAD(x)
+    first, kept, second = call(what, derivative_twice, lesson, CUBE, UNCHANGED.clone())
+    expected = CUBE_GRAD(UNCHANGED)
     if isinstance(second, torch.Tensor) and second.shape == expected.shape and torch.allclose(second, 2 * expected):
         fail(f"the second call of {what} returned {second.tolist()}, twice the gradient {expected.tolist()}: "
              "this is backward() accumulating into a .grad that outlives the call. torch.autograd.grad "
@@ -241,44 +316,40 @@ def test_derivative_gives_the_same_answer_every_time(lesson):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("kind", ["a plain tensor", "a leaf that requires grad", "computed inside a graph"])
 def test_derivative_of_an_in_place_fn(lesson, kind):
-    base = UNCHANGED.clone().requires_grad_(kind != "a plain tensor")
-    x = base * 1 if kind == "computed inside a graph" else base  # a non-leaf, computed from `base`
     what = f"derivative(lambda t: t.mul_(3).pow(2).sum(), x) with x {kind}"
-    d = call(what, lesson.derivative, lambda t: t.mul_(3).pow(2).sum(), x, advice=when(
-        RuntimeError, "leaf Variable", "in-place",
-        then="fn writes into its argument, and you handed it a leaf that requires grad. This is the in-place "
-        "pitfall: hand fn a .clone() of your leaf, memory of your own that fn may write into."))
-    after = x.detach()
+    seen = call(  # "computed inside a graph": x = base * 1, a non-leaf computed from a leaf `base`
+        what, derivative_seen, lesson, "t.mul_(3).pow(2).sum()", UNCHANGED.clone(),
+        requires_grad=kind != "a plain tensor", times=1 if kind == "computed inside a graph" else None, advice=when(
+            RuntimeError, "leaf Variable", "in-place",
+            then="fn writes into its argument, and you handed it a leaf that requires grad. This is the in-place "
+            "pitfall: hand fn a .clone() of your leaf, memory of your own that fn may write into."))
+    after = seen["x"]
     if torch.equal(after, 3 * UNCHANGED):
         fail(f"x after {what} is {after.tolist()}, 3 times the caller's values: fn wrote into the caller's "
              "memory. This is the in-place pitfall: hand fn a .clone(), memory of your own, never x (nor a "
              "detached x, which shares x's memory).")
     assert_close(after, UNCHANGED, what=f"x after {what} (the caller's values must not change)")
-    assert_close(d, torch.tensor([9.0, -18.0, 36.0]), what=f"{what} (d/dx of (3x)^2 is 18x)")
-    if base.grad is not None:
-        fail(f"{what} filled .grad of the tensor x was computed from: {base.grad}")
+    assert_close(seen["d"], torch.tensor([9.0, -18.0, 36.0]), what=f"{what} (d/dx of (3x)^2 is 18x)")
+    if seen["leaf_grad"] is not None:
+        fail(f"{what} filled .grad of the tensor x was computed from: {seen['leaf_grad']}")
 
 
 def test_derivative_does_not_reach_into_the_callers_graph(lesson):
-    a = UNCHANGED.clone().requires_grad_()
-    x = a * 2  # part of the caller's graph
     what = "derivative(lambda x: (x ** 3).sum(), x) for x = a * 2, with a requiring grad"
-    d = call(what, lesson.derivative, CUBE, x)
-    if a.grad is not None:
-        fail(f"{what} filled a.grad with {a.grad}: the gradient flowed back through the caller's graph. "
+    seen = call(what, derivative_seen, lesson, CUBE, UNCHANGED.clone(), requires_grad=True, times=2)  # a, then x
+    if seen["leaf_grad"] is not None:
+        fail(f"{what} filled a.grad with {seen['leaf_grad']}: the gradient flowed back through the caller's graph. "
              "Differentiate with respect to a detached copy of x.")
-    assert_close(d, CUBE_GRAD(x.detach()), what=what)
+    assert_close(seen["d"], CUBE_GRAD(2 * UNCHANGED), what=what)
 
 
 def test_derivative_inside_no_grad(lesson):
-    x = UNCHANGED.clone()
     what = "derivative(lambda x: (x ** 3).sum(), x) called inside torch.no_grad()"
-    with torch.no_grad():
-        d = call(what, lesson.derivative, CUBE, x, advice=when(
-            RuntimeError, "does not require grad",
-            then="Under torch.no_grad() nothing is recorded, so fn's result has no graph: this is the caller's "
-            "context pitfall. Switch recording back on around the call of fn with torch.enable_grad()."))
-    expected = CUBE_GRAD(x)
+    d = call(what, derivative_seen, lesson, CUBE, UNCHANGED.clone(), no_grad=True, advice=when(
+        RuntimeError, "does not require grad",
+        then="Under torch.no_grad() nothing is recorded, so fn's result has no graph: this is the caller's "
+        "context pitfall. Switch recording back on around the call of fn with torch.enable_grad()."))["d"]
+    expected = CUBE_GRAD(UNCHANGED)
     if isinstance(d, torch.Tensor) and d.shape == expected.shape and not d.any():
         fail(f"{what} returned zeros, but d/dx of x^3 is 3x^2 = {expected.tolist()}. Under torch.no_grad() nothing "
              "is recorded, so fn's result looked as if it did not depend on x: this is the caller's context "
@@ -292,52 +363,57 @@ UNUSED = ("fn does not use its argument, so d fn/d x is zero everywhere (torch.f
           "zeros for an unused input (materialize_grads=True).")
 
 
+def unused_advice(exc: BaseException) -> str:
+    """Advice for call(): UNUSED, when autograd refused a tensor the result does not depend on."""
+    refused = "does not require grad" in str(exc) or "not have been used in the graph" in str(exc)
+    return UNUSED if isinstance(exc, RuntimeError) and refused else ""
+
+
 @pytest.mark.parametrize("kind", ["a constant", "a tensor fn closes over, not its argument"])
 def test_derivative_of_an_fn_that_ignores_x(lesson, kind):
-    w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
-    fn = (lambda t: torch.tensor(2.0)) if kind == "a constant" else (lambda t: (w * w).sum())
+    fn = "torch.tensor(2.0)" if kind == "a constant" else "(w * w).sum()"
     x = UNCHANGED.to(torch.float64)
     what = f"derivative(fn, x) for x of {describe(x)} and an fn that returns {kind}"
-    d = call(what, lesson.derivative, fn, x, advice=lambda exc: UNUSED if isinstance(exc, RuntimeError) and (
-        "does not require grad" in str(exc) or "not have been used in the graph" in str(exc)) else "")
+    seen = call(what, derivative_seen, lesson, fn, x, w=W.clone(), w_is="a leaf that requires grad",
+                advice=unused_advice)
+    d = seen["d"]
     if d is None:
         fail(f"{what} returned None: allow_unused=True makes torch.autograd.grad answer None for an unused input, "
              "but the derivative of a function that ignores x is zeros of x's shape (materialize_grads=True).")
-    if isinstance(d, torch.Tensor) and d.requires_grad:
+    if seen["d_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad")
     assert_close(d, torch.zeros_like(x), what=f"{what} (the derivative of a function that ignores x is zero)")
-    if w.grad is not None:
-        fail(f"{what} filled w.grad with {w.grad}: derivative stores nothing anywhere.")
+    if seen["w_grad"] is not None:
+        fail(f"{what} filled w.grad with {seen['w_grad']}: derivative stores nothing anywhere.")
 
 
-@pytest.mark.parametrize(("fn_text", "fn", "x_shape", "shape"), [
-    ("x * 2", lambda t: t * 2, (2, 3), (2, 3)),
-    ("x * 2", lambda t: t * 2, (4, 1), (4, 1)),
-    ("x.sum(dim=0)", lambda t: t.sum(dim=0), (2, 3), (3,)),
-    ("x[:0].sum(dim=1)", lambda t: t[:0].sum(dim=1), (2, 3), (0,)),
+@pytest.mark.parametrize(("fn_text", "x_shape", "shape"), [
+    ("x * 2", (2, 3), (2, 3)),
+    ("x * 2", (4, 1), (4, 1)),
+    ("x.sum(dim=0)", (2, 3), (3,)),
+    ("x[:0].sum(dim=1)", (2, 3), (0,)),
 ])
-def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, fn, x_shape, shape):
-    x = torch.ones(x_shape)
+def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, x_shape, shape):
     what = f"derivative(lambda x: {fn_text}, x) for x of shape {x_shape}, fn returning shape {shape}"
-    message = str(expect_raises(lambda: lesson.derivative(fn, x), ValueError, what=what,
-                                why="fn must return a scalar (one element); say which shape it returned."))
+    message = str(expect_raises(lambda: derivative_seen(lesson, fn_text, torch.ones(x_shape))["d"], ValueError,
+                                what=what, why="fn must return a scalar (one element); say which shape it returned."))
     forms = {str(shape), str(list(shape)), ", ".join(map(str, shape)) if len(shape) > 1 else str(shape)}
     if not any(form in message for form in forms):
         fail(f"{what}: the ValueError should name the shape fn returned, {shape}; it says: {message}")
 
 
-@pytest.mark.parametrize(("shape", "fn_text", "fn", "expected"), [
-    ((), "x.reshape(1) * 3", lambda t: t.reshape(1) * 3, lambda x: torch.full_like(x, 3.0)),
-    ((1,), "x * 3", lambda t: t * 3, lambda x: torch.full_like(x, 3.0)),
-    ((2, 3), "(x ** 2).sum().reshape(1, 1)", lambda t: (t**2).sum().reshape(1, 1), lambda x: 2 * x),
+@pytest.mark.parametrize(("shape", "fn_text", "expected"), [
+    ((), "x.reshape(1) * 3", lambda x: torch.full_like(x, 3.0)),
+    ((1,), "x * 3", lambda x: torch.full_like(x, 3.0)),
+    ((2, 3), "(x ** 2).sum().reshape(1, 1)", lambda x: 2 * x),
 ])
-def test_derivative_of_a_one_element_fn(lesson, shape, fn_text, fn, expected):
+def test_derivative_of_a_one_element_fn(lesson, shape, fn_text, expected):
     x = torch.linspace(-1, 2, max(1, int(np.prod(shape)))).reshape(shape)
     what = f"derivative(lambda x: {fn_text}, x) for x of shape {shape}"
-    d = call(what, lesson.derivative, fn, x, advice=when(
+    seen = call(what, derivative_seen, lesson, fn_text, x.clone(), advice=when(
         ValueError, then="fn returned one element, a scalar in all but shape, which the docstring accepts: "
         "count the elements (numel() == 1), not the dims (dim() == 0)."))
-    assert_close(d, expected(x), what=what)
+    assert_close(seen["d"], expected(x), what=what)
 
 
 def on_device_advice(exc: BaseException) -> str:
@@ -351,10 +427,11 @@ def on_device_advice(exc: BaseException) -> str:
 def test_derivative_on_the_meta_device(lesson):
     x = on_meta(torch.empty(2, 3, dtype=torch.float64))
     what = "derivative(lambda x: x.sin().sum(), x) for x of shape (2, 3), float64, on the meta device"
-    d = call(what, lesson.derivative, lambda t: t.sin().sum(), x, advice=on_device_advice)
+    seen = call(what, derivative_seen, lesson, "x.sin().sum()", x, advice=on_device_advice)
+    d = seen["d"]
     if not (isinstance(d, torch.Tensor) and (d.device.type, d.shape, d.dtype) == ("meta", x.shape, x.dtype)):
         fail(f"{what} returned {d!r}; expected a tensor of shape (2, 3), float64, on the meta device (x's)")
-    if d.requires_grad:
+    if seen["d_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad")
 
 
@@ -362,7 +439,7 @@ def test_derivative_on_the_meta_device(lesson):
 def test_derivative_of_a_non_floating_x_is_a_type_error(lesson, dtype):
     x = torch.arange(3).to(dtype)
     what = f"derivative(lambda x: x.sum(), x) for x of {describe(x)}"
-    message = str(expect_raises(lambda: lesson.derivative(lambda t: t.sum(), x), TypeError, what=what,
+    message = str(expect_raises(lambda: derivative_seen(lesson, "x.sum()", x)["d"], TypeError, what=what,
                                 why="gradients need floating point; check x's dtype before anything else."))
     if "floating" not in message.lower():
         fail(f"{what}: the TypeError should say that gradients need floating point; it says: {message}")
@@ -370,63 +447,121 @@ def test_derivative_of_a_non_floating_x_is_a_type_error(lesson, dtype):
 
 # --- to_numpy and from_numpy -----------------------------------------------------------------
 
+# Memory shared between a tensor and an array is shared within one process only: the
+# conversions run beside the code (grader.testing.scenario), which reports what memory_seen
+# sees of the tensor and the array there, and check_shared judges it here. An array handed to
+# a scenario arrives as a contiguous copy, so the views the tests need are made there (VIEWS).
+
+VIEWS = {"contiguous": lambda a: a, "every other column": lambda a: a[:, ::2], "transposed": lambda a: a.T,
+         "reversed": lambda a: a[::-1]}
+
 
 def address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
-def check_shared(t: torch.Tensor, a: np.ndarray, what: str, made: str) -> None:
-    """t and a: the same dtype, shape, strides and memory; a write through one shows in the other.
+def memory_seen(t, a, write=True) -> dict:
+    """What check_shared looks at, seen where t and a live: whether they are a tensor and an
+    array (and their types), and if so their dtypes, shapes, layouts and strides in bytes and
+    whether they start at one address; then, where those say one buffer (and `write`), a value
+    written through each of them with what the other reads."""
+    seen = {"is_tensor": isinstance(t, torch.Tensor), "is_array": isinstance(a, np.ndarray),
+            "types": (type(t).__name__, type(a).__name__)}
+    if not (seen["is_tensor"] and seen["is_array"]):
+        return seen
+    seen.update(dtype=t.dtype, array_dtype=str(a.dtype), shape=tuple(t.shape), array_shape=a.shape, numel=t.numel(),
+                same_address=address(a) == t.data_ptr(), contiguous=t.is_contiguous(),
+                array_contiguous=a.flags.c_contiguous, strides=tuple(s * t.element_size() for s in t.stride()),
+                array_strides=a.strides)
+    if write and t.numel() and seen["same_address"] and seen["strides"] == seen["array_strides"]:
+        index = (0,) * t.dim()
+        new = 0 if a[index] else 1  # a value it does not hold, for any dtype
+        a[index] = new
+        seen["array_write"] = (new, t[index].item())
+        with torch.no_grad():  # t may require grad: no in-place op on it otherwise
+            t[index] = 1 - new
+        seen["tensor_write"] = (1 - new, a[index].item())
+    return seen
+
+
+@beside
+def to_numpy_seen(lesson, t: torch.Tensor, requires_grad=False, grad=None, back=False) -> dict:
+    """to_numpy(t), t made to require grad and given `grad` as its .grad as asked: what
+    memory_seen sees of t and the array, and of t then its flag, its .grad and whether that is
+    still the very tensor set as `grad`. `back`: what memory_seen sees of from_numpy(array) and
+    the array instead."""
+    t.requires_grad_(requires_grad)
+    if grad is not None:
+        t.grad = grad
+    a = lesson.to_numpy(t)
+    if back:
+        return memory_seen(lesson.from_numpy(a), a)
+    return {**memory_seen(t, a), "requires_grad": t.requires_grad, "grad": t.grad, "grad_kept": t.grad is grad}
+
+
+@beside
+def from_numpy_seen(lesson, a: np.ndarray, view="contiguous", read_only=False) -> dict:
+    """from_numpy of the VIEWS[view] of a (made read-only as asked): what it returned, and what
+    memory_seen sees of it and the array."""
+    a = VIEWS[view](a)
+    with warnings.catch_warnings():
+        if read_only:
+            a.flags.writeable = False
+            warnings.simplefilter("ignore", UserWarning)  # torch warns that the tensor is writable: expected
+        t = lesson.from_numpy(a)
+    return {"returned": t, **memory_seen(t, a, write=not read_only)}
+
+
+def check_shared(seen: dict, what: str, made: str) -> None:
+    """What memory_seen saw: the tensor and the array of the same dtype, shape, strides and
+    memory; a write through one shows in the other.
 
     made: "array" or "tensor", the one the call under test returned (the other is its input).
     """
     __tracebackhide__ = True
-    if not isinstance(a, np.ndarray):
-        fail(f"{what}: expected a numpy.ndarray, got {type(a).__name__}")
-    if not isinstance(t, torch.Tensor):
-        fail(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
-    expected = torch.empty(0, dtype=t.dtype).numpy().dtype
-    if a.dtype != expected:
-        fail(f"{what}: the NumPy dtype is {a.dtype}, expected {expected} for {t.dtype}. This is a dtype "
+    tensor_type, array_type = seen["types"]
+    if not seen["is_array"]:
+        fail(f"{what}: expected a numpy.ndarray, got {array_type}")
+    if not seen["is_tensor"]:
+        fail(f"{what}: expected a torch.Tensor, got {tensor_type}")
+    dtype = seen["dtype"]
+    expected = torch.empty(0, dtype=dtype).numpy().dtype
+    if seen["array_dtype"] != str(expected):
+        fail(f"{what}: the NumPy dtype is {seen['array_dtype']}, expected {expected} for {dtype}. This is a dtype "
              "conversion (.float(), .to(...), .astype(...)), which copies: share the memory as it is.")
-    if a.shape != tuple(t.shape):
-        fail(f"{what}: shapes differ, {a.shape} and {tuple(t.shape)}")
-    if t.numel() == 0:
+    if seen["array_shape"] != seen["shape"]:
+        fail(f"{what}: shapes differ, {seen['array_shape']} and {seen['shape']}")
+    if seen["numel"] == 0:
         return
-    if address(a) != t.data_ptr():
-        source_contiguous = a.flags.c_contiguous if made == "tensor" else t.is_contiguous()
-        result_contiguous = t.is_contiguous() if made == "tensor" else a.flags.c_contiguous
+    if not seen["same_address"]:
+        source_contiguous = seen["array_contiguous"] if made == "tensor" else seen["contiguous"]
+        result_contiguous = seen["contiguous"] if made == "tensor" else seen["array_contiguous"]
         if result_contiguous and not source_contiguous:
             fail(f"{what}: the {made} is a contiguous copy of a non-contiguous view (a different address). "
                  "This is the .contiguous() pitfall (np.ascontiguousarray in NumPy): it copies every view "
                  "that is not contiguous. Strides carry over, so share the view as it is.")
         fail(f"{what}: the array and the tensor are at different addresses, so the {made} is a copy. "
              "torch.tensor(a), np.array(t) and .clone() all copy; share the memory instead.")
-    strides = tuple(s * t.element_size() for s in t.stride())
-    if a.strides != strides:
-        fail(f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch")
-    index = (0,) * t.dim()
-    new = 0 if a[index] else 1  # a value it does not hold, for any dtype
-    a[index] = new
-    seen = t[index].item()
-    if seen != new:
+    if seen["array_strides"] != seen["strides"]:
+        fail(f"{what}: strides {seen['array_strides']} bytes in NumPy, {seen['strides']} in torch")
+    written, read = seen["array_write"]
+    if read != written:
         fail(f"{what}: a write through the array is not seen through the tensor")
-    with torch.no_grad():  # t may require grad: no in-place op on it otherwise
-        t[index] = 1 - new
-    if a[index] != 1 - new:
+    written, read = seen["tensor_write"]
+    if read != written:
         fail(f"{what}: a write through the tensor is not seen through the array")
 
 
 @pytest.mark.public
 def test_to_numpy_shares_memory(lesson):
     t = torch.arange(6.0).reshape(2, 3)
-    check_shared(t, lesson.to_numpy(t), "to_numpy(torch.arange(6.).reshape(2, 3))", "array")
+    check_shared(to_numpy_seen(lesson, t), "to_numpy(torch.arange(6.).reshape(2, 3))", "array")
 
 
 @pytest.mark.public
 def test_from_numpy_shares_memory(lesson):
     a = np.arange(6.0).reshape(2, 3)
-    check_shared(lesson.from_numpy(a), a, "from_numpy(np.arange(6.).reshape(2, 3))", "tensor")
+    check_shared(from_numpy_seen(lesson, a), "from_numpy(np.arange(6.).reshape(2, 3))", "tensor")
 
 
 NUMPY_REFUSES = when(
@@ -437,35 +572,32 @@ NUMPY_REFUSES = when(
 
 @pytest.mark.points(2)
 def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
-    t = torch.linspace(0, 1, 5, requires_grad=True)
+    t = torch.linspace(0, 1, 5)
     grad = torch.full((5,), 3.0)
-    t.grad = grad
     what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True) with t.grad = 3s"
-    a = call(what, lesson.to_numpy, t, advice=NUMPY_REFUSES)
-    check_shared(t, a, what, "array")
-    if not t.requires_grad:
+    seen = call(what, to_numpy_seen, lesson, t, requires_grad=True, grad=grad, advice=NUMPY_REFUSES)
+    check_shared(seen, what, "array")
+    if not seen["requires_grad"]:
         fail(f"{what} switched off the caller's t.requires_grad to get past .numpy()'s refusal. "
              "t.detach() is a tensor over the same memory whose flag is its own: leave t's alone.")
-    if not (t.grad is grad and bool((grad == 3.0).all())):
-        fail(f"{what} changed t.grad to {t.grad}; t.detach() leaves it alone")
+    if not (seen["grad_kept"] and bool((seen["grad"] == 3.0).all())):
+        fail(f"{what} changed t.grad to {seen['grad']}; t.detach() leaves it alone")
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool])
 def test_dtypes_are_kept_both_ways(lesson, dtype):
     t = torch.arange(6).reshape(2, 3).to(dtype)
-    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)}", "array")
+    check_shared(to_numpy_seen(lesson, t), f"to_numpy(t) for t of {describe(t)}", "array")
     a = np.arange(6).reshape(2, 3).astype(torch.empty(0, dtype=dtype).numpy().dtype)
-    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a of dtype {a.dtype}", "tensor")
+    check_shared(from_numpy_seen(lesson, a), f"from_numpy(a) for a of dtype {a.dtype}", "tensor")
 
 
 @pytest.mark.parametrize("view", ["every other column", "transposed"])
 def test_non_contiguous_views_stay_views(lesson, view):
-    t = torch.arange(24.0).reshape(4, 6)
-    t = t[:, ::2] if view == "every other column" else t.t()
-    check_shared(t, lesson.to_numpy(t), f"to_numpy(t) for t of {describe(t)} ({view})", "array")
-    a = np.arange(24.0).reshape(4, 6)
-    a = a[:, ::2] if view == "every other column" else a.T
-    check_shared(lesson.from_numpy(a), a, f"from_numpy(a) for a non-contiguous array ({view})", "tensor")
+    t = VIEWS[view](torch.arange(24.0).reshape(4, 6))
+    check_shared(to_numpy_seen(lesson, t), f"to_numpy(t) for t of {describe(t)} ({view})", "array")
+    seen = from_numpy_seen(lesson, np.arange(24.0).reshape(4, 6), view)
+    check_shared(seen, f"from_numpy(a) for a non-contiguous array ({view})", "tensor")
 
 
 @given(
@@ -474,12 +606,12 @@ def test_non_contiguous_views_stay_views(lesson, view):
 )
 def test_to_numpy_and_back_share_one_buffer(lesson, shape, dtype, layout, requires_grad):
     t = with_layout((torch.arange(int(np.prod(shape))) % 5 - 2).reshape(shape).to(dtype), layout)
-    if requires_grad and (t.is_floating_point() or t.is_complex()):
-        t.requires_grad_()
-    what = f"to_numpy(t) for t of {describe(t)}, requires_grad={t.requires_grad}"
-    a = call(what, lesson.to_numpy, t, advice=NUMPY_REFUSES)
-    check_shared(t, a, what, "array")
-    check_shared(lesson.from_numpy(a), a, f"from_numpy(to_numpy(t)) for t of {describe(t)}", "tensor")
+    requires_grad = requires_grad and (t.is_floating_point() or t.is_complex())
+    what = f"to_numpy(t) for t of {describe(t)}, requires_grad={requires_grad}"
+    check_shared(call(what, to_numpy_seen, lesson, t, requires_grad, advice=NUMPY_REFUSES), what, "array")
+    # Then from_numpy of such an array, in a scenario of its own: reached once to_numpy's is known to share t's memory.
+    back = to_numpy_seen(lesson, t, requires_grad, back=True)
+    check_shared(back, f"from_numpy(to_numpy(t)) for t of {describe(t)}", "tensor")
 
 
 def test_to_numpy_of_bfloat16_is_a_type_error(lesson):
@@ -491,27 +623,23 @@ def test_to_numpy_of_bfloat16_is_a_type_error(lesson):
 @pytest.mark.parametrize("view", ["contiguous", "every other column"])
 def test_from_numpy_of_a_read_only_array(lesson, view):
     a = np.arange(12.0).reshape(3, 4)
-    a = a[:, ::2] if view == "every other column" else a
-    a.flags.writeable = False
-    what = f"from_numpy(a) for a read-only {view} array of shape {a.shape}"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # torch warns that the tensor is writable: expected
-        t = call(what, lesson.from_numpy, a)
-    if not isinstance(t, torch.Tensor):
-        fail(f"{what} returned {type(t).__name__}; expected a torch.Tensor")
-    if (t.dtype, tuple(t.shape)) != (torch.float64, a.shape):
-        fail(f"{what} returned {t.dtype} of shape {tuple(t.shape)}")
-    if t.data_ptr() != address(a):
+    shape = VIEWS[view](a).shape
+    what = f"from_numpy(a) for a read-only {view} array of shape {shape}"
+    seen = call(what, from_numpy_seen, lesson, a, view, read_only=True)
+    if not seen["is_tensor"]:
+        fail(f"{what} returned {seen['types'][0]}; expected a torch.Tensor")
+    if (seen["dtype"], seen["shape"]) != (torch.float64, shape):
+        fail(f"{what} returned {seen['dtype']} of shape {seen['shape']}")
+    if not seen["same_address"]:
         fail(f"{what} returned a copy: a read-only array is shared too (torch.from_numpy only warns). "
              "Copying it (np.array, .copy(), torch.tensor) to silence the warning breaks 'no copy'.")
-    strides = tuple(s * t.element_size() for s in t.stride())
-    if a.strides != strides:
-        fail(f"{what}: strides {a.strides} bytes in NumPy, {strides} in torch")
+    if seen["array_strides"] != seen["strides"]:
+        fail(f"{what}: strides {seen['array_strides']} bytes in NumPy, {seen['strides']} in torch")
 
 
 def test_from_numpy_of_negative_strides_is_a_value_error(lesson):
-    a = np.arange(5.0)[::-1]
-    expect_raises(lambda: lesson.from_numpy(a), ValueError, what="from_numpy(np.arange(5.)[::-1])",
+    expect_raises(lambda: from_numpy_seen(lesson, np.arange(5.0), "reversed")["returned"], ValueError,
+                  what="from_numpy(np.arange(5.)[::-1])",
                   why="a tensor cannot have negative strides, so it cannot share this array's memory; "
                   "a silent copy would break 'a write through one is seen through the other'.")
 
@@ -520,6 +648,30 @@ def test_from_numpy_of_negative_strides_is_a_value_error(lesson):
 
 
 CURVE_TOLERANCE = [0.05, 0.05, 1.0]  # measured, see fit_polynomial's docstring
+
+# Where a test depends on more than fit_polynomial's result, the call runs in a scenario, beside
+# the code: torch's global RNG there (torch.manual_seed here does not seed the code's process, and
+# the lesson allows a random start), the warnings it emits there, and the flags and .grad it
+# leaves on the x and y it was lent there.
+
+
+@beside
+def fit_seen(lesson, x, y, *args, seed=None, strict=False, inputs_require_grad=False, **kwargs) -> dict:
+    """fit_polynomial(x, y, *args, **kwargs) after torch.manual_seed(seed) (None: none), x and y
+    made to require grad as asked, UserWarnings raised as errors (`strict`) or recorded.
+
+    Returns what it returned ("w", and whether it requires grad), the texts of the UserWarnings it
+    emitted, and x's and y's values, flags and .grad after the call."""
+    if seed is not None:
+        torch.manual_seed(seed)
+    x.requires_grad_(inputs_require_grad), y.requires_grad_(inputs_require_grad)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("error" if strict else "always", UserWarning)
+        w = lesson.fit_polynomial(x, y, *args, **kwargs)
+    return {"w": w, "w_requires_grad": isinstance(w, torch.Tensor) and w.requires_grad,
+            "warnings": [str(c.message) for c in caught if issubclass(c.category, UserWarning)],
+            "x": x.detach(), "x_requires_grad": x.requires_grad, "x_grad": x.grad,
+            "y": y.detach(), "y_requires_grad": y.requires_grad, "y_grad": y.grad}
 
 
 def noisy_parabola(n: int = 100, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
@@ -550,8 +702,7 @@ def curve_mistake(w: torch.Tensor, target: torch.Tensor, atol: float) -> str:
 def test_fit_recovers_a_noisy_parabola(lesson):
     x, y = noisy_parabola()
     what = "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3 plus N(0, 1) noise, x in [-10, 10]"
-    torch.manual_seed(0)
-    w = call(what, lesson.fit_polynomial, x, y, 2)
+    w = call(what, fit_seen, lesson, x, y, 2, seed=0)["w"]
     if not (isinstance(w, torch.Tensor) and w.shape == (3,)):
         fail(f"{what} returned {w!r}; expected a tensor of shape (3,)")
     target = torch.tensor([5.0, 0.0, 3.0])
@@ -559,8 +710,7 @@ def test_fit_recovers_a_noisy_parabola(lesson):
     if not (off <= torch.tensor(CURVE_TOLERANCE)).all():
         mistake = curve_mistake(w, target, atol=1.0)
         if not mistake:  # replay the known wrong fits from the same start (1000 steps each: only on failure)
-            torch.manual_seed(0)
-            start = call("fit_polynomial(x, y, 2, steps=0)", lesson.fit_polynomial, x, y, 2, 0)
+            start = call("fit_polynomial(x, y, 2, steps=0)", fit_seen, lesson, x, y, 2, 0, seed=0)["w"]
             mistake = fit_mistake(w.detach(), start, x, y, 2, 1000, 0.1, rtol=1e-3, atol=1e-3)
         fail(f"{what} returned {w.tolist()}; expected [5, 0, 3] within {CURVE_TOLERANCE} (off by "
              f"{off.tolist()})." + (f"\n{mistake}" if mistake else ""))
@@ -694,13 +844,10 @@ def adam_case(case: str):
 def test_fit_follows_adam_step_by_step(lesson, case):
     x, y, degree, steps, lr, atol = adam_case(case)
     what = f"fit_polynomial(x, y, {degree}, steps={steps}, lr={lr}) for float64 x and y of {describe(y)} ({case})"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)  # the text promises no warnings: one fails the call
-        torch.manual_seed(0)  # the same start, zeros or random
-        start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", lesson.fit_polynomial, x, y, degree, 0,
-                     advice=warned)
-        torch.manual_seed(0)
-        w = call(what, lesson.fit_polynomial, x, y, degree, steps, lr, advice=warned)
+    # strict: the text promises no warnings, one fails the call; the same seed: the same start, zeros or random.
+    start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", fit_seen, lesson, x, y, degree, 0, seed=0,
+                 strict=True, advice=warned)["w"]
+    w = call(what, fit_seen, lesson, x, y, degree, steps, lr, seed=0, strict=True, advice=warned)["w"]
     expected = adam_by_hand(start, x, y, degree, steps, lr)
     try:
         assert_close(w, expected, rtol=1e-6, atol=atol, what=(
@@ -734,45 +881,42 @@ def test_fit_keeps_half_precision(lesson, dtype):
 def test_fit_on_the_meta_device(lesson):
     x, y = on_meta(torch.empty(10)), on_meta(torch.empty(10))
     what = "fit_polynomial(x, y, 2, steps=3) for x and y of shape (10,), float32, on the meta device"
-    w = call(what, lesson.fit_polynomial, x, y, 2, 3, advice=on_device_advice)
+    seen = call(what, fit_seen, lesson, x, y, 2, 3, advice=on_device_advice)
+    w = seen["w"]
     if not (isinstance(w, torch.Tensor) and (w.device.type, w.shape, w.dtype) == ("meta", (3,), torch.float32)):
         fail(f"{what} returned {w!r}; expected shape (3,), float32, on the meta device (x's)")
-    if w.requires_grad:
+    if seen["w_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad")
 
 
 def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):
     x, y = noisy_parabola(n=30, dtype=torch.float64)
-    x.requires_grad_()
-    y.requires_grad_()
-    x_before, y_before = x.detach().clone(), y.detach().clone()
+    x_before, y_before = x.clone(), y.clone()
     what = "fit_polynomial(x, y, 2, steps=20) for float64 x and y, both requiring grad"
-    w = call(what, lesson.fit_polynomial, x, y, 2, 20, advice=when(
+    seen = call(what, fit_seen, lesson, x, y, 2, 20, inputs_require_grad=True, advice=when(
         RuntimeError, "gradient computation",
         then="x and y require grad here, so every loss built from them reaches back into the caller's graph: "
         "the samples are data, not parameters (detach them)."))
+    w = seen["w"]
     if not (isinstance(w, torch.Tensor) and w.shape == (3,)):
         fail(f"{what} returned {w!r}; expected a tensor of shape (3,)")
     if w.dtype != torch.float64:
         fail(f"{what} returned {w.dtype}; expected x's dtype, float64")
-    if w.requires_grad:
+    if seen["w_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad: return the coefficients detached")
-    for name, t in (("x", x), ("y", y)):
-        if t.grad is not None:
+    for name in ("x", "y"):
+        if seen[f"{name}_grad"] is not None:
             fail(f"{what} filled {name}.grad: the samples are data, not parameters (detach them)")
-        if not t.requires_grad:
+        if not seen[f"{name}_requires_grad"]:
             fail(f"{what} switched off {name}.requires_grad: that is the caller's flag")
-    assert_close(x.detach(), x_before, what=f"x after {what}")
-    assert_close(y.detach(), y_before, what=f"y after {what}")
+    assert_close(seen["x"], x_before, what=f"x after {what}")
+    assert_close(seen["y"], y_before, what=f"y after {what}")
 
 
 def test_fit_emits_no_warnings(lesson):
     x, y = noisy_parabola(n=30)
     what = "fit_polynomial(x, y, 2, steps=5)"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        call(what, lesson.fit_polynomial, x, y, 2, 5)
-    found = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    found = call(what, fit_seen, lesson, x, y, 2, 5)["warnings"]
     if found:
         mistake = warning_mistake(found[0])
         fail(f"{what} warned: {found[0]}" + (f"\n{mistake}" if mistake else ""))
@@ -780,10 +924,8 @@ def test_fit_emits_no_warnings(lesson):
 
 def test_fit_is_reproducible(lesson):
     x, y = noisy_parabola(n=30)
-    torch.manual_seed(1)
-    first = lesson.fit_polynomial(x, y, 2, steps=10)
-    torch.manual_seed(1)
-    second = lesson.fit_polynomial(x, y, 2, steps=10)
+    first = fit_seen(lesson, x, y, 2, steps=10, seed=1)["w"]
+    second = fit_seen(lesson, x, y, 2, steps=10, seed=1)["w"]
     if not torch.equal(first, second):
         fail(f"fit_polynomial gave {first.tolist()}, then {second.tolist()} after the same torch.manual_seed")
 
