@@ -5,6 +5,11 @@ test runs two identical models, one with torch.amp.GradScaler("cpu", ...) and on
 learner's DynamicLossScaler, and compares the scale, state_dict() (values and types), the
 parameters, the optimizer state and the .grad left behind after every step.
 
+The learner's side runs in a scenario (grader.testing.scenario): a script (a model, an optimizer
+and a scaler through a schedule of steps; train_step four times; ...) drives their objects
+beside their code and returns snapshots as data, and the test runs torch.amp.GradScaler through
+the same script in its own process and compares. Under `kata grade` only the snapshots cross.
+
 Contract (lesson text, docstrings, hints) -> tests
 - "scale(loss) matches torch's: value, dtype, device and graph" -> test_scale_multiplies_the_loss, test_scale_matches_torch
 - "for 0-dim, one-element and unreduced losses of every floating dtype (meta too)"; "dtype not always the loss's"
@@ -70,12 +75,14 @@ the pitfall gives what the learner's code gave, or the symptom is the pitfall's 
 
 from __future__ import annotations
 
+import builtins
 import copy
 import inspect
 import os
-import warnings
 import traceback
+import warnings
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import torch
@@ -84,6 +91,7 @@ from torch import nn
 
 from grader.testing import assert_close, assert_speed, expect_raises, trace_ops
 from grader.testing.differential import assert_same_as
+from grader.testing.scenario import beside
 
 INF, NAN = float("inf"), float("nan")
 CLEAN = None  # a step whose gradients are left alone
@@ -108,11 +116,28 @@ def batch(seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(6, 3, generator=g), torch.randn(6, 2, generator=g)
 
 
+class CountingSGD(torch.optim.SGD):
+    """SGD whose step() returns how many times it ran, to see what scaler.step returns."""
+
+    calls = 0
+
+    def step(self, closure=None):
+        super().step(closure)
+        self.calls += 1
+        return self.calls
+
+
+# The optimizers a script may name (a scenario takes names, not objects). SGD with momentum and
+# Adam both keep state a skipped step must not touch.
+OPTIMIZERS = {
+    "sgd": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9),
+    "adam": lambda params: torch.optim.Adam(params, lr=0.01),
+    "counting sgd": lambda params: CountingSGD(params, lr=0.1),
+}
+
+
 def make_optimizer(name: str, params) -> torch.optim.Optimizer:
-    # SGD with momentum and Adam both keep state a skipped step must not touch.
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=0.1, momentum=0.9)
-    return torch.optim.Adam(params, lr=0.01)
+    return OPTIMIZERS[name](params)
 
 
 def optimizer_state(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
@@ -132,36 +157,109 @@ def grads_of(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor | None]:
     return {f"param {i} .grad": None if p.grad is None else p.grad.clone() for i, p in enumerate(params)}
 
 
-def show_state_dict(state: dict) -> str:
-    return "{" + ", ".join(f"{k!r}: {v!r} ({type(v).__name__})" for k, v in state.items()) + "}"
+# --- scenarios: the learner's objects driven beside their code ----------------------------------
+#
+# A scenario only drives and observes; every check stays in the test. A script that takes steps
+# is a generator of observations, one a step: `observe` collects them beside the code and
+# `observed` hands them to the test one by one, so the test checks each step before it meets an
+# error of a later one, and that error is then raised as itself (a stub's TODO keeps its file:line).
+# An error the test expects is recorded by `attempt` and raised again by `replay`.
+
+RAISED = "<the code under test raised an error here>"
 
 
-def assert_same_state_dict(got, expected: dict, what: str) -> None:
-    """The same keys, the same values AND the same types (torch hands out Python floats and ints)."""
-    __tracebackhide__ = True
-    same = isinstance(got, dict) and got.keys() == expected.keys() and all(
-        type(got[k]) is type(expected[k]) and got[k] == expected[k] for k in expected)
-    if not same:
-        shown = show_state_dict(got) if isinstance(got, dict) else repr(got)
-        pytest.fail(f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}. "
-                    "The same keys and values, as Python floats and ints (no tensors: `float(...)`, `int(...)`)",
-                    pytrace=False)
+def observe(observations, catch: bool) -> list:
+    """What a script yields, as a list; where the learner's code raises, with `catch` the list
+    ends there with RAISED, else the error goes through."""
+    seen = []
+    try:
+        for observation in observations:
+            seen.append(observation)
+    except Exception:
+        if not catch:
+            raise
+        seen.append(RAISED)
+    return seen
+
+
+def observed(scenario, lesson, *args) -> Iterator:
+    """The observations of `scenario(lesson, *args, catch=...)` (its script's, through `observe`),
+    one by one; where the learner's code raised, the scenario runs again without catching, and
+    its error is raised here, with the learner's frames, after the checks of what came before."""
+    report = scenario(lesson, *args, catch=True)  # now: the learner's code runs before the test builds anything
+
+    def each():
+        for observation in report:
+            if isinstance(observation, str) and observation == RAISED:
+                scenario(lesson, *args, catch=False)
+                raise AssertionError(f"{scenario.__name__}: the code under test raised an error beside the code "
+                                     "and none when run again")
+            yield observation
+    return each()
+
+
+def attempt(call) -> tuple:
+    """What `call()` did, as data: ("returned", its value) or ("raised", the name of the nearest
+    built-in type of its exception, its arguments). A stub's bare NotImplementedError goes
+    through: its TODO."""
+    try:
+        return "returned", call()
+    except NotImplementedError as exc:
+        if not exc.args:
+            raise
+        error = exc
+    except Exception as exc:  # noqa: BLE001 (the learner's error is what the test checks)
+        error = exc
+    kind = next(t for t in type(error).__mro__ if getattr(builtins, t.__name__, None) is t)
+    plain = all(type(arg) in (str, int, float, bool) for arg in error.args)
+    return "raised", kind.__name__, list(error.args) if plain else [str(error)]
+
+
+def replay(outcome: tuple):
+    """Do again what `attempt` recorded: return its value, or raise its error as that built-in
+    exception (RuntimeError for a name that is none)."""
+    if outcome[0] == "returned":
+        return outcome[1]
+    kind = getattr(builtins, str(outcome[1]), None)
+    kind = kind if isinstance(kind, type) and issubclass(kind, Exception) else RuntimeError
+    try:
+        error = kind(*outcome[2])  # KeyError('scale') again, not KeyError("'scale'")
+    except Exception:  # noqa: BLE001 (a type that takes other arguments: UnicodeDecodeError's)
+        error = RuntimeError(*outcome[2])
+    raise error
+
+
+def kept(value):
+    """`value`, which the learner's code returned, as it is now: its tensors cloned, its lists,
+    tuples and dicts copied: a script reports its snapshots at its end, and a scaler may hand out
+    its own dict or tensor and change it in a later step."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if type(value) in (list, tuple):
+        return type(value)(kept(v) for v in value)
+    if type(value) is dict:
+        return {k: kept(v) for k, v in value.items()}
+    return value
 
 
 class Side:
-    """One model, its optimizer and a scaler: torch's or the learner's."""
+    """One model, its optimizer and a scaler: torch's or the learner's, driven in the process the
+    scaler lives in; `snapshot` is what it reports."""
 
-    def __init__(self, scaler, opt_name: str = "sgd", model: nn.Module | None = None):
-        self.model = tiny_model() if model is None else copy.deepcopy(model)
-        self.opt = make_optimizer(opt_name, self.model.parameters())
+    def __init__(self, scaler, opt_name: str = "sgd"):
+        self.model = tiny_model()
         self.scaler = scaler
-        self.opt_steps = 0  # how often the scaler called self.opt.step()
-        step = self.opt.step
+        self.count_steps(make_optimizer(opt_name, self.model.parameters()))
+
+    def count_steps(self, opt: torch.optim.Optimizer) -> None:
+        """Make `opt` this side's optimizer, counting how often its step() is called."""
+        self.opt, self.opt_steps = opt, 0
+        step = opt.step
 
         def counted(*args, **kwargs):
             self.opt_steps += 1
             return step(*args, **kwargs)
-        self.opt.step = counted
+        opt.step = counted
 
     def backward(self, poison: float | None = None) -> None:
         """Scaled backward; `poison` (inf or nan) goes into one gradient entry."""
@@ -178,14 +276,56 @@ class Side:
         self.scaler.update()
         return result
 
+    def snapshot(self, returned=None) -> dict:
+        """What the checks compare after a step, as data: the scale and state_dict(),
+        the parameters, the optimizer's state and the .grad left, how often the optimizer stepped,
+        and `returned`, what the step returned."""
+        return {"scale": kept(self.scaler.get_scale()), "state_dict": kept(self.scaler.state_dict()),
+                "params": params_of(self.model), "optimizer": optimizer_state(self.opt), "grads": grads_of(self.opt),
+                "opt_steps": self.opt_steps, "returned": kept(returned)}
 
-def twins(lesson, opt_name: str = "sgd", **kwargs) -> tuple[Side, Side]:
-    mine = lesson.DynamicLossScaler(**kwargs)  # first: an untouched stub is a TODO before any optimizer is built
-    return Side(torch.amp.GradScaler("cpu", **kwargs), opt_name), Side(mine, opt_name)
+
+def run_steps(side: Side, schedule, state: dict | None = None) -> Iterator[dict]:
+    """`side` through `schedule` (for each step CLEAN, or the inf or nan put into a gradient), its
+    scaler first loaded with `state` if given: its snapshot before the first step and after each."""
+    if state is not None:
+        side.scaler.load_state_dict(state)
+    yield side.snapshot()
+    for poison in schedule:
+        yield side.snapshot(side.step(poison))
+
+
+@beside
+def your_steps(lesson, opt_name: str, schedule, settings: dict, state: dict | None = None,
+               catch: bool = False) -> list[dict]:
+    """run_steps with the learner's DynamicLossScaler(**settings) and `opt_name`, observed."""
+    # The scaler first: an untouched stub is a TODO before any optimizer is built.
+    return observe(run_steps(Side(lesson.DynamicLossScaler(**settings), opt_name), schedule, state), catch)
+
+
+def torch_steps(opt_name: str, schedule, settings: dict, state: dict | None = None) -> list[dict]:
+    """run_steps with torch.amp.GradScaler("cpu", **settings): what your_steps must report."""
+    return list(run_steps(Side(torch.amp.GradScaler("cpu", **settings), opt_name), schedule, state))
 
 
 def poison_name(poison) -> str:
     return "clean" if poison is None else str(poison)
+
+
+def show_state_dict(state: dict) -> str:
+    return "{" + ", ".join(f"{k!r}: {v!r} ({type(v).__name__})" for k, v in state.items()) + "}"
+
+
+def assert_same_state_dict(got, expected: dict, what: str) -> None:
+    """The same keys, the same values AND the same types (torch hands out Python floats and ints)."""
+    __tracebackhide__ = True
+    same = isinstance(got, dict) and got.keys() == expected.keys() and all(
+        type(got[k]) is type(expected[k]) and got[k] == expected[k] for k in expected)
+    if not same:
+        shown = show_state_dict(got) if isinstance(got, dict) else repr(got)
+        pytest.fail(f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}. "
+                    "The same keys and values, as Python floats and ints (no tensors: `float(...)`, `int(...)`)",
+                    pytrace=False)
 
 
 def _ratio(mine: dict, theirs: dict) -> float | None:
@@ -203,10 +343,11 @@ def _ratio(mine: dict, theirs: dict) -> float | None:
     return float(ratios[0])
 
 
-def assert_same_grads(ref: Side, mine: Side, what: str) -> None:
-    """The .grad left after the step: torch's, with the cause named where the difference shows one."""
+def assert_same_grads(ref: dict, mine: dict, what: str) -> None:
+    """The .grad left after the step (snapshots'): torch's, with the cause named where the
+    difference shows one."""
     __tracebackhide__ = True
-    got, expected = grads_of(mine.opt), grads_of(ref.opt)
+    got, expected = mine["grads"], ref["grads"]
     cleared = [key for key, grad in expected.items() if grad is not None and got.get(key) is None]
     require(not cleared, (
         f"{what}: the .grad of {', '.join(cleared)} is None after the step; torch's gradients are still there. Nothing "
@@ -228,17 +369,19 @@ def assert_same_grads(ref: Side, mine: Side, what: str) -> None:
     pytest.fail(failure, pytrace=False)
 
 
-def assert_same_state(ref: Side, mine: Side, what: str) -> None:
+def assert_same_state(ref: dict, mine: dict, what: str) -> None:
+    """The learner's snapshot `mine` is torch's `ref`: scale, state_dict(), parameters, optimizer
+    state and .grad."""
     __tracebackhide__ = True
-    scale, expected = mine.scaler.get_scale(), ref.scaler.get_scale()
+    scale, expected = mine["scale"], ref["scale"]
     require(type(scale) is float, f"{what}: get_scale() returned {scale!r}, a {type(scale).__name__}; return a Python float")
     require(scale == expected, (
         f"{what}: the scale is {scale}, torch.amp.GradScaler's is {expected}. After a step with inf/nan "
         "gradients: scale *= backoff_factor and the counter restarts; after growth_interval clean steps in a "
         "row: scale *= growth_factor."))
-    assert_same_state_dict(mine.scaler.state_dict(), ref.scaler.state_dict(), what)
-    assert_close(params_of(mine.model), params_of(ref.model), what=f"{what}: the parameters")
-    assert_close(optimizer_state(mine.opt), optimizer_state(ref.opt), what=f"{what}: the optimizer state")
+    assert_same_state_dict(mine["state_dict"], ref["state_dict"], what)
+    assert_close(mine["params"], ref["params"], what=f"{what}: the parameters")
+    assert_close(mine["optimizer"], ref["optimizer"], what=f"{what}: the optimizer state")
     assert_same_grads(ref, mine, what)
 
 
@@ -249,76 +392,86 @@ STEPPED = ("optimizer.step() ran on this step: a skipped step does not call it a
            "neutralised) gradients still move the optimizer's state: Adam's moments and step count, SGD's momentum.")
 
 
-def assert_skipped(mine: Side, before, steps_before: int, poison, what: str, *, inf_skipped) -> None:
-    """A step with `poison` in a gradient changed neither the parameters nor the optimizer's state;
-    `before` is (parameters, optimizer state) before it. inf_skipped(): whether the learner's scaler
-    skips a step with inf (asked only when this one failed)."""
+def assert_skipped(before: dict, after: dict, poison, what: str, *, inf_skipped) -> None:
+    """A step with `poison` in a gradient changed neither the parameters nor the optimizer's state:
+    `before` and `after` are the learner's snapshots around it. inf_skipped(): whether the learner's
+    scaler skips a step with inf (asked only when this one failed)."""
     __tracebackhide__ = True
     try:
-        assert_close(params_of(mine.model), before[0], what=f"{what} must be skipped, but it changed the parameters")
-        assert_close(optimizer_state(mine.opt), before[1],
+        assert_close(after["params"], before["params"], what=f"{what} must be skipped, but it changed the parameters")
+        assert_close(after["optimizer"], before["optimizer"],
                      what=f"{what} must be skipped, but it changed the optimizer's state (Adam's exp_avg and step, "
                           "SGD's momentum)")
         return
     except AssertionError as exc:
-        if mine.opt_steps == steps_before:
+        if after["opt_steps"] == before["opt_steps"]:
             raise
         isnan = isinstance(poison, float) and poison != poison
         failure = f"{exc}\n{ISINF if isnan and inf_skipped() else STEPPED}"
     pytest.fail(failure, pytrace=False)
 
 
-def run_schedule(lesson, opt_name: str, schedule, **kwargs) -> None:
+def run_schedule(lesson, opt_name: str, schedule, **settings) -> None:
     __tracebackhide__ = True
-    ref, mine = twins(lesson, opt_name, **kwargs)
-    history, inf_skipped = [], False
-    for i, poison in enumerate(schedule):
+    mine, ref = observed(your_steps, lesson, opt_name, schedule, settings), torch_steps(opt_name, schedule, settings)
+    history, inf_skipped, before = [], False, next(mine)
+    for i, (poison, after, expected) in enumerate(zip(schedule, mine, ref[1:])):
         history.append(poison_name(poison))
-        before, steps_before = (params_of(mine.model), optimizer_state(mine.opt)), mine.opt_steps
-        ref.step(poison)
-        mine.step(poison)
-        what = f"with {opt_name}, {kwargs}, after steps [{', '.join(history)}]"
+        what = f"with {opt_name}, {settings}, after steps [{', '.join(history)}]"
         if poison is not None:
-            assert_skipped(mine, before, steps_before, poison, f"{what}: step {i}, with {poison} in a gradient,",
+            assert_skipped(before, after, poison, f"{what}: step {i}, with {poison} in a gradient,",
                            inf_skipped=lambda: inf_skipped)
             inf_skipped = inf_skipped or poison == INF
-        assert_same_state(ref, mine, what)
+        assert_same_state(expected, after, what)
+        before = after
 
 
 def skips_inf(lesson) -> bool:
     """Whether the learner's scaler skips a step with inf in a gradient (without calling optimizer.step())."""
     try:
-        side = Side(lesson.DynamicLossScaler(), "adam")
-        side.step(INF)
+        return your_steps(lesson, "adam", [INF], {})[1]["opt_steps"] == 0
     except Exception:  # noqa: BLE001 (asked to explain another failure: no answer is an answer)
         return False
-    return side.opt_steps == 0
 
 
 # --- the basics: public ------------------------------------------------------------------------
 
 
+def first_scale(scaler) -> Iterator:
+    """A fresh `scaler`'s get_scale(); then its scale(tensor(0.5, requires_grad=True)) and whether
+    that requires grad."""
+    yield scaler.get_scale()
+    scaled = scaler.scale(torch.tensor(0.5, requires_grad=True))
+    yield scaled, bool(getattr(scaled, "requires_grad", False))
+
+
+@beside
+def your_first_scale(lesson, catch: bool = False) -> list:
+    """first_scale with the learner's DynamicLossScaler(), observed."""
+    return observe(first_scale(lesson.DynamicLossScaler()), catch)
+
+
 @pytest.mark.public
 def test_scale_multiplies_the_loss(lesson):
-    scaler = lesson.DynamicLossScaler()
-    scale = scaler.get_scale()
+    report = observed(your_first_scale, lesson)
+    scale = next(report)
     require(isinstance(scale, float) and scale == 2.0**16, (
         f"DynamicLossScaler().get_scale() returned {scale!r} before any step; expected the float 65536.0 (init_scale)"))
-    loss = torch.tensor(0.5, requires_grad=True)
-    scaled = scaler.scale(loss)
+    scaled, requires_grad = next(report)
     assert_close(scaled.detach(), torch.tensor(32768.0), what="DynamicLossScaler().scale(tensor(0.5))")
-    require(scaled.requires_grad, "scale(loss) must stay in the autograd graph: multiply the tensor, do not call .item()")
+    require(requires_grad, "scale(loss) must stay in the autograd graph: multiply the tensor, do not call .item()")
 
 
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_scale_after_a_clean_step_and_after_an_inf_step(lesson):
-    ref, mine = twins(lesson, growth_interval=1, init_scale=1024.0)
-    for poison, expected in [(CLEAN, 2048.0), (INF, 1024.0), (CLEAN, 2048.0)]:
-        ref.step(poison)
-        mine.step(poison)
-        require(ref.scaler.get_scale() == expected, f"torch.amp.GradScaler itself changed: its scale is {ref.scaler.get_scale()}")
-        assert_same_state(ref, mine, f"DynamicLossScaler(init_scale=1024., growth_interval=1) after a {poison_name(poison)} step")
+    schedule, settings = [CLEAN, INF, CLEAN], dict(growth_interval=1, init_scale=1024.0)
+    mine, ref = observed(your_steps, lesson, "sgd", schedule, settings), torch_steps("sgd", schedule, settings)
+    next(mine)  # before the first step
+    for poison, scale, got, expected in zip(schedule, [2048.0, 1024.0, 2048.0], mine, ref[1:]):
+        require(expected["scale"] == scale, f"torch.amp.GradScaler itself changed: its scale is {expected['scale']}")
+        assert_same_state(expected, got,
+                          f"DynamicLossScaler(init_scale=1024., growth_interval=1) after a {poison_name(poison)} step")
 
 
 # (shape, dtype) of the losses scale() gets: 0-dim as usual, one-element and unreduced ones too.
@@ -326,12 +479,50 @@ SCALE_CASES = [(shape, dtype) for shape in [(), (1,), (3,)]
                for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)]
 
 
-def scale_failure(lesson, init_scale: float, loss: torch.Tensor) -> str | None:
-    """Why scale(loss) differs from torch's, where its dtype or device shows the cause; else None."""
-    try:
-        got = lesson.DynamicLossScaler(init_scale=init_scale).scale(loss.detach().clone())
-    except Exception:  # noqa: BLE001 (the failure being explained has said what went wrong)
-        return None
+@beside
+def your_scale(lesson, init_scale: float, loss: torch.Tensor) -> dict:
+    """DynamicLossScaler(init_scale=init_scale).scale on a copy of `loss` that requires grad, as
+    assert_same_as calls it: the result and its device, whether it requires grad, and
+    the gradient of its sum that reaches the loss (None where none does, or on the meta device)."""
+    loss = loss.detach().clone().requires_grad_()
+    out = lesson.DynamicLossScaler(init_scale=init_scale).scale(loss)
+    tracked = isinstance(out, torch.Tensor) and out.requires_grad
+    if tracked and out.device.type != "meta":
+        out.sum().backward()
+    return {"result": out, "device": out.device if isinstance(out, torch.Tensor) else None,
+            "requires_grad": tracked, "grad": loss.grad}
+
+
+class Replayed(torch.autograd.Function):
+    """The result your_scale reported, made again on the test's loss: its value, and as the
+    gradient reaching the loss (through `.sum()`, all assert_same_as asks for) the reported one."""
+
+    @staticmethod
+    def forward(ctx, loss, value, grad):
+        ctx.grad = grad
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, _):
+        return ctx.grad, None, None
+
+
+def scaled_result(report: dict):
+    """What scale(loss) returned beside the code (your_scale's report), here, out of any graph."""
+    result = report["result"]
+    # A tensor crosses to the CPU from any device but meta: put it back where it was.
+    return result.detach().to(report["device"]) if isinstance(result, torch.Tensor) else result
+
+
+def replayed_scale(report: dict, loss: torch.Tensor):
+    """scaled_result, in `loss`'s graph where the result was in the loss's graph beside the code."""
+    result = scaled_result(report)
+    return Replayed.apply(loss, result, report["grad"]) if report["requires_grad"] else result
+
+
+def scale_failure(got, init_scale: float, loss: torch.Tensor) -> str | None:
+    """Why `got`, the learner's scale(loss), differs from torch's, where its dtype or device shows
+    the cause; else None."""
     want = torch.amp.GradScaler("cpu", init_scale=init_scale).scale(loss.detach().clone())
     if not isinstance(got, torch.Tensor):
         return None
@@ -358,12 +549,13 @@ def test_scale_matches_torch(lesson):
     for init_scale, loss in cases:
         what = f"DynamicLossScaler(init_scale={init_scale}).scale(loss)" + (" for a loss on the meta device"
                                                                            if loss.device.type == "meta" else "")
+        report = your_scale(lesson, init_scale, loss)
         try:
-            assert_same_as(lesson.DynamicLossScaler(init_scale=init_scale).scale,
+            assert_same_as(lambda copy: replayed_scale(report, copy),
                            torch.amp.GradScaler("cpu", init_scale=init_scale).scale, loss, grads=True, what=what)
             continue
         except (AssertionError, pytest.fail.Exception) as exc:
-            why = scale_failure(lesson, init_scale, loss)
+            why = scale_failure(scaled_result(report), init_scale, loss)
             if why is None:
                 raise
             failure = f"{exc}\n{why}"
@@ -383,89 +575,113 @@ def test_matches_torch_step_for_step(lesson, opt_name):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("poison", [INF, -INF, NAN], ids=["inf", "-inf", "nan"])
 def test_a_step_with_non_finite_gradients_changes_nothing(lesson, poison):
-    ref, mine = twins(lesson, "adam")
-    ref.step()
-    mine.step()  # a clean step first, so Adam has moments and a step count to protect
-    before, steps_before = (params_of(mine.model), optimizer_state(mine.opt)), mine.opt_steps
-    result = mine.step(poison)
+    # A clean step first, so Adam has moments and a step count to protect.
+    mine = your_steps(lesson, "adam", [CLEAN, poison], {})
     what = f"scaler.step(adam) after a gradient got {poison}"
-    assert_skipped(mine, before, steps_before, poison, what, inf_skipped=lambda: skips_inf(lesson))
+    assert_skipped(mine[1], mine[2], poison, what, inf_skipped=lambda: skips_inf(lesson))
+    result = mine[2]["returned"]
     require(result is None, f"{what} returned {result!r}; a skipped step returns None")
-    ref.step(poison)
-    assert_same_state(ref, mine, what)
+    assert_same_state(torch_steps("adam", [CLEAN, poison], {})[2], mine[2], what)
 
 
 def test_growth_waits_for_growth_interval_clean_steps(lesson):
-    ref, mine = twins(lesson, growth_interval=3, init_scale=8.0)
-    scales, expected = [], []
-    for _ in range(7):
-        ref.step()
-        mine.step()
-        scales.append(mine.scaler.get_scale())
-        expected.append(ref.scaler.get_scale())
+    settings = dict(growth_interval=3, init_scale=8.0)
+    scales = [snapshot["scale"] for snapshot in your_steps(lesson, "sgd", [CLEAN] * 7, settings)[1:]]
+    expected = [snapshot["scale"] for snapshot in torch_steps("sgd", [CLEAN] * 7, settings)[1:]]
     require(scales == expected, (
         f"DynamicLossScaler(init_scale=8., growth_interval=3): the scale after each of 7 clean steps was {scales}, "
         f"torch's {expected}. Grow only when growth_interval clean steps in a row have passed, then restart the count."))
 
 
+def unscale_then_clip(side: Side) -> Iterator[dict]:
+    """Three iterations of backward, unscale_, clip_grad_norm_(0.05), step and update: for each,
+    after unscale_ the names of the parameters whose .grad it replaced by a new tensor (instead
+    of changing it in place) and the gradients by name; after update, the snapshot."""
+    for _ in range(3):
+        side.backward()
+        grads = [p.grad for p in side.model.parameters()]
+        side.scaler.unscale_(side.opt)
+        yield {"replaced": [n for (n, p), g in zip(side.model.named_parameters(), grads) if p.grad is not g],
+               "unscaled": {n: None if p.grad is None else p.grad.clone() for n, p in side.model.named_parameters()}}
+        nn.utils.clip_grad_norm_(side.model.parameters(), 0.05)
+        side.scaler.step(side.opt)
+        side.scaler.update()
+        yield side.snapshot()
+
+
+@beside
+def your_unscale_then_clip(lesson, catch: bool = False) -> list[dict]:
+    """unscale_then_clip with the learner's DynamicLossScaler() and Adam, observed."""
+    return observe(unscale_then_clip(Side(lesson.DynamicLossScaler(), "adam")), catch)
+
+
 def test_unscale_then_clip_matches_torch(lesson):
-    ref, mine = twins(lesson, "adam")
+    mine = observed(your_unscale_then_clip, lesson)
+    ref = unscale_then_clip(Side(torch.amp.GradScaler("cpu"), "adam"))  # step for step with the checks
     for step in range(3):
-        for side in (ref, mine):
-            side.backward()
-            grads = [p.grad for p in side.model.parameters()]
-            side.scaler.unscale_(side.opt)
+        got, expected = next(mine), next(ref)
         what = f"step {step}: the gradients after scaler.unscale_(optimizer)"
-        replaced = [n for (n, p), g in zip(mine.model.named_parameters(), grads) if p.grad is not g]
-        require(not replaced, (
-            f"{what}: the .grad of {replaced} is a new tensor; unscale_ unscales the gradients IN PLACE "
+        require(not got["replaced"], (
+            f"{what}: the .grad of {got['replaced']} is a new tensor; unscale_ unscales the gradients IN PLACE "
             "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled"))
-        assert_close({n: p.grad for n, p in mine.model.named_parameters()},
-                     {n: p.grad for n, p in ref.model.named_parameters()},
-                     what=f"{what} (each .grad times 1/S, in place)")
-        for side in (ref, mine):
-            nn.utils.clip_grad_norm_(side.model.parameters(), 0.05)
-            side.scaler.step(side.opt)
-            side.scaler.update()
-        assert_same_state(ref, mine, f"step {step} of unscale_, clip_grad_norm_(0.05), step, update")
+        assert_close(got["unscaled"], expected["unscaled"], what=f"{what} (each .grad times 1/S, in place)")
+        assert_same_state(next(ref), next(mine), f"step {step} of unscale_, clip_grad_norm_(0.05), step, update")
+
+
+PARAM_GROUP_SCHEDULE = [CLEAN, CLEAN, INF, CLEAN]  # the inf in the second param group
+
+
+def param_groups_run(scaler) -> Iterator[dict]:
+    """Four steps (the third with inf in the second param group) of SGD over two param groups,
+    one holding a layer the loss never reaches: for each, what step() crashed with where it
+    crashed on a .grad of None (then the run ends), or the scale, the parameters and the
+    optimizer's state."""
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = nn.ModuleDict({"used": nn.Linear(3, 2), "frozen": nn.Linear(3, 2), "other": nn.Linear(2, 2)})
+    groups = [{"params": [*model["used"].parameters(), *model["frozen"].parameters()]},
+              {"params": model["other"].parameters(), "lr": 0.05}]
+    opt = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
+    x, y = batch()
+    for poison in PARAM_GROUP_SCHEDULE:
+        opt.zero_grad(set_to_none=True)
+        loss = F.mse_loss(model["other"](model["used"](x)), y)  # "frozen" gets no gradient: .grad stays None
+        scaler.scale(loss).backward()
+        if poison is not None:
+            model["other"].weight.grad[0, 0] = poison  # in the second param group
+        try:
+            scaler.step(opt)
+        except (AttributeError, TypeError) as exc:
+            if "NoneType" not in str(exc):
+                raise
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            yield {"crash": f"{type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno})"}
+            return
+        scaler.update()
+        yield {"scale": kept(scaler.get_scale()), "params": params_of(model), "optimizer": optimizer_state(opt)}
+
+
+@beside
+def your_param_groups_run(lesson, catch: bool = False) -> list[dict]:
+    """param_groups_run with the learner's DynamicLossScaler(growth_interval=2), observed."""
+    return observe(param_groups_run(lesson.DynamicLossScaler(growth_interval=2)), catch)
 
 
 def test_param_groups_and_parameters_without_gradient(lesson):
-    model = nn.ModuleDict({"used": nn.Linear(3, 2), "frozen": nn.Linear(3, 2), "other": nn.Linear(2, 2)})
-    x, y = batch()
-    sides = []
-    for scaler in (torch.amp.GradScaler("cpu", growth_interval=2), lesson.DynamicLossScaler(growth_interval=2)):
-        m = copy.deepcopy(model)
-        groups = [{"params": [*m["used"].parameters(), *m["frozen"].parameters()]},
-                  {"params": m["other"].parameters(), "lr": 0.05}]
-        sides.append((m, torch.optim.SGD(groups, lr=0.1, momentum=0.9), scaler))
-    for step, poison in enumerate([CLEAN, CLEAN, INF, CLEAN]):
-        for m, opt, scaler in sides:
-            opt.zero_grad(set_to_none=True)
-            loss = F.mse_loss(m["other"](m["used"](x)), y)  # "frozen" gets no gradient: .grad stays None
-            scaler.scale(loss).backward()
-            if poison is not None:
-                m["other"].weight.grad[0, 0] = poison  # in the second param group
-            crash = None
-            try:
-                scaler.step(opt)
-            except (AttributeError, TypeError) as exc:
-                if "NoneType" not in str(exc):
-                    raise
-                where = traceback.extract_tb(exc.__traceback__)[-1]
-                crash = f"{type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno})"
-            if crash:
-                pytest.fail(f"scaler.step(optimizer) raised {crash} on an optimizer holding a parameter whose .grad is "
-                            "None (a layer that got no gradient this step, as torch allows): skip those parameters "
-                            "(`if p.grad is None: continue`)", pytrace=False)
-            scaler.update()
-        (ref_m, ref_opt, ref_s), (m, opt, s) = sides
+    mine = observed(your_param_groups_run, lesson)
+    ref = param_groups_run(torch.amp.GradScaler("cpu", growth_interval=2))
+    for step, (poison, expected, got) in enumerate(zip(PARAM_GROUP_SCHEDULE, ref, mine)):
+        crash = expected.get("crash") or got.get("crash")
+        if crash:
+            pytest.fail(f"scaler.step(optimizer) raised {crash} on an optimizer holding a parameter whose .grad is "
+                        "None (a layer that got no gradient this step, as torch allows): skip those parameters "
+                        "(`if p.grad is None: continue`)", pytrace=False)
         what = f"two param groups and a parameter whose .grad is None, step {step} ({poison_name(poison)})"
-        require(s.get_scale() == ref_s.get_scale(), (
-            f"{what}: the scale is {s.get_scale()}, torch's {ref_s.get_scale()}; check the gradients of every "
+        require(got["scale"] == expected["scale"], (
+            f"{what}: the scale is {got['scale']}, torch's {expected['scale']}; check the gradients of every "
             "param group (optimizer.param_groups), skipping those that are None"))
-        assert_close(params_of(m), params_of(ref_m), what=f"{what}: the parameters")
-        assert_close(optimizer_state(opt), optimizer_state(ref_opt), what=f"{what}: the optimizer state")
+        assert_close(got["params"], expected["params"], what=f"{what}: the parameters")
+        assert_close(got["optimizer"], expected["optimizer"], what=f"{what}: the optimizer state")
 
 
 # One iteration with two optimizers: (where the inf goes, the order of the steps, who is unscaled first).
@@ -507,59 +723,82 @@ RECORD_WORDS = {
 }
 
 
-def test_two_optimizers_match_torch(lesson):
+def scaler_calls_of(iteration) -> list[tuple[str, str]]:
+    """The scaler's calls of a TWO_OPTIMIZER_SCHEDULE iteration: (method, optimizer name), in order."""
+    _, order, unscale_first = iteration
+    return [("unscale_", name) for name in unscale_first] + [("step", name) for name in order]
+
+
+def two_optimizers_run(scaler, explain: bool) -> Iterator[dict]:
+    """TWO_OPTIMIZER_SCHEDULE with SGD on layer a and Adam on layer b: for each iteration the scale
+    and state_dict(), the parameters, each optimizer's state and the gradients by name.
+    With `explain`, a RuntimeError of a call made after another optimizer's call ends the run
+    recorded as {"refused": (its index among the iteration's calls, its message)}; any other error
+    goes through as itself."""
     with torch.random.fork_rng():
         torch.manual_seed(0)
         model = nn.ModuleDict({"a": nn.Linear(3, 4), "b": nn.Linear(4, 2), "loose": nn.Linear(2, 2)})
+    opts = {"a": make_optimizer("sgd", model["a"].parameters()), "b": make_optimizer("adam", model["b"].parameters())}
     x, y = batch()
-    sides = []
-    for scaler in (torch.amp.GradScaler("cpu", growth_interval=2), lesson.DynamicLossScaler(growth_interval=2)):
-        m = copy.deepcopy(model)
-        opts = {"a": make_optimizer("sgd", m["a"].parameters()), "b": make_optimizer("adam", m["b"].parameters())}
-        sides.append((m, opts, scaler))
+    for iteration in TWO_OPTIMIZER_SCHEDULE:
+        model.zero_grad(set_to_none=True)
+        scaler.scale(F.mse_loss(model["loose"](model["b"](torch.tanh(model["a"](x)))), y)).backward()
+        for name in iteration[0]:
+            model[name].weight.grad[0, 0] = INF
+        calls = scaler_calls_of(iteration)
+        for done, (method, name) in enumerate(calls):
+            try:
+                getattr(scaler, method)(opts[name])
+            except RuntimeError as exc:
+                if not explain or not any(other != name for _, other in calls[:done]):
+                    raise
+                yield {"refused": (done, str(exc))}
+                return
+        scaler.update()
+        yield {"scale": kept(scaler.get_scale()), "state_dict": kept(scaler.state_dict()),
+               "params": params_of(model), "optimizers": {n: optimizer_state(o) for n, o in opts.items()},
+               "grads": {n: None if p.grad is None else p.grad.clone() for n, p in model.named_parameters()}}
+
+
+@beside
+def your_two_optimizers_run(lesson, catch: bool = False) -> list[dict]:
+    """two_optimizers_run with the learner's DynamicLossScaler(growth_interval=2), explained, observed."""
+    return observe(two_optimizers_run(lesson.DynamicLossScaler(growth_interval=2), explain=True), catch)
+
+
+def test_two_optimizers_match_torch(lesson):
+    mine = observed(your_two_optimizers_run, lesson)
+    ref = two_optimizers_run(torch.amp.GradScaler("cpu", growth_interval=2), explain=False)
     history, scales = [], []
-    for number, (poisoned, order, unscale_first) in enumerate(TWO_OPTIMIZER_SCHEDULE):
+    for number, (iteration, expected, got) in enumerate(zip(TWO_OPTIMIZER_SCHEDULE, ref, mine)):
+        poisoned, order, unscale_first = iteration
         history.append(f"inf in {'+'.join(poisoned) or 'none'}, unscale_ {'+'.join(unscale_first) or 'none'}, "
                        f"step {'+'.join(order)}")
         what = f"two optimizers (SGD on layer a, Adam on layer b), iterations [{'; '.join(history)}]"
-        for side, (m, opts, scaler) in enumerate(sides):
-            m.zero_grad(set_to_none=True)
-            scaler.scale(F.mse_loss(m["loose"](m["b"](torch.tanh(m["a"](x)))), y)).backward()
-            for name in poisoned:
-                m[name].weight.grad[0, 0] = INF
-            calls = [("unscale_", name) for name in unscale_first] + [("step", name) for name in order]
-            for done, (method, name) in enumerate(calls):
-                try:
-                    getattr(scaler, method)(opts[name])
-                except RuntimeError as exc:
-                    if side == 0 or not any(other != name for _, other in calls[:done]):
-                        raise
-                    failure = (f"{what}: scaler.{method}(optimizer {name}) raised RuntimeError({str(exc)!r}) after "
-                               f"{', '.join(f'{m_}(optimizer {n})' for m_, n in calls[:done])}. The record of "
-                               "what was unscaled or stepped is per optimizer: another optimizer's calls do not "
-                               "count against this one.")
-                    break
-            else:
-                scaler.update()
-                continue
-            pytest.fail(failure, pytrace=False)
-        (ref_m, ref_opts, ref_s), (m, opts, s) = sides
-        scale, expected = s.get_scale(), ref_s.get_scale()
+        if "refused" in got:
+            done, message = got["refused"]
+            calls = scaler_calls_of(iteration)
+            method, name = calls[done]
+            pytest.fail(f"{what}: scaler.{method}(optimizer {name}) raised RuntimeError({message!r}) after "
+                        f"{', '.join(f'{m_}(optimizer {n})' for m_, n in calls[:done])}. The record of "
+                        "what was unscaled or stepped is per optimizer: another optimizer's calls do not "
+                        "count against this one.", pytrace=False)
+        scale = got["scale"]
         scales.append(scale)
-        if scale != expected:
+        if scale != expected["scale"]:
             done = TWO_OPTIMIZER_SCHEDULE[: number + 1]
             rule = next((rule for rule in RECORD_WORDS if scales_by_rule(done, rule) == scales), None)
-            pytest.fail(f"{what}: the scale is {scale}, torch.amp.GradScaler's is {expected}."
+            pytest.fail(f"{what}: the scale is {scale}, torch.amp.GradScaler's is {expected['scale']}."
                         + (f" {RECORD_WORDS[rule]}" if rule else ""),
                         pytrace=False)
-        assert_same_state_dict(s.state_dict(), ref_s.state_dict(), what)
-        assert_close(params_of(m), params_of(ref_m),
+        assert_same_state_dict(got["state_dict"], expected["state_dict"], what)
+        assert_close(got["params"], expected["params"],
                      what=f"{what}: the parameters (only the optimizer whose gradients hold inf/nan skips its step; "
                           "a layer in no optimizer is neither checked nor unscaled)")
         for name in "ab":
-            assert_close(optimizer_state(opts[name]), optimizer_state(ref_opts[name]),
+            assert_close(got["optimizers"][name], expected["optimizers"][name],
                          what=f"{what}: the state of optimizer {name}")
-        assert_close({n: p.grad for n, p in m.named_parameters()}, {n: p.grad for n, p in ref_m.named_parameters()},
+        assert_close(got["grads"], expected["grads"],
                      what=f"{what}: the gradients after the steps (each optimizer's unscaled once; the loose layer's "
                           "left as they are)")
 
@@ -567,47 +806,59 @@ def test_two_optimizers_match_torch(lesson):
 # --- the protocol: what may be called when ------------------------------------------------
 
 
-def test_unscale_twice_raises(lesson):
+@beside
+def unscaled_twice(lesson):
+    """A backward and unscale_ with the learner's DynamicLossScaler(), then a second unscale_:
+    the gradients by name before it, what it did (`attempt`), and the gradients after it."""
     side = Side(lesson.DynamicLossScaler())
     side.backward()
     side.scaler.unscale_(side.opt)
     grads = {name: p.grad.clone() for name, p in side.model.named_parameters()}
-    expect_raises(lambda: side.scaler.unscale_(side.opt), RuntimeError, what="a second scaler.unscale_(optimizer) before update()",
+    second = attempt(lambda: side.scaler.unscale_(side.opt))
+    return grads, second, {name: p.grad for name, p in side.model.named_parameters()}
+
+
+def test_unscale_twice_raises(lesson):
+    grads, second, after = unscaled_twice(lesson)
+    expect_raises(lambda: replay(second), RuntimeError, what="a second scaler.unscale_(optimizer) before update()",
                   why="the gradients would be divided by the scale twice (torch.amp.GradScaler raises too).")
-    assert_close({name: p.grad for name, p in side.model.named_parameters()}, grads,
-                 what="the gradients after a refused second unscale_ (they must not be divided again)")
+    assert_close(after, grads, what="the gradients after a refused second unscale_ (they must not be divided again)")
 
 
-def test_unscale_after_step_and_step_twice_raise(lesson):
-    scaler = lesson.DynamicLossScaler()
+def out_of_turn(scaler) -> Iterator[tuple]:
+    """A backward and step with `scaler` and Adam, then unscale_ and step again before update(),
+    each `attempt`ed: what they did, and the parameters before and after them; then update() and
+    a step of a new iteration."""
     side = Side(scaler, "adam")
     side.backward()
     scaler.step(side.opt)
     before = params_of(side.model)
-    expect_raises(lambda: scaler.unscale_(side.opt), RuntimeError, what="scaler.unscale_(optimizer) after step() and before update()",
-                  why="the step has already used the gradients (torch.amp.GradScaler raises too).")
-    expect_raises(lambda: scaler.step(side.opt), RuntimeError, what="a second scaler.step(optimizer) before update()",
-                  why="one update per iteration: call update() between steps (torch.amp.GradScaler raises too).")
-    assert_close(params_of(side.model), before, what="the parameters after a refused second step()")
+    unscale = attempt(lambda: scaler.unscale_(side.opt))
+    step = attempt(lambda: scaler.step(side.opt))
+    yield unscale, step, before, params_of(side.model)
     scaler.update()
     side.step()  # a new iteration may unscale and step again
 
 
-class CountingSGD(torch.optim.SGD):
-    """SGD whose step() returns how many times it ran, to see what scaler.step returns."""
+@beside
+def your_out_of_turn(lesson, catch: bool = False) -> list[tuple]:
+    """out_of_turn with the learner's DynamicLossScaler(), observed."""
+    return observe(out_of_turn(lesson.DynamicLossScaler()), catch)
 
-    calls = 0
 
-    def step(self, closure=None):
-        super().step(closure)
-        self.calls += 1
-        return self.calls
+def test_unscale_after_step_and_step_twice_raise(lesson):
+    report = observed(your_out_of_turn, lesson)
+    unscale, step, before, after = next(report)
+    expect_raises(lambda: replay(unscale), RuntimeError, what="scaler.unscale_(optimizer) after step() and before update()",
+                  why="the step has already used the gradients (torch.amp.GradScaler raises too).")
+    expect_raises(lambda: replay(step), RuntimeError, what="a second scaler.step(optimizer) before update()",
+                  why="one update per iteration: call update() between steps (torch.amp.GradScaler raises too).")
+    assert_close(after, before, what="the parameters after a refused second step()")
+    list(report)  # the new iteration: an error of its update() or step is raised here
 
 
 def test_step_returns_what_optimizer_step_returns(lesson):
-    side = Side(lesson.DynamicLossScaler())
-    side.opt = CountingSGD(side.model.parameters(), lr=0.1)
-    got = [side.step(poison) for poison in (CLEAN, INF, CLEAN)]
+    got = [snapshot["returned"] for snapshot in your_steps(lesson, "counting sgd", [CLEAN, INF, CLEAN], {})[1:]]
     require(got == [1, None, 2], (
         f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: "
         "return what optimizer.step() returned, and None (without calling it) for a skipped step"))
@@ -617,181 +868,260 @@ def test_step_returns_what_optimizer_step_returns(lesson):
 
 
 def test_state_dict_matches_torch_and_round_trips(lesson):
-    kwargs = dict(init_scale=256.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
-    fresh = lesson.DynamicLossScaler(**kwargs)
-    assert_same_state_dict(fresh.state_dict(), torch.amp.GradScaler("cpu", **kwargs).state_dict(),
-                           f"DynamicLossScaler({kwargs}) before any step")
-    ref, mine = twins(lesson, **kwargs)
-    for poison in (CLEAN, INF, CLEAN, CLEAN):
-        ref.step(poison)
-        mine.step(poison)
-    expected = ref.scaler.state_dict()  # {'scale': 64.0, ..., '_growth_tracker': 2}
-    got = mine.scaler.state_dict()
-    assert_same_state_dict(got, expected, f"DynamicLossScaler({kwargs}) after 4 steps")
+    settings = dict(init_scale=256.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
+    fresh = your_steps(lesson, "sgd", [], settings)[0]["state_dict"]
+    assert_same_state_dict(fresh, torch.amp.GradScaler("cpu", **settings).state_dict(),
+                           f"DynamicLossScaler({settings}) before any step")
+    schedule = [CLEAN, INF, CLEAN, CLEAN]
+    expected = torch_steps("sgd", schedule, settings)[-1]["state_dict"]  # {'scale': 64.0, ..., '_growth_tracker': 2}
+    got = your_steps(lesson, "sgd", schedule, settings)[-1]["state_dict"]
+    assert_same_state_dict(got, expected, f"DynamicLossScaler({settings}) after 4 steps")
     for source, state in (("your", got), ("torch.amp.GradScaler's", expected)):
-        restored = lesson.DynamicLossScaler()
-        restored.load_state_dict(state)
+        restored = your_steps(lesson, "sgd", [], {}, state)[0]  # DynamicLossScaler() loaded with `state`
         what = f"DynamicLossScaler().load_state_dict({source} state_dict)"
-        assert_same_state_dict(restored.state_dict(), expected, what)
-        require(restored.get_scale() == expected["scale"], f"{what}: get_scale() is {restored.get_scale()}, expected {expected['scale']}")
+        assert_same_state_dict(restored["state_dict"], expected, what)
+        require(restored["scale"] == expected["scale"], f"{what}: get_scale() is {restored['scale']}, expected {expected['scale']}")
     theirs = torch.amp.GradScaler("cpu")
     theirs.load_state_dict(got)  # and torch's scaler takes yours
     assert_same_state_dict(theirs.state_dict(), expected, "torch.amp.GradScaler('cpu').load_state_dict(your state_dict)")
     # The restored scaler carries on exactly like the original: it grows after one more clean step.
-    restored = Side(lesson.DynamicLossScaler(), model=mine.model)
-    restored.scaler.load_state_dict(got)
-    ref.step()
-    restored.step()
-    require(restored.scaler.get_scale() == ref.scaler.get_scale() == 256.0, (
-        f"after load_state_dict and one more clean step the scale is {restored.scaler.get_scale()}, torch's "
-        f"{ref.scaler.get_scale()}: the growth counter (_growth_tracker) must survive the round trip"))
+    carried = your_steps(lesson, "sgd", [CLEAN], {}, got)[-1]["scale"]
+    original = torch_steps("sgd", [*schedule, CLEAN], settings)[-1]["scale"]
+    require(carried == original == 256.0, (
+        f"after load_state_dict and one more clean step the scale is {carried}, torch's "
+        f"{original}: the growth counter (_growth_tracker) must survive the round trip"))
 
 
 def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
     expected = torch.amp.GradScaler("cpu").state_dict()
-    assert_same_state_dict(lesson.DynamicLossScaler().state_dict(), expected,
+    assert_same_state_dict(your_steps(lesson, "sgd", [], {})[0]["state_dict"], expected,
                            "DynamicLossScaler() (the defaults: init_scale=2**16, growth_factor=2.0, backoff_factor=0.5, "
                            "growth_interval=2000)")
     # 1999 clean steps already counted (as a checkpoint restores them): the 2000th grows the scale.
-    ref, mine = twins(lesson)
-    for side in (ref, mine):
-        side.scaler.load_state_dict(dict(expected, _growth_tracker=1999))
-    for step in range(2):
-        ref.step()
-        mine.step()
-        assert_same_state(ref, mine, f"DynamicLossScaler() restored with _growth_tracker=1999, after {step + 1} more "
-                                     "clean step(s) (the 2000th clean step in a row doubles the scale)")
+    restored = dict(expected, _growth_tracker=1999)
+    mine, ref = observed(your_steps, lesson, "sgd", [CLEAN] * 2, {}, restored), torch_steps("sgd", [CLEAN] * 2, {}, restored)
+    next(mine)  # before the first step
+    for step, (got, expected) in enumerate(zip(mine, ref[1:])):
+        assert_same_state(expected, got,
+                          f"DynamicLossScaler() restored with _growth_tracker=1999, after {step + 1} more "
+                          "clean step(s) (the 2000th clean step in a row doubles the scale)")
+
+
+@beside
+def load_empty(lesson):
+    """The learner's DynamicLossScaler(init_scale=8.) told to load_state_dict({}): what that did
+    (`attempt`), and its state_dict() after."""
+    scaler = lesson.DynamicLossScaler(init_scale=8.0)
+    return attempt(lambda: scaler.load_state_dict({})), scaler.state_dict()
 
 
 def test_load_state_dict_refuses_an_empty_dict(lesson):
-    scaler = lesson.DynamicLossScaler(init_scale=8.0)
-    expect_raises(lambda: scaler.load_state_dict({}), RuntimeError, what="DynamicLossScaler().load_state_dict({})",
+    loaded, state = load_empty(lesson)
+    expect_raises(lambda: replay(loaded), RuntimeError, what="DynamicLossScaler().load_state_dict({})",
                   why="an empty state dict was saved from a disabled scaler: there is nothing to restore, and "
                       "carrying on with the current scale would hide the mistake (torch.amp.GradScaler raises too).")
-    assert_same_state_dict(scaler.state_dict(), torch.amp.GradScaler("cpu", init_scale=8.0).state_dict(),
+    assert_same_state_dict(state, torch.amp.GradScaler("cpu", init_scale=8.0).state_dict(),
                            "DynamicLossScaler(init_scale=8.) after a refused load_state_dict({})")
 
 
 # --- enabled=False --------------------------------------------------------------------------
 
 
-def test_disabled_is_a_pass_through(lesson):
-    scaler = lesson.DynamicLossScaler(init_scale=1024.0, enabled=False)
+DISABLED_STEPS = (CLEAN, CLEAN, INF)
+
+
+def pass_through(scaler, state: dict) -> Iterator:
+    """A disabled `scaler` driven call for call. Yields, in turn: after scale(loss), "same"
+    (whether it returned the loss itself), "shown" (else what it returned) and get_scale(); for
+    each of DISABLED_STEPS, after unscale_, unscale_, step, step and update with CountingSGD, the
+    snapshot, the two step() results in it; its state_dict() then; and its state_dict() and
+    get_scale() after load_state_dict({}) and load_state_dict(`state`)."""
     loss = torch.tensor(0.5, requires_grad=True)
     out = scaler.scale(loss)
-    require(out is loss, (
-        f"DynamicLossScaler(enabled=False).scale(loss) returned {'a new tensor' if isinstance(out, torch.Tensor) else repr(out)}; "
+    yield {"same": out is loss, "shown": "a new tensor" if isinstance(out, torch.Tensor) else repr(out),
+           "scale": kept(scaler.get_scale())}
+    side = Side(scaler, "counting sgd")
+    for poison in DISABLED_STEPS:
+        side.backward(poison)
+        scaler.unscale_(side.opt)
+        scaler.unscale_(side.opt)  # disabled: no check, no error, the gradients stay as they are
+        results = [scaler.step(side.opt), scaler.step(side.opt)]  # no check: steps twice
+        scaler.update()
+        yield side.snapshot(results)
+    yield kept(scaler.state_dict())
+    scaler.load_state_dict({})  # a disabled scaler loads nothing, and refuses nothing
+    scaler.load_state_dict(state)
+    yield scaler.state_dict(), scaler.get_scale()
+
+
+@beside
+def your_pass_through(lesson, state: dict, catch: bool = False) -> list:
+    """pass_through with the learner's DynamicLossScaler(init_scale=1024., enabled=False), observed."""
+    return observe(pass_through(lesson.DynamicLossScaler(init_scale=1024.0, enabled=False), state), catch)
+
+
+def test_disabled_is_a_pass_through(lesson):
+    state = torch.amp.GradScaler("cpu", init_scale=8.0).state_dict()
+    mine = observed(your_pass_through, lesson, state)
+    ref = list(pass_through(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False), state))
+    scaled = next(mine)
+    require(scaled["same"], (
+        f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
         "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does), not loss * 1"))
-    require(type(scaler.get_scale()) is float and scaler.get_scale() == 1.0, (
-        f"DynamicLossScaler(init_scale=1024., enabled=False).get_scale() is {scaler.get_scale()!r}; expected the float 1.0"))
-    ref = Side(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False))
-    mine = Side(scaler)
-    for side in (ref, mine):
-        side.opt = CountingSGD(side.model.parameters(), lr=0.1)
-    for poison in (CLEAN, CLEAN, INF):
-        results = []
-        for side in (ref, mine):
-            side.backward(poison)
-            side.scaler.unscale_(side.opt)
-            side.scaler.unscale_(side.opt)  # disabled: no check, no error, the gradients stay as they are
-            results.append([side.scaler.step(side.opt), side.scaler.step(side.opt)])  # no check: steps twice
-            side.scaler.update()
+    require(type(scaled["scale"]) is float and scaled["scale"] == 1.0, (
+        f"DynamicLossScaler(init_scale=1024., enabled=False).get_scale() is {scaled['scale']!r}; expected the float 1.0"))
+    for poison, got, expected in zip(DISABLED_STEPS, mine, ref[1:]):
         what = (f"DynamicLossScaler(enabled=False) after unscale_, unscale_, step, step, update with a "
                 f"{poison_name(poison)} gradient (every method is a pass-through: step() just calls optimizer.step())")
-        require(results[1] == results[0], (
-            f"{what}: the two step() calls returned {results[1]}; torch.amp.GradScaler(enabled=False) returned {results[0]}"))
-        assert_close(params_of(mine.model), params_of(ref.model), what=f"{what}: the parameters")
-        assert_close(grads_of(mine.opt), grads_of(ref.opt), what=f"{what}: the gradients (unscale_ must not touch them)")
-        require(scaler.get_scale() == 1.0, f"{what}: get_scale() is {scaler.get_scale()}; expected 1.0")
-    require(scaler.state_dict() == {}, f"DynamicLossScaler(enabled=False).state_dict() is {scaler.state_dict()}; expected {{}}")
-    scaler.load_state_dict({})  # a disabled scaler loads nothing, and refuses nothing
-    scaler.load_state_dict(torch.amp.GradScaler("cpu", init_scale=8.0).state_dict())
-    require(scaler.state_dict() == {} and scaler.get_scale() == 1.0, (
-        f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {scaler.state_dict()}, "
-        f"get_scale() {scaler.get_scale()}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)"))
+        require(got["returned"] == expected["returned"], (
+            f"{what}: the two step() calls returned {got['returned']}; torch.amp.GradScaler(enabled=False) returned "
+            f"{expected['returned']}"))
+        assert_close(got["params"], expected["params"], what=f"{what}: the parameters")
+        assert_close(got["grads"], expected["grads"], what=f"{what}: the gradients (unscale_ must not touch them)")
+        require(got["scale"] == 1.0, f"{what}: get_scale() is {got['scale']}; expected 1.0")
+    saved = next(mine)
+    require(saved == {}, f"DynamicLossScaler(enabled=False).state_dict() is {saved}; expected {{}}")
+    state_dict, scale = next(mine)
+    require(state_dict == {} and scale == 1.0, (
+        f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {state_dict}, "
+        f"get_scale() {scale}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)"))
 
 
 # --- train_step -----------------------------------------------------------------------------
 
+# train_step's keyword-only parameters and their defaults, as the exercise has them.
+TRAIN_STEP_KEYWORDS = {"device_type": "cpu", "dtype": torch.bfloat16, "max_grad_norm": None}
+
+
+def described(param: inspect.Parameter | None) -> dict | None:
+    """A parameter of a signature as data (None stays None): its text, the name of its kind,
+    and its default (None where it has none, "has_default" telling)."""
+    if param is None:
+        return None
+    has_default = param.default is not inspect.Parameter.empty
+    return {"text": str(param), "kind": param.kind.name, "has_default": has_default,
+            "default": param.default if has_default else None}
+
+
+@beside
+def first_train_step(lesson):
+    """train_step on tiny_model with SGD and torch.amp.GradScaler("cpu"): what it returned; its
+    parameters named in TRAIN_STEP_KEYWORDS, `described`; and whether it takes **kwargs."""
+    model = tiny_model()
+    x, y = batch()
+    loss = lesson.train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), torch.amp.GradScaler("cpu"), x, y,
+                             F.mse_loss)
+    params = inspect.signature(lesson.train_step).parameters
+    return (loss, {name: described(params.get(name)) for name in TRAIN_STEP_KEYWORDS},
+            any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()))
+
 
 @pytest.mark.public
 def test_train_step_returns_a_float(lesson):
-    model = tiny_model()
-    x, y = batch()
-    loss = lesson.train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), torch.amp.GradScaler("cpu"), x, y, F.mse_loss)
+    loss, keywords, takes_kwargs = first_train_step(lesson)
     require(type(loss) is float, (
         f"train_step returned a {type(loss).__name__}; return the loss as a Python float (loss.item()), so the "
         "caller holds no graph and no tensor"))
+    x, y = batch()
     assert_close(loss, F.mse_loss(tiny_model()(x), y).item(), rtol=2e-2, atol=1e-3,
                  what="train_step's loss (the loss of the forward pass, before the step)")
-    params = inspect.signature(lesson.train_step).parameters
-    for name, default in {"device_type": "cpu", "dtype": torch.bfloat16, "max_grad_norm": None}.items():
-        param = params.get(name)
-        if param is None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    for name, default in TRAIN_STEP_KEYWORDS.items():
+        param = keywords[name]
+        if param is None and takes_kwargs:
             continue  # taken through **kwargs: the calls in the other tests tell
-        require(param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY and param.default == default, (
-            f"train_step's parameter {name!r} is {param}; keep the signature of the exercise: keyword-only "
-            f"(after `*`), default {default!r}"))
+        require(param is not None and param["kind"] == "KEYWORD_ONLY" and param["has_default"]
+                and param["default"] == default, (
+            f"train_step's parameter {name!r} is {param and param['text']}; keep the signature of the exercise: "
+            f"keyword-only (after `*`), default {default!r}"))
 
 
-@pytest.mark.points(2)
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
-def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
+@beside
+def autocast_step(lesson, dtype: torch.dtype):
+    """train_step(..., dtype=dtype) on tiny_model with SGD and torch.amp.GradScaler("cpu"): the
+    dtypes going into its matmuls (forward and backward), the messages of the warnings it raised,
+    and the dtype of the model's first weight after it."""
     model = tiny_model()
     x, y = batch()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         calls = trace_ops(lambda: lesson.train_step(model, opt, torch.amp.GradScaler("cpu"), x, y, F.mse_loss, dtype=dtype))
-    seen = [d for call in calls if call.name in ("aten.mm", "aten.addmm") for d in call.inputs]  # forward and backward
+    seen = [d for call in calls if call.name in ("aten.mm", "aten.addmm") for d in call.inputs]
+    return seen, [str(w.message) for w in caught], model[0].weight.dtype
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
+def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
+    seen, said, weight = autocast_step(lesson, dtype)
     wrong = sorted({str(d) for d in seen if d != dtype})
     require(seen and not wrong, (
         f"train_step(..., dtype={dtype}): the matmuls ran in {wrong or 'nothing'}, not {dtype}. "
-        + (autocast_warning(caught) or "Run the model and the loss inside `with torch.autocast(device_type, dtype=dtype):`")))
-    weight = model[0].weight.dtype
+        + (autocast_warning(said) or "Run the model and the loss inside `with torch.autocast(device_type, dtype=dtype):`")))
     require(weight == torch.float32, (
         f"train_step(..., dtype={dtype}) left the model's weights in {weight}: train_step must not convert the model "
         "(no .to(dtype), .half() or .bfloat16()). Autocast casts each matmul's inputs on the fly, and the optimizer "
         "updates float32 weights."))
 
 
-def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
+def note_autocast(log: dict, where: str) -> None:
+    """CPU autocast's state (enabled, dtype or None) where the learner's code calls ours, the first time."""
+    enabled = torch.is_autocast_enabled("cpu")
+    log.setdefault(where, (enabled, torch.get_autocast_dtype("cpu") if enabled else None))
+
+
+class Probe(nn.Module):
+    """tiny_model noting autocast's state in `log` when its forward runs."""
+
+    def __init__(self, log: dict) -> None:
+        super().__init__()
+        self.log, self.inner = log, tiny_model()
+
+    def forward(self, inputs):
+        note_autocast(self.log, "the model's forward")
+        return self.inner(inputs)
+
+
+class ProbeSGD(torch.optim.SGD):
+    """SGD noting autocast's state in `log` when its step runs."""
+
+    def __init__(self, params, log: dict, **settings) -> None:
+        super().__init__(params, **settings)
+        self.log = log
+
+    def step(self, closure=None):
+        note_autocast(self.log, "optimizer.step()")
+        return super().step(closure)
+
+
+@beside
+def autocast_places(lesson, device_type: str, dtype: torch.dtype):
+    """train_step(..., device_type=device_type, dtype=dtype) on CPU tensors with a Probe, a
+    ProbeSGD, a loss function and a gradient hook that note CPU autocast's state: what each
+    part saw, by part ("the model's forward", "loss_fn", "the backward", "optimizer.step()"),
+    and the messages of the warnings it raised."""
     log: dict[str, tuple] = {}
 
-    def seen(where: str) -> None:  # CPU autocast's state where the learner's code calls ours
-        enabled = torch.is_autocast_enabled("cpu")
-        log.setdefault(where, (enabled, torch.get_autocast_dtype("cpu") if enabled else None))
-
-    class Probe(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.inner = tiny_model()
-
-        def forward(self, inputs):
-            seen("the model's forward")
-            return self.inner(inputs)
-
-    class ProbeSGD(torch.optim.SGD):
-        def step(self, closure=None):
-            seen("optimizer.step()")
-            return super().step(closure)
-
     def loss_fn(output, target):
-        seen("loss_fn")
+        note_autocast(log, "loss_fn")
         return F.mse_loss(output, target)
 
+    model = Probe(log)
+    model.inner[0].weight.register_hook(lambda grad: note_autocast(log, "the backward"))
     x, y = batch()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # torch.autocast("cuda") without CUDA warns and disables itself
+        lesson.train_step(model, ProbeSGD(model.parameters(), log, lr=0.1), torch.amp.GradScaler("cpu", init_scale=256.0),
+                          x, y, loss_fn, device_type=device_type, dtype=dtype)
+    return log, [str(w.message) for w in caught]
+
+
+def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
     for device_type, dtype in (("cpu", torch.float16), ("cpu", torch.bfloat16), ("cuda", torch.bfloat16)):
-        model = Probe()
-        model.inner[0].weight.register_hook(lambda grad: seen("the backward"))
         cpu = device_type == "cpu"
         expected = {"the model's forward": (cpu, dtype if cpu else None), "loss_fn": (cpu, dtype if cpu else None),
                     "the backward": (False, None), "optimizer.step()": (False, None)}
-        log.clear()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")  # torch.autocast("cuda") without CUDA warns and disables itself
-            lesson.train_step(model, ProbeSGD(model.parameters(), lr=0.1), torch.amp.GradScaler("cpu", init_scale=256.0),
-                              x, y, loss_fn, device_type=device_type, dtype=dtype)
+        log, said = autocast_places(lesson, device_type, dtype)
         what = f"train_step(..., device_type={device_type!r}, dtype={dtype}) on CPU tensors"
         for where, (enabled, want_dtype) in expected.items():
             got = log.get(where)
@@ -802,7 +1132,7 @@ def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
                 why = ("ran under CPU autocast: pass `device_type` on to torch.autocast (do not hard-code 'cpu'); "
                        "autocast for 'cuda' leaves CPU tensors in float32")
             elif enabled and not got[0]:
-                why = "ran outside autocast: " + (autocast_warning(caught) or (
+                why = "ran outside autocast: " + (autocast_warning(said) or (
                     "call the model AND the loss inside `with torch.autocast(device_type, dtype=dtype):`"))
             elif enabled:
                 why = f"ran under autocast with dtype {got[1]}: pass `dtype` on to torch.autocast"
@@ -812,9 +1142,8 @@ def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
             pytest.fail(f"{what}: {where} {why}", pytrace=False)
 
 
-def autocast_warning(caught) -> str | None:
-    """What the warnings of a train_step that ran outside CPU autocast say about why, or None."""
-    said = [str(w.message) for w in caught]
+def autocast_warning(said: list[str]) -> str | None:
+    """What the warnings (their messages) of a train_step that ran outside CPU autocast say about why, or None."""
     if any("torch.cuda.amp.autocast" in text for text in said):
         return ("This is torch.cuda.amp.autocast (from older tutorials): it is CUDA's autocast, and deprecated; it "
                 "leaves CPU tensors alone (without CUDA it even disables itself, with a warning). Use "
@@ -841,15 +1170,21 @@ class RecordingScaler:
         return recorded
 
 
-@pytest.mark.parametrize("max_grad_norm", [None, 0.05, 0.0])
-def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
+@beside
+def scaler_calls(lesson, max_grad_norm: float | None) -> list[str]:
+    """The methods of a RecordingScaler that train_step(..., max_grad_norm=max_grad_norm) called, in order."""
     model = tiny_model()
     x, y = batch()
     scaler = RecordingScaler()
     lesson.train_step(model, torch.optim.SGD(model.parameters(), lr=0.1), scaler, x, y, F.mse_loss,
                       max_grad_norm=max_grad_norm)
+    return scaler.calls
+
+
+@pytest.mark.parametrize("max_grad_norm", [None, 0.05, 0.0])
+def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
     expected = ["scale", "step", "update"] if max_grad_norm is None else ["scale", "unscale_", "step", "update"]
-    calls = [name for name in scaler.calls if name in ("scale", "unscale_", "step", "update")]
+    calls = [name for name in scaler_calls(lesson, max_grad_norm) if name in ("scale", "unscale_", "step", "update")]
     what = f"train_step(..., max_grad_norm={max_grad_norm})"
     require(calls, (
         f"{what} never called the scaler it was given: use `scaler` (the argument), do not build a "
@@ -913,35 +1248,58 @@ class TrainSide(Side):
     def __init__(self, scaler, opt_name: str):
         self.model, self.scaler = tiny_model(), scaler
         spare = nn.Parameter(torch.ones(2))
-        self.opt = make_optimizer(opt_name, [self.model[0].weight, *self.model[2].parameters(), spare])
+        self.count_steps(make_optimizer(opt_name, [self.model[0].weight, *self.model[2].parameters(), spare]))
         for p in [*self.model.parameters(), spare]:
             p.grad = torch.full_like(p, 7.0)
 
 
-def _same_state(a: Side, b: Side) -> bool:
-    """The same scale, parameters, optimizer state and gradients; the gradients relative to their
-    size (clipped ones are tiny, and two pitfalls may clip them to different tiny sizes)."""
+def train_run(side: Side, step, steps: int = 4) -> Iterator[dict]:
+    """`steps` training steps of `side` on batch(), each `step(model, opt, scaler, x, y)`: the
+    snapshot after each, holding what the step returned."""
+    x, y = batch()
+    for _ in range(steps):
+        yield side.snapshot(step(side.model, side.opt, side.scaler, x, y))
+
+
+@beside
+def your_train_run(lesson, scaler_kind: str, opt_name: str, max_grad_norm: float | None,
+                   catch: bool = False) -> list[dict]:
+    """train_run of the learner's train_step on a TrainSide with growth_interval=2 and torch's
+    scaler ("torch") or the learner's ("yours"), observed."""
+    scaler = (torch.amp.GradScaler("cpu", growth_interval=2) if scaler_kind == "torch"
+              else lesson.DynamicLossScaler(growth_interval=2))
+    return observe(train_run(TrainSide(scaler, opt_name), lambda model, opt, scaler, x, y: lesson.train_step(
+        model, opt, scaler, x, y, F.mse_loss, max_grad_norm=max_grad_norm)), catch)
+
+
+def reference_run(opt_name: str, max_grad_norm: float | None, steps: int = 4, pitfall: str | None = None) -> list[dict]:
+    """train_run of reference_step (fallen into `pitfall`, if given) with torch's scaler: what
+    your_train_run must report, or what a pitfall leaves."""
+    return list(train_run(TrainSide(torch.amp.GradScaler("cpu", growth_interval=2), opt_name),
+                          lambda model, opt, scaler, x, y: reference_step(model, opt, scaler, x, y, max_grad_norm, pitfall),
+                          steps))
+
+
+def _same_state(a: dict, b: dict) -> bool:
+    """The same scale, parameters, optimizer state and gradients (snapshots'); the gradients relative
+    to their size (clipped ones are tiny, and two pitfalls may clip them to different tiny sizes)."""
     try:
-        assert_close(params_of(a.model), params_of(b.model))
-        assert_close(optimizer_state(a.opt), optimizer_state(b.opt))
-        assert_close(grads_of(a.opt), grads_of(b.opt), rtol=1e-3, atol=1e-12)
+        assert_close(a["params"], b["params"])
+        assert_close(a["optimizer"], b["optimizer"])
+        assert_close(a["grads"], b["grads"], rtol=1e-3, atol=1e-12)
     except AssertionError:
         return False
-    return a.scaler.get_scale() == b.scaler.get_scale()
+    return a["scale"] == b["scale"]
 
 
-def loop_pitfall(mine: TrainSide, opt_name: str, max_grad_norm, steps: int) -> str | None:
+def loop_pitfall(mine: dict, opt_name: str, max_grad_norm, steps: int) -> str | None:
     """The one pitfall of LOOP_PITFALLS whose step, taken `steps` times with torch's scaler, leaves
-    what `mine` holds now; None if none does, or more than one."""
-    x, y = batch()
+    what the learner's snapshot `mine` holds; None if none does, or more than one."""
     found = []
     for pitfall, words in LOOP_PITFALLS.items():
         if max_grad_norm is None and pitfall.startswith("clip"):
             continue
-        side = TrainSide(torch.amp.GradScaler("cpu", growth_interval=2), opt_name)
-        for _ in range(steps):
-            reference_step(side.model, side.opt, side.scaler, x, y, max_grad_norm, pitfall)
-        if _same_state(side, mine):
+        if _same_state(reference_run(opt_name, max_grad_norm, steps, pitfall)[-1], mine):
             found.append(words)
     return found[0] if len(found) == 1 else None
 
@@ -951,23 +1309,20 @@ def loop_pitfall(mine: TrainSide, opt_name: str, max_grad_norm, steps: int) -> s
 @pytest.mark.parametrize("opt_name", ["sgd", "adam"])
 @pytest.mark.parametrize("scaler_kind", ["torch", "yours"])
 def test_train_step_matches_the_reference_loop(lesson, scaler_kind, opt_name, max_grad_norm):
-    ref = TrainSide(torch.amp.GradScaler("cpu", growth_interval=2), opt_name)
-    scaler = torch.amp.GradScaler("cpu", growth_interval=2) if scaler_kind == "torch" else lesson.DynamicLossScaler(growth_interval=2)
-    mine = TrainSide(scaler, opt_name)
-    x, y = batch()
-    for step in range(4):
-        expected = reference_step(ref.model, ref.opt, ref.scaler, x, y, max_grad_norm)
-        got = lesson.train_step(mine.model, mine.opt, mine.scaler, x, y, F.mse_loss, max_grad_norm=max_grad_norm)
+    mine = observed(your_train_run, lesson, scaler_kind, opt_name, max_grad_norm)
+    ref = reference_run(opt_name, max_grad_norm)
+    for step, (got, expected) in enumerate(zip(mine, ref)):
         what = (f"train_step with {opt_name}, max_grad_norm={max_grad_norm}, "
                 f"{'torch.amp.GradScaler' if scaler_kind == 'torch' else 'DynamicLossScaler'}, step {step} (an "
                 "optimizer without the model's first bias and with a parameter the loss never uses; gradients "
                 "left over from earlier code before step 0)")
         try:
-            assert_close(torch.tensor(float(got)), torch.tensor(expected), what=f"{what}: the returned loss")
-            assert_same_state(ref, mine, what)
+            assert_close(torch.tensor(float(got["returned"])), torch.tensor(expected["returned"]),
+                         what=f"{what}: the returned loss")
+            assert_same_state(expected, got, what)
             continue
         except (AssertionError, pytest.fail.Exception) as exc:
-            why = loop_pitfall(mine, opt_name, max_grad_norm, step + 1)
+            why = loop_pitfall(got, opt_name, max_grad_norm, step + 1)
             if why is None:
                 raise
             failure = f"{exc}\n{why}"
@@ -1010,21 +1365,34 @@ def save_side_by_side(learned: torch.Tensor, target: torch.Tensor, folder: str) 
     cv2.imwrite(str(Path(folder) / "checkerboard.png"), pixels)
 
 
-@pytest.mark.points(2)
-def test_checkerboard_trains_in_bfloat16(lesson):
-    size, steps = 32, 120
+@beside
+def checkerboard_training(lesson, size: int, steps: int, picture: bool) -> dict:
+    """The learner's train_step with their DynamicLossScaler() and bfloat16 autocast, `steps` times,
+    on the checkerboard net (width 32) and a size x size checkerboard: the losses it returned
+    and, with `picture`, the trained net's output in eval mode, (size, size)."""
+    scaler = lesson.DynamicLossScaler()  # first: an untouched stub is a TODO before any optimizer is built
     with torch.random.fork_rng():
         torch.manual_seed(0)
         model = checker_net(32)
     inputs, targets = grid(size, size)[None], checker(size, size, 4)[None, None]  # (1, 2, H, W), (1, 1, H, W)
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    scaler = lesson.DynamicLossScaler()
     # One thread (the harness sets it for every test): with 2 busy cores torch's pool stalls, 1.5 s becomes 20 s.
     losses = [lesson.train_step(model, opt, scaler, inputs, targets, F.mse_loss) for _ in range(steps)]
-    if os.environ.get("KATA_IMAGES"):
+    learned = None
+    if picture:
         model.eval()
         with torch.no_grad():
-            save_side_by_side(model(inputs)[0, 0], targets[0, 0], os.environ["KATA_IMAGES"])
+            learned = model(inputs)[0, 0]
+    return {"losses": losses, "learned": learned}
+
+
+@pytest.mark.points(2)
+def test_checkerboard_trains_in_bfloat16(lesson):
+    size, steps = 32, 120
+    trained = checkerboard_training(lesson, size, steps, bool(os.environ.get("KATA_IMAGES")))
+    losses = trained["losses"]
+    if trained["learned"] is not None:
+        save_side_by_side(trained["learned"], checker(size, size, 4), os.environ["KATA_IMAGES"])
     # Predicting the mean gives 0.25; the reference reaches 0.03-0.05 from step ~80 on.
     final = sum(losses[-10:]) / 10
     require(final < 0.1, (
@@ -1085,18 +1453,24 @@ def test_bfloat16_step_is_faster_than_float32(lesson):
 # --- CUDA ---------------------------------------------------------------------------------------
 
 
+@beside
+def cuda_run(lesson, scaler_kind: str, catch: bool = False) -> list[dict]:
+    """train_run, eight steps, of the learner's train_step with float16 autocast on CUDA, Adam and
+    torch.amp.GradScaler("cuda") ("torch") or their DynamicLossScaler ("yours"), init_scale=2**40
+    and growth_interval=2, observed."""
+    settings = dict(init_scale=2.0**40, growth_interval=2)
+    side = Side(torch.amp.GradScaler("cuda", **settings) if scaler_kind == "torch" else lesson.DynamicLossScaler(**settings))
+    side.model.cuda()
+    side.count_steps(make_optimizer("adam", side.model.parameters()))
+    return observe(train_run(side, lambda model, opt, scaler, x, y: lesson.train_step(
+        model, opt, scaler, x.cuda(), y.cuda(), F.mse_loss, device_type="cuda", dtype=torch.float16), steps=8), catch)
+
+
 @pytest.mark.cuda
 def test_float16_on_cuda_matches_torch(lesson):
     # float16 with a scale large enough to overflow: real skipped steps, not injected ones.
-    ref = Side(torch.amp.GradScaler("cuda", init_scale=2.0**40, growth_interval=2), "adam")
-    mine = Side(lesson.DynamicLossScaler(init_scale=2.0**40, growth_interval=2), "adam")
-    x, y = (t.cuda() for t in batch())
-    for side in (ref, mine):
-        side.model.cuda()
-        side.opt = make_optimizer("adam", side.model.parameters())
-    for step in range(8):
-        losses = [lesson.train_step(side.model, side.opt, side.scaler, x, y, F.mse_loss, device_type="cuda",
-                                    dtype=torch.float16) for side in (ref, mine)]
+    ref, mine = observed(cuda_run, lesson, "torch"), observed(cuda_run, lesson, "yours")
+    for step, (expected, got) in enumerate(zip(ref, mine)):
         what = f"train_step on CUDA with float16 autocast, init_scale=2**40, step {step}"
-        assert_close(torch.tensor(losses[1]), torch.tensor(losses[0]), what=f"{what}: the loss")
-        assert_same_state(ref, mine, what)
+        assert_close(torch.tensor(got["returned"]), torch.tensor(expected["returned"]), what=f"{what}: the loss")
+        assert_same_state(expected, got, what)
