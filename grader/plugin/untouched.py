@@ -52,24 +52,76 @@ def raise_from(stub: FunctionType | type) -> None:
 
 @functools.cache
 def lesson_names(test_file: Path, test_name: str) -> tuple[str, ...] | None:
-    """The names the test reads off ``lesson``, in order of first use; None if it uses ``lesson``
-    any other way (passes it on, assigns it) or cannot be found as a module-level function."""
+    """The names the test reads off ``lesson``, in order of first use, those of the functions of
+    the test file it hands ``lesson`` to (a scenario, grader.testing.scenario) included; None if
+    it uses ``lesson`` any other way (hands it to anything else, assigns it) or cannot be found
+    as a module-level function."""
     tree = _module_ast(test_file)
-    # The last definition of the name, as the module's namespace (and pytest) has it.
-    node = next((n for n in reversed(tree.body) if isinstance(n, ast.FunctionDef) and n.name == test_name), None)
+    # The last definition of each name, as the module's namespace (and pytest) has it.
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    node = functions.get(test_name)
     if node is None:
         return None
-    uses = [n for part in node.body for n in ast.walk(part) if isinstance(n, ast.Name) and n.id == FIXTURE]
-    reads = [
-        n for part in node.body for n in ast.walk(part)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == FIXTURE
-        and isinstance(n.ctx, ast.Load)
-    ]
-    if len(uses) != len(reads):  # some use of `lesson` is not `lesson.name`
-        return None
+    found = _reads(node, FIXTURE, functions, frozenset(), {})
+    return None if found is None else tuple(dict.fromkeys(name for _, name in sorted(found, key=lambda r: r[0])))
+
+
+def _reads(node: ast.FunctionDef, param: str, functions: dict[str, ast.FunctionDef], visiting: frozenset[str],
+           bound: dict[str, str]) -> list[tuple[tuple[int, int], str]] | None:
+    """(where the call that runs it ends, name) for each name `node`'s body reads off `param`,
+    following `param` into the module's functions it is handed to (their reads placed where
+    that call ends), `bound` naming the module's functions its parameters were given; None for
+    any other use of `param`."""
+    uses = [n for part in node.body for n in ast.walk(part) if isinstance(n, ast.Name) and n.id == param]
     parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
-    reads.sort(key=lambda n: _called_at(n, parents))
-    return tuple(dict.fromkeys(n.attr for n in reads))
+    found: list[tuple[tuple[int, int], str]] = []
+    for use in uses:
+        parent = parents.get(use)
+        if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+            found.append((_called_at(parent, parents), parent.attr))
+            continue
+        call = parents.get(parent) if isinstance(parent, ast.keyword) else parent
+        handed = _handed_to(use, call, functions, bound)
+        if handed is None or handed[0].name in visiting:
+            return None
+        callee, name, given = handed
+        inner = _reads(callee, name, functions, visiting | {callee.name}, given)
+        if inner is None:
+            return None
+        at = (call.end_lineno, call.end_col_offset)
+        found.extend((at, read) for _, read in sorted(inner, key=lambda r: r[0]))
+    return found
+
+
+def _handed_to(use: ast.Name, call, functions: dict[str, ast.FunctionDef],
+               bound: dict[str, str]) -> tuple[ast.FunctionDef, str, dict[str, str]] | None:
+    """(the module's function, its parameter that `use` is handed to as an argument of `call`,
+    the module's functions its other parameters are given there), or None where `call` is not
+    a plain call of one of `functions` (by name, or by a parameter `bound` to one)."""
+    def function(arg) -> str | None:
+        if isinstance(arg, ast.Name):
+            name = bound.get(arg.id, arg.id)
+            return name if name in functions else None
+        return None
+
+    target = function(call.func) if isinstance(call, ast.Call) else None
+    if target is None:
+        return None
+    callee = functions[target]
+    positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+    # Arguments up to `use` must fill named parameters (a `*args` after it does not matter).
+    before = call.args[:call.args.index(use) + 1] if use in call.args else call.args
+    if any(isinstance(a, ast.Starred) for a in before) or len(before) > len(positional):
+        return None
+    given = {positional[i]: function(a) for i, a in enumerate(before)}
+    given.update({k.arg: function(k.value) for k in call.keywords if k.arg is not None})
+    given = {name: value for name, value in given.items() if value is not None}
+    if use in call.args:
+        return callee, positional[call.args.index(use)], given
+    keyword = next((k for k in call.keywords if k.value is use), None)
+    if keyword is not None and keyword.arg in {*positional, *(a.arg for a in callee.args.kwonlyargs)}:
+        return callee, keyword.arg, given
+    return None
 
 
 def _called_at(read: ast.Attribute, parents: dict[ast.AST, ast.AST]) -> tuple[int, int]:

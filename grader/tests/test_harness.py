@@ -624,9 +624,41 @@ def test_the_names_a_test_uses_are_read_as_python_would_run_them(tmp_path):
 
         def test_assigns(lesson):
             lesson.add = None
+
+
+        def scenario(module, x):  # a scenario (grader.testing.scenario): what it reads counts
+            return module.scale(x)
+
+
+        def test_hands_it_to_a_scenario(lesson):
+            return scenario(lesson, 3) + lesson.add(1, 2)
+
+
+        def test_hands_it_to_a_scenario_by_name(lesson):
+            return scenario(x=lesson.add(1, 2), module=lesson)
+
+
+        def hands_on(module):
+            return helper(module)
+
+
+        def test_hands_it_to_one_that_hands_it_on(lesson):
+            hands_on(lesson)
+
+
+        def loops(lesson):
+            return loops(lesson)
+
+
+        def test_hands_it_round_and_round(lesson):
+            loops(lesson)
     """))
     assert lesson_names(tests, "test_nested") == ("add", "scale")
     assert lesson_names(tests, "test_redefined") == ("scale",)
     assert lesson_names(tests, "test_hands_it_on") is None
     assert lesson_names(tests, "test_assigns") is None
     assert lesson_names(tests, "test_missing") is None
+    assert lesson_names(tests, "test_hands_it_to_a_scenario") == ("scale", "add")
+    assert lesson_names(tests, "test_hands_it_to_a_scenario_by_name") == ("add", "scale")
+    assert lesson_names(tests, "test_hands_it_to_one_that_hands_it_on") is None  # helper is not the file's
+    assert lesson_names(tests, "test_hands_it_round_and_round") is None
