@@ -74,8 +74,8 @@ def _reads(node: ast.FunctionDef, param: str, functions: dict[str, ast.FunctionD
     following `param` into the module's functions it is handed to (their reads placed where
     that call ends), `bound` naming the module's functions its parameters were given; None for
     any other use of `param`."""
-    uses = [n for part in node.body for n in ast.walk(part) if isinstance(n, ast.Name) and n.id == param]
-    parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    names, parents = _walked(node)
+    uses = [n for n in names if n.id == param]
     found: list[tuple[tuple[int, int], str]] = []
     for use in uses:
         parent = parents.get(use)
@@ -93,6 +93,14 @@ def _reads(node: ast.FunctionDef, param: str, functions: dict[str, ast.FunctionD
         at = (call.end_lineno, call.end_col_offset)
         found.extend((at, read) for _, read in sorted(inner, key=lambda r: r[0]))
     return found
+
+
+@functools.cache
+def _walked(node: ast.FunctionDef) -> tuple[list[ast.Name], dict[ast.AST, ast.AST]]:
+    """The names `node`'s body uses, in source order, and each of its nodes' parent: one walk
+    of each function, however many tests reach it."""
+    names = [n for part in node.body for n in ast.walk(part) if isinstance(n, ast.Name)]
+    return names, {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
 
 
 def _handed_to(use: ast.Name, call, functions: dict[str, ast.FunctionDef],

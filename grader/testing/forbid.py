@@ -166,14 +166,22 @@ def _read_sources(called: set[tuple[tuple[Path, ...], str]], forbidden: frozense
     """Read the source of the functions another process `called` for spellings of the
     `forbidden` ops, none of which it ran that anyone saw; note each function that names one,
     for a person to read (grader.plugin.remote.note_review)."""
+    words = spellings(forbidden)
+    _note_sources(called, lambda files, function: spelled(files, [function], words),
+                  "names a built-in its test forbids ({where}) that its run did not show: hidden from the check, "
+                  "or in a branch the test did not reach")
+
+
+def _note_sources(called: set[tuple[tuple[Path, ...], str]], find, finding: str) -> None:
+    """Note, for a person to read (grader.plugin.remote.note_review), each function another
+    process `called` in whose source `find(files, function)` finds something (Spellings):
+    "the source of FUNCTION " and `finding`, its "{where}" filled with the first three."""
     from grader.plugin.remote import note_review
 
-    words = spellings(forbidden)
     for files, function in sorted(called):
-        if found := spelled(files, [function], words):
+        if found := find(files, function):
             where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
-            note_review(f"the source of {function} names a built-in its test forbids ({where}) that its run did "
-                        "not show: hidden from the check, or in a branch the test did not reach")
+            note_review(f"the source of {function} " + finding.format(where=where))
 
 
 @contextmanager
@@ -268,10 +276,6 @@ def _read_loops(called: set[tuple[tuple[Path, ...], str]], unit: str) -> None:
     """Note each function another process `called` whose source, or what it reaches by name,
     loops in Python, for a person to read (grader.plugin.remote.note_review): the ops it
     reported did not grow with the input, and a loop there may be over something else."""
-    from grader.plugin.remote import note_review
-
-    for files, function in sorted(called):
-        if found := looped(files, [function]):
-            where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
-            note_review(f"the source of {function} loops in Python ({where}), where its run showed no loop over the "
-                        f"{unit}: hidden from the count, or a loop over something else")
+    _note_sources(called, lambda files, function: looped(files, [function]),
+                  f"loops in Python ({{where}}), where its run showed no loop over the {unit}: hidden from the "
+                  "count, or a loop over something else")
