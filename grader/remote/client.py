@@ -566,7 +566,14 @@ class _Remote(torch.autograd.Function):
 def _defaults() -> list:
     """torch's default device and dtype and its number of threads here, which a call in S runs
     under as it would here."""
-    return [torch.get_default_device(), torch.get_default_dtype(), torch.get_num_threads()]
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    # Read off the modes, not torch.get_default_device(): that builds a tensor to read a device
+    # set without an index, an op that recorders open here would count as the call's.
+    modes = [m for m in _get_current_function_mode_stack() if isinstance(m, DeviceContext)]
+    device = modes[-1].device if modes else torch.device("cpu")
+    return [device, torch.get_default_dtype(), torch.get_num_threads()]
 
 
 def _watcher() -> str | None:

@@ -114,16 +114,15 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
     error is raised as it is.
     """
     __tracebackhide__ = True
-    previous = torch.get_default_device()
-    torch.set_default_device("meta")
     try:
-        out = call()
+        # Not set_default_device(previous) afterwards: that would leave a "cpu" default set,
+        # whose mode then sits in front of every op of every later test.
+        with torch.device("meta"):
+            out = call()
     except NotImplementedError:
         raise
     except RuntimeError as exc:
         out = exc
-    finally:
-        torch.set_default_device(previous)
     if isinstance(out, RuntimeError):
         call()  # raises again (then it is not the default device's doing), or the device is to blame
     if isinstance(out, RuntimeError) or (isinstance(out, torch.Tensor) and out.device.type != "cpu"):

@@ -646,32 +646,55 @@ def test_broadcast_shape_accepts_torch_size_and_lists(lesson):
         fail(problem)
 
 
-def test_broadcast_shape_works_out_the_rules_itself(lesson, monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(
-            "broadcast_shape called a library broadcasting helper; the exercise is to apply the "
-            "rules yourself: compare the sizes from the right, one pair at a time."
-        )
+# The library helpers that broadcast shapes, each replaced while broadcast_shape runs by one
+# that notes its name and refuses: the learner's answer must not need them.
+HELPERS = (("torch", "broadcast_shapes"), ("torch", "broadcast_tensors"), ("torch", "broadcast_to"),
+           ("numpy", "broadcast_shapes"), ("numpy", "broadcast"), ("numpy", "broadcast_to"))
 
-    import numpy as np
 
-    for owner, name in ((torch, "broadcast_shapes"), (torch, "broadcast_tensors"), (np, "broadcast_shapes"),
-                        (np, "broadcast"), (np, "broadcast_to"), (torch, "broadcast_to")):
-        monkeypatch.setattr(owner, name, refuse)
+@beside
+def broadcast_shape_without_helpers(lesson, shape_a, shape_b) -> dict:
+    """broadcast_shape(shape_a, shape_b) with HELPERS refusing: the helpers it called, and
+    the torch and NumPy functions it called under any name (`library_calls`)."""
+    import importlib
+
+    helpers: list[str] = []
+
+    def refusing(name: str):
+        def refuse(*args, **kwargs):
+            helpers.append(name)
+            raise AssertionError(f"{name} refused: broadcast_shape must apply the rules itself")
+        return refuse
+
+    with pytest.MonkeyPatch.context() as patch:
+        for owner, name in HELPERS:
+            patch.setattr(importlib.import_module(owner), name, refusing(f"{owner}.{name}"))
+        try:
+            lesson.broadcast_shape(shape_a, shape_b)
+        except Exception:  # noqa: BLE001 (what it called is the question, not what it raised)
+            pass
+    return {"helpers": helpers, "library": library_calls(lambda: lesson.broadcast_shape(shape_a, shape_b))}
+
+
+def test_broadcast_shape_works_out_the_rules_itself(lesson):
+    pairs = (((5, 1, 6), (3, 1)), (torch.Size([4, 1]), [2, 1, 3]), ((2,), (3,)))
+    seen = [broadcast_shape_without_helpers(lesson, shape_a, shape_b) for shape_a, shape_b in pairs]
+    for (shape_a, shape_b), calls in zip(pairs, seen):
+        if calls["helpers"]:
+            fail(f"broadcast_shape({shape_a}, {shape_b}) called {calls['helpers'][0]}, a library broadcasting "
+                 "helper; the exercise is to apply the rules yourself: compare the sizes from the right, one pair "
+                 "at a time.")
     ops = count_ops(lambda: lesson.broadcast_shape((5, 1, 6), (3, 1)))
     if ops:
         fail(f"broadcast_shape ran tensor operations ({', '.join(sorted(ops))}); work with the shape tuples "
              "alone: building tensors to read the shape of their sum is not applying the rules")
     # Any other spelling (torch.functional.broadcast_shapes, np.lib.stride_tricks, NumPy arrays
     # added together, ...) is a call into torch or NumPy: none is needed to compare sizes.
-    for shape_a, shape_b in (((5, 1, 6), (3, 1)), (torch.Size([4, 1]), [2, 1, 3]), ((2,), (3,))):
-        called = library_calls(lambda: lesson.broadcast_shape(shape_a, shape_b))
-        if called:
-            pytest.fail(
-                f"broadcast_shape({shape_a}, {shape_b}) called {', '.join(dict.fromkeys(called[:3]))}; the exercise is "
-                "to apply the rules yourself, on the shapes as tuples of ints: no tensors, no NumPy arrays, no "
-                "library broadcasting helpers under any name", pytrace=False,
-            )
+    for (shape_a, shape_b), calls in zip(pairs, seen):
+        if calls["library"]:
+            fail(f"broadcast_shape({shape_a}, {shape_b}) called {', '.join(dict.fromkeys(calls['library'][:3]))}; "
+                 "the exercise is to apply the rules yourself, on the shapes as tuples of ints: no tensors, no "
+                 "NumPy arrays, no library broadcasting helpers under any name")
 
 
 @pytest.mark.parametrize(("shape_a", "shape_b", "expected"),

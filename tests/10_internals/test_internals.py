@@ -63,6 +63,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.testing import assert_close, describe, expect_raises, explained, forbid, trace_ops
+from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, cast, edge_shapes, on_meta, shapes, tensors, with_layout
 
 
@@ -406,15 +407,21 @@ def test_limits_at_the_ends_of_the_ranges(lesson):
                      e, m)
 
 
-def test_limits_are_computed_not_looked_up(lesson, monkeypatch):
+@beside
+def limits_without_finfo(lesson, widths: list[tuple[int, int]]) -> list:
+    """float_limits(e, m) for each of `widths`, with torch.finfo and numpy.finfo refusing."""
     def no_finfo(*args, **kwargs):
         raise AssertionError("float_limits called torch.finfo or numpy.finfo: compute the limits from the bit "
                              "widths instead")
 
-    monkeypatch.setattr(torch, "finfo", no_finfo)
-    monkeypatch.setattr(np, "finfo", no_finfo)
-    got = [lesson.float_limits(e, m) for _, e, m in FORMATS]
-    monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch, "finfo", no_finfo)
+        patch.setattr(np, "finfo", no_finfo)
+        return [lesson.float_limits(e, m) for e, m in widths]
+
+
+def test_limits_are_computed_not_looked_up(lesson):
+    got = limits_without_finfo(lesson, [(e, m) for _, e, m in FORMATS])
     for (dtype, e, m), limits in zip(FORMATS, got):
         info = torch.finfo(dtype)
         check_limits(limits, (info.max, info.eps, info.smallest_normal), f"float_limits({e}, {m})", "torch.finfo")
