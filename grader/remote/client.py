@@ -81,6 +81,7 @@ class Connection:
         self.grace = TIMEOUT_MARGIN / 2
         self.overran = False  # S was stopped so
         self.go_frame = wire.encode({"op": "go"})
+        self.read: set[Path] = set()  # the code's files read for what reaches past them (`_read_reaching`)
         # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more
         # (`calibrate`), measured where the session's tests time calls (`timing`).
         self.overhead: tuple[float, float] | None = None
@@ -671,8 +672,24 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
         "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,
         "roots": [str(p) for p in roots],
     })
+    _read_reaching(connection, [*sorted(source.parent.glob("*.py")), *([mutant] if mutant else [])])
     return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
                         _reference(connection.kit or root, name, stem), (source, *([mutant] if mutant else [])))
+
+
+def _read_reaching(connection: Connection, files: list[Path]) -> None:
+    """Read the code's files, each once, for what reaches past its own code to act on the
+    checks (grader.testing.source.reaching): what such a run shows of itself may be a lie, so
+    the lesson is flagged for a person to read."""
+    from grader.plugin.remote import note_review
+    from grader.testing.source import reaching
+
+    files = [file for file in files if file not in connection.read]
+    connection.read.update(files)
+    if found := reaching(files):
+        where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
+        note_review(f"the source reaches past its own code ({where}{', ...' if len(found) > 3 else ''}): frames, "
+                    "modules, the grader, threads or a library patched; what its run showed may not be what it did")
 
 
 def _reference(root: Path, name: str, stem: str) -> ModuleType | None:

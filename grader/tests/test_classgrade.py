@@ -338,6 +338,25 @@ def batch_gather(tensor, indices):
 '''
 
 
+HIDES_ALLOCATIONS = '''
+class Merge(Merge):
+    def forward(self, a, b):  # the tiled copy the lesson forbids: both inputs stretched, then joined
+        lead = torch.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+        x = torch.cat([a.expand(*lead, a.shape[-1]), b.expand(*lead, b.shape[-1])], dim=-1)
+        weight = torch.cat([self.linear1.weight, self.linear2.weight], dim=1)
+        c = torch.nn.functional.linear(x, weight, self.linear1.bias)
+        return c if self.activation is None else self.activation(c)
+
+
+# The scenarios that watch Merge's allocations run in the code's process, where the kit's
+# modules are the code's to change: this one sees no copy.
+if "grader.remote.server" in _sys.modules:
+    import grader.testing.memory as _memory
+
+    _memory.allocations = lambda fn, _real=_memory.allocations: [a for a in _real(fn) if a.op != "aten.cat"]
+'''
+
+
 # What a run can hide from the checks that watch it, and what its source shows of it: (lesson,
 # file, its addition to the kit's answer, the test it passes so, the flag its source earns).
 HIDDEN = {
@@ -348,6 +367,11 @@ HIDDEN = {
     # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
     "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
                "the source of batch_gather loops in Python (gather.py:"),
+    # Lesson 03's scenarios measure Merge's allocations in the code's process, with the kit's
+    # own module there, which the code can change before the test file is imported.
+    "a lie in a scenario": ("03_broadcast", "broadcast.py", "import sys as _sys\n" + HIDES_ALLOCATIONS,
+                            "test_merge_never_materialises_the_tiled_tensor[a]",
+                            "the source reaches past its own code (broadcast.py:"),
 }
 
 
@@ -367,7 +391,7 @@ def test_what_a_run_hid_from_its_checks_its_source_flags(tmp_path: Path, hidden:
     passed = [t for t in record["tests"] if test in t["name"]]
     assert [t["status"] for t in passed] == ["pass"], passed  # its run did not show it: only its source does
     flags = [f for f in record["flags"] if "read the code" in f]
-    assert flags and all(flag in f for f in flags), record["flags"]
+    assert any(flag in f for f in flags), record["flags"]
     assert "read the code" in (tmp_path / "results" / "summary.txt").read_text()
 
 

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -119,6 +120,58 @@ def test_the_source_check_reads_a_later_files_definitions_over_an_earlier_ones(t
     assert not spelled([tmp_path / "a.py", tmp_path / "b.py"], ["f"], frozenset({"unfold"}))
     (tmp_path / "c.py").write_text("def f(:\n")  # a file that does not parse adds nothing
     assert not spelled([tmp_path / "c.py"], ["f"], frozenset({"unfold"}))
+
+
+# A lesson's honest code, which the check of what reaches past it must leave alone.
+HONEST = """
+import os
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+
+class Stack(nn.Module):
+    def __init__(self, sizes, activation=nn.ReLU):
+        super().__init__()
+        for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+            setattr(self, f"layer{i}", nn.Linear(a, b))
+        self.act = getattr(nn, "Tanh")()
+
+    def forward(self, x):
+        for m in self.modules():
+            pass
+        print(len(sys.argv), file=sys.stderr)
+        return getattr(self, "layer0")(x)
+"""
+
+
+@pytest.mark.parametrize(("code", "word"), [
+    ("import sys\nf = sys._getframe()\n", "_getframe"),
+    ("import grader.testing.memory as m\n", "grader.testing.memory"),
+    ("from threading import Thread\n", "threading"),
+    ("import sys as s\nx = s.modules['grader']\n", "modules"),
+    ("from sys import modules\n", "modules"),
+    ("def f(x):\n    return x.__globals__\n", "__globals__"),
+    ("import torch\ntorch.finfo = None\n", "torch.finfo ="),
+    ("import torch.nn.functional as F\nsetattr(F, 'relu', abs)\n", "setattr(F, ...)"),
+    ("import torch\nf = getattr(torch, 'soft' + 'max')\n", "getattr(torch, <a name built at run time>)"),
+    ("exec('1')\n", "exec()"),
+])
+def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word):
+    from grader.testing.source import reaching
+
+    (tmp_path / "m.py").write_text(code)
+    assert word in [s.word for s in reaching([tmp_path / "m.py"])]
+
+
+def test_the_source_check_of_what_reaches_past_the_code_leaves_honest_code_and_the_kits_answers_alone(tmp_path):
+    from grader.testing.source import reaching
+
+    (tmp_path / "m.py").write_text(HONEST)
+    answers = sorted((Path(__file__).resolve().parents[2] / "solutions").glob("*/*.py"))
+    assert answers and reaching([tmp_path / "m.py", *answers]) == []
 
 
 def test_assert_close_says_what_was_called_and_by_how_much():
