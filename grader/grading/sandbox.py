@@ -79,6 +79,9 @@ class Job:
     # Under `remote`, the tests that may run again in the code's own process when they cannot
     # run with it in another (None: any such test).
     fallback: frozenset[str] | None = frozenset()
+    # Under `remote`, the tests that run with their checks apart against a code process of their
+    # own that may make processes (a DataLoader's workers), where nothing is timed or recorded.
+    processes: frozenset[str] = frozenset()
 
 
 def why_ended(run: RunResult, limits: Limits) -> str | None:
@@ -357,30 +360,16 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     boundary; the code under test in a child behind it (grader.remote.server), answering over a
     socket, its timed calls' tensors in memory the two share. It sees none of this process.
 
-    The tests that cannot run so (`job.fallback` names those allowed) run afterwards in another
-    child, in-process with the code, behind the boundary; it is forked first, from the state
-    every run starts from, and waits for their names."""
-    import socket
-
-    from grader.remote import shared
-
-    ask_read, ask_write = os.pipe()  # this process -> the fallback: the tests to run
-    answer_read, answer_write = os.pipe()  # the fallback's results channel
-    fallback = os.fork()
-    if fallback == 0:
-        for fd in (ask_write, answer_read, channel_fd):
-            os.close(fd)
-        forking.end_child(lambda: _run_inside(job, limits, ask_read, answer_write))
-    os.close(ask_read)
-    os.close(answer_write)
-    here, there = socket.socketpair()
-    memory = shared.create()
-    code = os.fork()
-    if code == 0:
-        for fd in (ask_write, answer_read, channel_fd, here.detach()):
-            os.close(fd)
-        forking.end_child(lambda: _serve(job, limits, there, memory))
-    there.close()
+    The tests whose code needs processes (`job.processes`) run afterwards the same way, in
+    another child, against a code process of their own that may make them. The tests that
+    cannot run so at all (`job.fallback` names those allowed) run in a third, in-process with
+    the code, behind the boundary. Both are forked first, from the state every run starts
+    from, and wait for the names of their tests."""
+    inside = _waiting(lambda ask, answer: _run_inside(job, limits, ask, answer), channel_fd)
+    apart = _waiting(lambda ask, answer: _run_apart(job, limits, ask, answer), channel_fd, *inside[1:]) \
+        if job.processes else None
+    held_open = [fd for child in (inside, apart) if child for fd in child[1:]]
+    connection, code = _code_there(job, limits, processes=False, keep_from_code=[channel_fd, *held_open])
     # The run's limits on memory and CPU hold here too, each process its own budget: what S sends
     # is data, but data can ask for memory (a result expanded to any size, copied by a check) or
     # time. Not the limit on a file's size: the log this process writes to is the one S fills.
@@ -388,21 +377,57 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     _environment(job)
     from grader.grading import pipe
 
-    # Held back, to be run in the fallback: the lesson's tests that cannot run remotely (skipped
+    # Held back, to be run in the others: the lesson's tests that cannot run remotely (skipped
     # here), or, where none are named (the kit's own answer's run), any that turned out so.
-    deferred = job.fallback or frozenset()
+    deferred = (job.fallback or frozenset()) | job.processes
     writer = pipe.PipeWriter(channel_fd, hold=(lambda result: result.nodeid in deferred) if job.fallback is not None
                              else _cannot_run_remotely, guarded=False)
     # The connection's descriptor is the plugin's from here: it closes it at the session's end, and S ends.
-    status = _pytest(job, limits, writer, "--kata-remote-fd", f"{here.detach()}:{memory}:{code}",
-                     "--kata-reference", str(job.remote), plugins=[_Defer(deferred)])
-    writer.send(*_checked_inside(writer.held, ask_write, answer_read, fallback))
+    status = _pytest(job, limits, writer, "--kata-remote-fd", connection, "--kata-reference", str(job.remote),
+                     plugins=[_Defer(deferred)])
+    if apart is not None:
+        writer.send(*_checked_by(apart, [r for r in writer.held if r.nodeid in job.processes], inside=False))
+    writer.send(*_checked_by(inside, [r for r in writer.held if r.nodeid not in job.processes], inside=True))
     if (returncode := _how_the_code_ended(code)) is not None:
         from grader.plugin.remote import CODE_OVERRAN
 
         writer.code_ended(returncode, overran=CODE_OVERRAN[0])
     writer.finish()
     return status
+
+
+def _waiting(run, *close: int) -> tuple[int, int, int]:
+    """A child forked now that waits for the names of the tests it is to run, runs them with
+    `run(ask, answer)` and writes their results to `answer`: (its pid, the end to ask it on,
+    the end to read its results from). `close`: descriptors of this process it must not hold."""
+    ask_read, ask_write = os.pipe()  # this process -> the child: the tests to run
+    answer_read, answer_write = os.pipe()  # the child's results channel
+    child = os.fork()
+    if child == 0:
+        for fd in (ask_write, answer_read, *close):
+            os.close(fd)
+        forking.end_child(lambda: run(ask_read, answer_write))
+    os.close(ask_read)
+    os.close(answer_write)
+    return child, ask_write, answer_read
+
+
+def _code_there(job: Job, limits: Limits, processes: bool, keep_from_code: list[int]) -> tuple[str, int]:
+    """S, the code's process, forked behind the boundary (`processes`: allowed to make them):
+    the plugin's --kata-remote-fd for it, and its pid. `keep_from_code`: descriptors it must not hold."""
+    import socket
+
+    from grader.remote import shared
+
+    here, there = socket.socketpair()
+    memory = shared.create()
+    code = os.fork()
+    if code == 0:
+        for fd in (*keep_from_code, here.detach()):
+            os.close(fd)
+        forking.end_child(lambda: _serve(job, limits, there, memory, processes))
+    there.close()
+    return f"{here.detach()}:{memory}:{code}" + (":processes" if processes else ""), code
 
 
 def _how_the_code_ended(code: int) -> int | None:
@@ -431,25 +456,44 @@ def _cannot_run_remotely(result: TestResult) -> bool:
     return result.nodeid in UNREMOTABLE
 
 
-def _checked_inside(held: list[TestResult], ask: int, answer: int, child: int) -> tuple[list[TestResult], list[str]]:
-    """The `held` tests' results from the fallback child, read as the parent reads a run's
-    (grader.grading.protocol: it trusts nothing), each marked `inside`; a test that did not
-    report keeps its held result. And what it tampered with."""
+def _checked_by(child: tuple[int, int, int], held: list[TestResult], inside: bool) -> tuple[list[TestResult], list[str]]:
+    """The `held` tests' results from a waiting `child` (`_waiting`), read as the parent reads
+    a run's (grader.grading.protocol: it trusts nothing), each marked `inside` where the child
+    ran them in the student's process; a test that did not report keeps its held result. And
+    what it tampered with."""
+    pid, ask, answer = child
     with os.fdopen(ask, "w") as names:
         json.dump([r.nodeid for r in held], names)
     reader = Reader()
     while data := os.read(answer, 1 << 16):  # to its end: when the run's last process has gone
         reader.take(data)
     os.close(answer)
-    os.waitpid(child, 0)
+    os.waitpid(pid, 0)
     if not held:
         return [], []
     run = reader.result()
-    inside = run.by_id()
-    why = f"the run in the student's process {run.ended or 'ended before it reported'}"
-    results = [replace(inside.get(r.nodeid) or replace(r, outcome=Outcome.ERROR, message=why, failure=None),
-                       max_points=r.max_points, public=r.public, inside=True) for r in held]
-    return results, [f"in the student's process: {problem}" for problem in run.tampering]
+    done = run.by_id()
+    where = "in the student's process" if inside else "with the code in a process that may make processes"
+    why = f"the run {where} {run.ended or 'ended before it reported'}"
+    results = [replace(done.get(r.nodeid) or replace(r, outcome=Outcome.ERROR, message=why, failure=None),
+                       max_points=r.max_points, public=r.public, inside=inside) for r in held]
+    return results, [f"in the student's process: {problem}" for problem in run.tampering] if inside else []
+
+
+def _run_apart(job: Job, limits: Limits, ask: int, channel_fd: int) -> int:
+    """The tests named on `ask`, outside the boundary, against a code process behind it that
+    may make processes: the client times and records nothing there (grader.remote.client)."""
+    with os.fdopen(ask) as names:
+        nodeids = set(json.load(names))
+    if not nodeids:
+        return 0
+    connection, _ = _code_there(job, limits, processes=True, keep_from_code=[channel_fd])
+    _set_limits(limits, file_size=False)
+    _environment(job)
+    from grader.grading import pipe
+
+    return _pytest(job, limits, pipe.PipeWriter(channel_fd, guarded=False), "--kata-remote-fd", connection,
+                   "--kata-reference", str(job.remote), plugins=[_Only(nodeids)])
 
 
 def _run_inside(job: Job, limits: Limits, ask: int, channel_fd: int) -> int:
@@ -476,7 +520,8 @@ class _Defer:
 
         for item in items:
             if item.nodeid in self.nodeids:
-                item.add_marker(pytest.mark.skip(reason="runs in the student's process: it cannot run in another"))
+                item.add_marker(pytest.mark.skip(reason="runs in a session of its own: its code needs processes, or "
+                                                        "cannot be called from another process"))
 
 
 class _Only:
@@ -492,11 +537,12 @@ class _Only:
             items[:] = [item for item in items if item.nodeid in self.nodeids]
 
 
-def _serve(job: Job, limits: Limits, there, memory: int) -> int:
+def _serve(job: Job, limits: Limits, there, memory: int, processes: bool) -> int:
     if not _behind_boundary(job, limits):
         return 71
     try:  # its CPU time, and its ops, must all be its own processes' (grader.grading.seccomp)
-        seccomp.no_processes()
+        if not processes:  # (else nothing is timed or recorded there)
+            seccomp.no_processes()
     except Unavailable as error:
         if job.view is not None:  # (--trusted: no boundary was asked for)
             print(f"kata grade: the code's process could not be kept from making processes: {error}",

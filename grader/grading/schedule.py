@@ -63,6 +63,9 @@ class Grading:
         # in another process, as the kit's own answer shows (`find_fallbacks`); only these are
         # run again in a student's process, and a student's code cannot add to them.
         self.fallbacks: dict[str, frozenset[str]] = {}
+        # Of those, the tests the kit's answer passes with the checks still apart, against a code
+        # process that may make processes (a DataLoader's workers) but has nothing timed or recorded.
+        self.processes: dict[str, frozenset[str]] = {}
 
     @property
     def stamp(self) -> dict:
@@ -123,10 +126,13 @@ class Grading:
         return 1 if schedule.failed else 0
 
     def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str,
-            fallback: frozenset[str] | None = frozenset()) -> Job:
-        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own;
-        with the checks apart, `fallback` names its tests that may run again in the student's process
-        (None: any that cannot run remotely; by default those `find_fallbacks` found)."""
+            found: bool = True, fallback: frozenset[str] | None = frozenset(),
+            processes: frozenset[str] = frozenset()) -> Job:
+        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own.
+        With the checks apart, `fallback` names its tests that may run again in the student's
+        process (None: any that cannot run remotely), and `processes` those that run with their
+        checks apart against a code process that may make processes; `found`: both as
+        `find_fallbacks` found them instead."""
         home = self.scratch / f"{len(self.verdicts):05d}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         while home.exists():
             home = home.with_name(home.name + "x")
@@ -136,7 +142,8 @@ class Grading:
         args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
         return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home),
                    remote=self.root.resolve() if self.remote else None,
-                   fallback=fallback if fallback is None or fallback else self.fallbacks.get(lesson, frozenset()))
+                   fallback=self.fallbacks.get(lesson, frozenset()) if found else fallback,
+                   processes=self.processes.get(lesson, frozenset()) if found else processes)
 
     def view(self, home: Path) -> isolation.View | None:
         """What a run in `home` sees behind the namespaces; None with --trusted."""
@@ -200,7 +207,7 @@ class Grading:
 
         runs: list[tuple[Job, RunResult]] = []
         jobs = [self.job(f"(answer)/{lesson.name}", lesson.name, self.kit.overlay(lesson.name, self.kit.answers(lesson.name)),
-                         "", fallback=None) for lesson in self.lessons]
+                         "", found=False, fallback=None) for lesson in self.lessons]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
             # Where the kit's own answer or data broke the protocol, its tests would all fall back, unseen.
@@ -217,6 +224,25 @@ class Grading:
             # patches or reads torch's state in the tests' process), nor any it passed only there.
             self.fallbacks[job.tag[0]] = frozenset(
                 t.nodeid for t in run.tests if t.inside or t.outcome not in (Outcome.PASSED, Outcome.SKIPPED))
+            remove_tree(job.home)
+        self.find_processes()
+
+    def find_processes(self) -> None:
+        """Of each lesson's fallbacks, those the kit's answer passes with the checks apart
+        against a code process that may make processes, where nothing is timed or recorded:
+        they run so for every student, and only the rest in the student's process."""
+        from grader.grading import sandbox
+
+        runs: list[tuple[Job, RunResult]] = []
+        jobs = [self.job(f"(answer, processes)/{lesson}", lesson, self.kit.overlay(lesson, self.kit.answers(lesson)), "",
+                         found=False, processes=tests) for lesson, tests in self.fallbacks.items() if tests]
+        sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
+        for job, run in runs:
+            lesson = job.tag[0]
+            passed = frozenset(t.nodeid for t in run.tests if t.nodeid in self.fallbacks[lesson]
+                               and t.outcome is Outcome.PASSED and not t.inside)
+            self.processes[lesson] = passed
+            self.fallbacks[lesson] -= passed
             remove_tree(job.home)
 
     def verdict(self, job: Job, run: RunResult) -> LessonVerdict:

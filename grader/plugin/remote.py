@@ -61,7 +61,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kata-remote", action="store_true",
                     help="run the code under test in another process, the tests' checks in this one")
     # Class grading's S, made behind the sandbox (grader.grading.sandbox): "SOCKET:MEMORY:PID",
-    # the descriptors of its connection and of the memory shared with it, and the process it runs under.
+    # the descriptors of its connection and of the memory shared with it, and the process it runs
+    # under; ":processes" after them where S may make processes.
     group.addoption("--kata-remote-fd", metavar="FD:FD:PID", help=argparse.SUPPRESS)
     group.addoption("--kata-reference", metavar="KIT", help=argparse.SUPPRESS)  # whose answers timed results meet
 
@@ -78,8 +79,9 @@ def connection(config: pytest.Config):
 
         given = config.getoption("kata_remote_fd")
         if given is not None:
-            fd, memory, pid = (int(part) for part in given.split(":"))
-            remote = Connection(socket.socket(fileno=fd), memory, pid)
+            fd, memory, pid, *processes = given.split(":")
+            remote = Connection(socket.socket(fileno=int(fd)), int(memory), int(pid))
+            remote.processes = processes == ["processes"]
         else:
             remote = Connection.spawn(config.rootpath)
         kit = config.getoption("kata_reference")

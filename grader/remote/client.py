@@ -82,6 +82,9 @@ class Connection:
         self.overran = False  # S was stopped so
         self.go_frame = wire.encode({"op": "go"})
         self.read: set[Path] = set()  # the code's files read for what reaches past them (`_read_reaching`)
+        # S may make processes (the tests that need them: grader.grading.sandbox): its children's
+        # CPU time and ops may go unseen, so nothing is timed or recorded there.
+        self.processes = False
         # Seconds of S's CPU a timed call costs the protocol: on one input, and for each more
         # (`calibrate`), measured where the session's tests time calls (`timing`).
         self.overhead: tuple[float, float] | None = None
@@ -372,7 +375,7 @@ class RemoteModule(ModuleType):
         connection = self._kata_connection
         try:
             message = {"op": "scenario", "module": self._kata_key, "file": fn.__code__.co_filename, "name": fn.__name__,
-                       "args": wire.plain(args), "kwargs": wire.plain(kwargs), **_recording(),
+                       "args": wire.plain(args), "kwargs": wire.plain(kwargs), **_recording(connection),
                        "timeout": connection.left(), "defaults": _defaults()}
         except TypeError as exc:  # the kit's test, not the learner's code: say so, do not fall back
             raise TypeError(f"the scenario {fn.__name__} takes data only (a name, not a function or an object): {exc}") \
@@ -421,7 +424,7 @@ class RemoteFunction:
         try:
             message = {"op": "call", "module": self.module._kata_key, "name": self.__name__,
                        "args": wire.plain(args), "kwargs": wire.plain(kwargs),
-                       "grad": grad or [False] * len(tensors), **_recording(),
+                       "grad": grad or [False] * len(tensors), **_recording(self.module._kata_connection),
                        "timeout": self.module._kata_connection.left(), "defaults": _defaults()}
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
@@ -448,6 +451,9 @@ class RemoteFunction:
         __tracebackhide__ = True
         start = READ[0]  # this process's time from the clock's reading before this call is counted out
         connection = self.module._kata_connection
+        if connection.processes:
+            raise Unremotable(f"{self.__name__} was timed in a process of the code's that may make processes, whose "
+                              "CPU time the kernel may count for nobody")
         if connection.overhead is None:  # not measured, and it cannot be now: the learner's code is in S
             raise RuntimeError("a call was timed in a test not marked speed (@pytest.mark.speed): the protocol's "
                                "cost is measured before the code under test is loaded, where such tests run")
@@ -557,7 +563,7 @@ class _Remote(torch.autograd.Function):
             return (None, None, None, None, *([None] * ctx.count))
         connection = ctx.function.module._kata_connection
         reply = connection.request({"op": "backward", "handle": ctx.handle, "grads": [wire.plain(g) for g in grads],
-                                    **_recording(), "timeout": connection.left()})
+                                    **_recording(connection), "timeout": connection.left()})
         _take_recorded(reply, ctx.function.called)
         found = list(reply.get("grads") or [])[:ctx.count]
         found += [None] * (ctx.count - len(found))
@@ -603,9 +609,13 @@ def _watcher() -> str | None:
     return None
 
 
-def _recording() -> dict:
+def _recording(connection: Connection) -> dict:
     """What S should record of a call for the recorders open here: its aten ops ("record": 0
-    none, 1 names, 2 dtypes) and the torch functions it calls ("functions")."""
+    none, 1 names, 2 dtypes) and the torch functions it calls ("functions"). None where S may
+    make processes, whose ops no recorder there sees: the test cannot run so."""
+    if connection.processes and (OPEN or FUNCTIONS_OPEN):
+        raise Unremotable("its ops were to be recorded in a process of the code's that may make processes, "
+                          "whose ops no recorder sees")
     return {"record": max((2 if r.dtypes else 1 for r in OPEN), default=0), "functions": bool(FUNCTIONS_OPEN)}
 
 

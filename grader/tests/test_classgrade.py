@@ -863,8 +863,8 @@ def test_the_checks_stay_out_of_the_students_process(graded: dict, tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert "checks: in a process of their own" in proc.stdout, proc.stdout
     assert re.search(r"^correct\s+4\s+4$", proc.stdout, re.M), proc.stdout
-    for name, (_, points) in FORGERS.items():
-        assert re.search(rf"^{name}\s+{points}\s+{points}$", proc.stdout, re.M), proc.stdout
+    for name, (_, points) in FORGERS.items():  # (flagged "!" where its source reaches for the tests)
+        assert re.search(rf"^{name}\s+{points}\s+{points}( !)?$", proc.stdout, re.M), proc.stdout
 
 
 def test_the_tests_that_drive_objects_run_in_the_students_process_and_say_so(tmp_path: Path) -> None:
@@ -887,6 +887,49 @@ def test_the_tests_that_drive_objects_run_in_the_students_process_and_say_so(tmp
     assert "in the students' processes (tests that cannot run otherwise): 1 of 1 points" in proc.stdout, proc.stdout
     record = json.loads((tmp_path / "results" / "students" / "correct.json").read_text())
     assert record["checked_inside"] == {"points": 1.0, "max_points": 1.0}
+
+
+IN_A_CHILD = """
+
+
+def in_a_child(x):
+    import os
+
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.write(write, str(x * 2).encode())
+        os._exit(0)
+    os.close(write)
+    os.wait()
+    return int(os.read(read, 16))
+"""
+
+
+def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: Path) -> None:
+    """A test whose code needs a process of its own (a DataLoader's workers) cannot run against
+    the code's usual process, which may make none; it runs in a session of its own, its checks
+    still apart, against a code process that may. Nothing is checked in the student's process,
+    so an answer that equals anything gets nothing there."""
+    kit = make_kit(tmp_path / "kit")
+    (kit / "tests/98_demo/test_demo.py").write_text(
+        CLASS_TESTS + "\n\ndef test_in_a_child(lesson):\n    assert lesson.in_a_child(3) == 6\n", encoding="utf-8")
+    answer = kit / "solutions/98_demo/demo.py"
+    answer.write_text(answer.read_text() + IN_A_CHILD, encoding="utf-8")
+    students = {"correct": answer.read_text(),
+                "evader": answer.read_text() + "\n\nclass _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
+                          "def in_a_child(x):\n    return _Yes()\n"}
+    for name, source in students.items():
+        lesson = tmp_path / "class" / name / "exercises" / "98_demo"
+        lesson.mkdir(parents=True)
+        (lesson / "demo.py").write_text(source, encoding="utf-8")
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
+                 *LIMITS)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^evader\s+4\s+4$", proc.stdout, re.M), proc.stdout
+    for name in students:
+        record = json.loads((tmp_path / "results" / "students" / f"{name}.json").read_text())
+        assert "checked_inside" not in record, record
 
 
 def test_only_the_tests_the_kits_own_answer_cannot_run_apart_fall_back(tmp_path: Path) -> None:
