@@ -34,8 +34,9 @@ def first_stub(module: ModuleType, test_file: Path, test_name: str, code_roots: 
     names = lesson_names(test_file, test_name)
     if not names:
         return None
-    # Only what the module itself holds: a stand-in for a module in another process
-    # (grader.remote) answers anything else by asking there, or refuses (a class).
+    elsewhere = getattr(type(module), "_kata_first_stub", None)
+    if elsewhere is not None:  # a module in another process (grader.remote): its stubs are found there
+        return elsewhere(module, names)
     stubs = [vars(module).get(name) for name in names]
     if not all(is_untouched(f, code_roots) for f in stubs):
         return None

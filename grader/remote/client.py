@@ -10,6 +10,7 @@ an error, raised here as its built-in type with the learner's frames as its trac
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import os
 import signal
@@ -355,7 +356,7 @@ class RemoteModule(ModuleType):
         except AttributeError as exc:
             raise AttributeError(str(exc), name=name, obj=self) from None
         if reply.get("kind") == "function":
-            function = RemoteFunction(self, name, str(reply.get("doc", "")))
+            function = RemoteFunction(self, name, str(reply.get("doc", "")), reply.get("parameters"))
             setattr(self, name, function)
             return function
         if reply.get("kind") == "value":
@@ -364,6 +365,21 @@ class RemoteModule(ModuleType):
         raise Unremotable(f"{self.__name__}.{name} is a {what}: its tests drive it in the process it lives in, "
                           "so they cannot run while the code under test is kept in another one")
 
+
+    def _kata_first_stub(self, names: tuple[str, ...]):
+        """Where the names are all untouched stubs in S (grader.plugin.untouched.first_stub), a
+        function that builds the first there, raising its TODO here; else None."""
+        connection = self._kata_connection
+        message = {"op": "stub", "module": self._kata_key, "names": list(names)}
+        if not connection.request(message).get("untouched"):
+            return None
+
+        def stub() -> None:
+            __tracebackhide__ = True
+            connection.request({**message, "raise": True, "timeout": connection.left()})
+
+        stub.__qualname__ = names[0]
+        return stub
 
     def _kata_scenario(self, fn, args: tuple, kwargs: dict):
         """Run the scenario `fn` (grader.testing.scenario) in S, on this module there; what it returns."""
@@ -390,8 +406,17 @@ class RemoteModule(ModuleType):
 
 
 class RemoteFunction:
-    def __init__(self, module: RemoteModule, name: str, doc: str) -> None:
+    def __init__(self, module: RemoteModule, name: str, doc: str, parameters: list | None = None) -> None:
         self.module, self.__name__, self.__qualname__, self.__doc__ = module, name, name, doc
+        self._signature = _signature(parameters)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """What inspect.signature answers: the function's own, as S described it."""
+        if self._signature is None:
+            raise Unremotable(f"{self.__name__}'s signature did not cross from the process it lives in (a default "
+                              "that is not data): its tests cannot read it there")
+        return self._signature
 
     def __repr__(self) -> str:
         return f"<function {self.__name__} of {self.module.__name__}, in another process>"
@@ -581,6 +606,19 @@ def _defaults() -> list:
     modes = [m for m in _get_current_function_mode_stack() if isinstance(m, DeviceContext)]
     device = modes[-1].device if modes else torch.device("cpu")
     return [device, torch.get_default_dtype(), torch.get_num_threads()]
+
+
+def _signature(parameters) -> inspect.Signature | None:
+    """The signature S described (server._parameters); None where it did not, or the description
+    is no signature (a name that is not one, an order Python refuses)."""
+    if parameters is None:
+        return None
+    try:
+        return inspect.Signature([inspect.Parameter(p[0], inspect._ParameterKind(p[1]),
+                                                    **({"default": p[2]} if len(p) == 3 else {}))
+                                  for p in parameters])
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _watcher() -> str | None:

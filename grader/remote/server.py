@@ -4,8 +4,9 @@ Requests (dicts, grader.remote.wire) and what each answers:
 
 - ``load``: import the module under test (grader.plugin.target.import_code); an error at
   import comes back as its record, a SyntaxError with where it is;
-- ``get``: what a name of the module is: a function, plain data (sent), or something that cannot
-  cross (a class, an object);
+- ``get``: what a name of the module is: a function (with its parameters, where their defaults
+  are data), plain data (sent), or something that cannot cross (a class, an object);
+- ``stub``: whether names are all untouched stubs, and, asked to, build the first (its TODO);
 - ``call``: call a function on the arguments sent, the tensors flagged ``grad`` made leaves that
   require grad; answers the result, the arguments the call wrote into, the aten ops it ran
   (when asked) and, when the result tracks gradients, a handle on the graph;
@@ -98,11 +99,25 @@ class Server:
     def op_get(self, request) -> dict:
         value = getattr(self.modules[request["module"]], request["name"])
         if isinstance(value, FunctionType):
-            return {"kind": "function", "doc": value.__doc__ or ""}
+            return {"kind": "function", "doc": value.__doc__ or "", "parameters": _parameters(value)}
         try:
             return {"kind": "value", "value": wire.plain(value)}
         except TypeError:
             return {"kind": "other", "type": type(value).__qualname__, "is_class": isinstance(value, type)}
+
+    def op_stub(self, request) -> dict:
+        """Whether the names are all untouched stubs of the module (grader.plugin.untouched, as
+        the tests' process finds them in-process); with "raise", the first is built as the
+        plugin builds it, which raises its TODO."""
+        from grader.plugin import untouched
+
+        stubs = [vars(self.modules[request["module"]]).get(name) for name in request["names"]]
+        if not all(untouched.is_untouched(stub, self.roots) for stub in stubs):
+            return {"untouched": False}
+        if request.get("raise"):
+            with _limit(request["timeout"]):
+                untouched.raise_from(stubs[0])
+        return {"untouched": True}
 
     def op_call(self, request) -> dict:
         fn = getattr(self.modules[request["module"]], request["name"])
@@ -178,6 +193,18 @@ class Server:
             self.graphs[self.next_handle] = (inputs, outputs)
             reply["handle"] = self.next_handle
         return reply
+
+
+def _parameters(fn: FunctionType) -> list | None:
+    """`fn`'s parameters as data, [name, kind, default] each (no default: [name, kind]), so a
+    test can read its signature from the other process; None where a default is not data."""
+    import inspect
+
+    try:
+        return [[p.name, int(p.kind), *([] if p.default is p.empty else [wire.plain(p.default)])]
+                for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return None
 
 
 def _same(x):

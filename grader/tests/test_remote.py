@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import pickle
 import time
@@ -83,6 +84,15 @@ SPEED_ANSWERS = {
     "a loop, its answer kept per shape": (
         LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = x.shape\n"
         "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+    # The clocks a speed test could read stand still while the loop runs (time's own functions
+    # patched, as grader.testing.speed's `time` is that module).
+    "a loop, the clocks stopped while it runs": (
+        LOOP + "import time\n\n_spent = [0.0]\n_real = {name: getattr(time, name) for name in "
+        "('perf_counter', 'thread_time', 'process_time', 'monotonic', 'time')}\n"
+        "for _name, _clock in _real.items():\n"
+        "    setattr(time, _name, lambda _clock=_clock: _clock() - _spent[0])\n\n\n"
+        "def columns(x):\n    start = _real['perf_counter']()\n    try:\n        return _slow(x)\n"
+        "    finally:\n        _spent[0] += _real['perf_counter']() - start\n", (True, False)),
 }
 
 
@@ -98,6 +108,25 @@ def test_speed_is_timed_in_the_other_process_on_fresh_inputs(kit, answer):
     for args, expected in (((), in_process), (("--kata-remote",), remote)):
         result = run(kit, "exercises/98_demo", *args)
         assert result.parseoutcomes().get("passed" if expected else "failed") == 1, (args, result.stdout.str())
+
+
+def test_a_functions_signature_crosses_where_its_defaults_are_data():
+    """A test that reads a signature (01's fit_polynomial defaults) reads S's description of
+    it; a default that is not data, or a description that is no signature, gives none."""
+    from grader.remote import server
+    from grader.remote.client import RemoteFunction, Unremotable
+
+    def fit(x, y, degree: int, steps=1000, lr=0.1, *rest, seed=None, **options) -> None: ...
+
+    def with_a_function(x, fn=print): ...
+
+    crossed = RemoteFunction(None, "fit", "", wire.decode(wire.encode(server._parameters(fit))))
+    assert inspect.signature(crossed) == inspect.signature(fit).replace(return_annotation=inspect.Signature.empty)\
+        .replace(parameters=[p.replace(annotation=p.empty) for p in inspect.signature(fit).parameters.values()])
+    assert server._parameters(with_a_function) is None
+    for described in (None, [["x", 1, 2], ["y", 1]], [["not a name", 1]], [["x", 99]], [[]]):
+        with pytest.raises(Unremotable, match="signature did not cross"):
+            inspect.signature(RemoteFunction(None, "f", "", described))
 
 
 def test_data_crosses_with_its_layout_and_nothing_else_does():
