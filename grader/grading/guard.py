@@ -102,6 +102,7 @@ class Guard:
             for cls in _defined_in(module):
                 self._watch(f"{cls.__module__}.{cls.__qualname__}", cls)
         self.plugins: set[str] | None = None  # the plugin names registered once collection ended
+        self.hooks: dict[str, object] = {}  # pytest's hook callers then, by name (config.hook)
 
     def _watch(self, name: str, holder: object) -> None:
         if name in self.holders:
@@ -127,10 +128,14 @@ class Guard:
         problems += _canaries()
         if config is not None:
             names = {name for name, _ in config.pluginmanager.list_name_plugin()}
+            hooks = dict(vars(config.hook))
             if self.plugins is None:
-                self.plugins = names
-            elif missing := sorted(self.plugins - names):
-                problems.append(f"pytest plugins were unregistered: {', '.join(missing)}")
+                self.plugins, self.hooks = names, hooks
+            else:
+                if missing := sorted(self.plugins - names):
+                    problems.append(f"pytest plugins were unregistered: {', '.join(missing)}")
+                if replaced := sorted(name for name, caller in self.hooks.items() if hooks.get(name) is not caller):
+                    problems.append(f"pytest's hooks were replaced: {', '.join(replaced[:5])}")
         return problems
 
 
