@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
+from types import FunctionType
 
 import pytest
 
@@ -81,11 +83,14 @@ class Guard:
     """The trusted functions as they were before any student code ran, and the canaries.
 
     `writer`: the class that sends the results (grader.grading.pipe.PipeWriter); it and its
-    module are watched with the kit's own."""
+    module are watched with the kit's own. `tests`: the test files collected, whose modules
+    are watched too (a test function's code rewritten would pass anything)."""
 
-    def __init__(self, writer: type | None = None) -> None:
+    def __init__(self, writer: type | None = None, tests: frozenset[Path] = frozenset()) -> None:
         self.holders: dict[str, object] = {}  # dotted name -> the module or class
         self.originals: dict[str, list[tuple[str, object]]] = {}  # dotted name -> [(attribute, value)]
+        # dotted name -> [(attribute, function, its code)]: a function's code can be swapped in place
+        self.codes: dict[str, list[tuple[str, FunctionType, object]]] = {}
         self.modules: list[str] = []  # the watched modules' names, for sys.modules
         for name in WATCHED_MODULES:
             if (module := _resolve(name)) is not None:
@@ -101,6 +106,11 @@ class Guard:
         for _, module in kit:
             for cls in _defined_in(module):
                 self._watch(f"{cls.__module__}.{cls.__qualname__}", cls)
+        files = {path.resolve() for path in tests}
+        for name, module in list(sys.modules.items()):
+            if (file := getattr(module, "__file__", None)) and Path(file).resolve() in files:
+                self._watch(name, module)
+                self.modules.append(name)
         self.plugins: set[str] | None = None  # the plugin names registered once collection ended
         self.hooks: dict[str, object] = {}  # pytest's hook callers then, by name (config.hook)
 
@@ -110,6 +120,8 @@ class Guard:
         self.holders[name] = holder
         self.originals[name] = [(attr, value) for attr, value in list(vars(holder).items())
                                 if callable(value) or hasattr(value, "__get__")]  # functions, classes, descriptors
+        self.codes[name] = [(attr, value, value.__code__) for attr, value in self.originals[name]
+                            if isinstance(value, FunctionType)]
 
     def check(self, config: pytest.Config | None = None) -> list[str]:
         """What has been tampered with since the snapshot, one line each ([] when nothing)."""
@@ -125,6 +137,9 @@ class Guard:
                     problems.append(f"{owner}.{attr} was {'deleted' if current is _MISSING else 'replaced'}")
             if len(problems) >= 10:
                 break
+        for owner, functions in self.codes.items():
+            problems += [f"{owner}.{attr}'s code was replaced" for attr, function, code in functions
+                         if function.__code__ is not code][:10 - len(problems)]
         problems += _canaries()
         if config is not None:
             names = {name for name, _ in config.pluginmanager.list_name_plugin()}

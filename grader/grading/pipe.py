@@ -43,7 +43,7 @@ class PipeWriter:
                               errors: list[CollectError]) -> None:
         self._send(protocol.collected_event(collected, errors))
         if self.guarded:
-            self.guard = Guard(type(self))
+            self.guard = Guard(type(self), frozenset(config.rootpath / info.nodeid.partition("::")[0] for info in collected))
             self._check(config)
 
     def pytest_kata_result(self, config: pytest.Config, result: TestResult) -> None:

@@ -499,6 +499,24 @@ def test_the_guard_watches_the_kits_own_modules_and_the_writer(monkeypatch: pyte
                              "grader.grading.pipe.PipeWriter.pytest_kata_result was replaced"]
 
 
+def test_the_guard_sees_a_functions_code_swapped_and_watches_the_test_modules(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A function whose code is replaced in place is the same object: its code is watched too,
+    in the test files' modules as in the kit's (rewrites_tests_in_memory)."""
+    import importlib.util
+
+    tests = tmp_path / "test_mine.py"
+    tests.write_text("def test_x(lesson):\n    assert lesson.f() == 1\n")
+    spec = importlib.util.spec_from_file_location("test_mine", tests)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, "test_mine", module)
+    guard = Guard(PipeWriter, frozenset({tests}))
+    assert "test_mine" in guard.modules and guard.check() == []
+    monkeypatch.setattr(module.test_x, "__code__", (lambda lesson: None).__code__)
+    assert guard.check() == ["test_mine.test_x's code was replaced"]
+
+
 # --- verdicts: a lesson's result from its run -----------------------------------------------------
 
 TESTS = [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0), TestInfo("t::cuda", 1.0)]

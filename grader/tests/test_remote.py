@@ -41,19 +41,23 @@ def test_a_syntax_error_names_its_file_and_line(kit):
 ATTACKS = {
     "an answer that equals anything": "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
                                       "def add(a, b):\n    return _Yes()\n",
-    "tests rewritten in memory": "import gc\n\nfor _f in gc.get_objects():\n"
-                                 "    if str(getattr(_f, '__module__', '')).startswith('test_') and hasattr(_f, '__code__'):\n"
-                                 "        _f.__code__ = (lambda *a, **k: None).__code__.replace(co_argcount=_f.__code__.co_argcount,"
-                                 " co_varnames=_f.__code__.co_varnames[:_f.__code__.co_argcount] or ('lesson',))\n\n\n"
+    # (the test modules found in sys.modules: the kit freezes what the gc sees before tests run)
+    "tests rewritten in memory": "import sys\n\n\ndef _nothing(lesson):\n    pass\n\n\n"
+                                 "for _m in [m for n, m in list(sys.modules.items()) if 'test_' in n]:\n"
+                                 "    for _f in [f for n, f in vars(_m).items() if n.startswith('test_')]:\n"
+                                 "        if getattr(_f, '__code__', None) and _f.__code__.co_varnames[:1] == ('lesson',):\n"
+                                 "            _f.__code__ = _nothing.__code__\n\n\n"
                                  "def add(a, b):\n    return 0\n",
-    "a skip raised from the code": "import pytest\n\n\ndef add(a, b):\n    pytest.skip('nothing to see')\n",
 }
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_attacks_that_pass_in_process_fail_remotely(kit, attack):
-    solved(kit, ATTACKS[attack])
-    remote = run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed", "-k", "add")
+    # A learner's file, not the kit's answer: with the checks apart, the answer is imported beside them.
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION + "\n" + ATTACKS[attack])
+    in_process = run(kit, "exercises/98_demo", "-m", "not speed", "-k", "add")
+    assert "failed" not in in_process.parseoutcomes(), in_process.stdout.str()  # the attack works there
+    remote = run(kit, "exercises/98_demo", "--kata-remote", "-m", "not speed", "-k", "add")
     assert remote.parseoutcomes().get("failed") == 2, remote.stdout.str()
 
 
