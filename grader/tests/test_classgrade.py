@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -126,13 +127,32 @@ def grade_the_corpus(base: Path, *options: str) -> dict:
             (student / "exercises" / "99_other").mkdir()
             (student / "exercises" / "99_other" / "demo.py").write_text(SOLUTION)
     out = base / "results"
+    before = {"kit": on_disk(kit), "grader": on_disk(ROOT / "grader"), "class": on_disk(class_dir)}
     try:
         proc = grade(kit, str(class_dir), "--out", str(out), "--jobs", "2", *LIMITS, *options)
     finally:
         server.close()
+    after = {"kit": on_disk(kit), "grader": on_disk(ROOT / "grader"), "class": on_disk(class_dir)}
     students = {p.stem: json.loads(p.read_text()) for p in (out / "students").glob("*.json")}
     return {"kit": kit, "class": class_dir, "out": out, "proc": proc, "students": students, "marker": marker,
-            "heard": heard}
+            "heard": heard, "before": before, "after": after}
+
+
+def on_disk(root: Path) -> dict[str, str]:
+    """Every entry under `root` (links not followed; the interpreter's bytecode caches aside):
+    a file by its bytes' digest, a link by its target, a folder or anything else by its kind."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if "__pycache__" in path.parts and not path.name.startswith("kata_"):
+            continue
+        key = str(path.relative_to(root))
+        if path.is_symlink():
+            found[key] = "-> " + os.readlink(path)
+        elif path.is_file():  # (not a FIFO: reading one would block)
+            found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            found[key] = "folder" if path.is_dir() else "other"
+    return found
 
 
 def listening() -> tuple[socket.socket, list[bytes]]:
@@ -240,6 +260,8 @@ def test_no_process_outlives_its_run(mode: str, request: pytest.FixtureRequest) 
 @pytest.mark.parametrize("mode", ["graded", "graded_in_process"])
 def test_a_run_reaches_neither_the_network_nor_the_kit(mode: str, request: pytest.FixtureRequest) -> None:
     graded = request.getfixturevalue(mode)
+    for what in ("kit", "grader", "class"):  # byte for byte, the grader's own bytecode caches aside
+        assert graded["after"][what] == graded["before"][what], what
     assert graded["heard"] == [], "a student's run reached a server on the loopback"
     planted = list((ROOT / "grader").rglob("kata_planted*"))
     assert not planted, f"a student's run wrote into the kit: {planted}"
@@ -948,6 +970,64 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
     for name in students:
         record = json.loads((tmp_path / "results" / "students" / f"{name}.json").read_text())
         assert "checked_inside" not in record, record
+
+
+# A speed test for the faking-speed corner of the corpus: `columns` must beat a loop over rows.
+SPEED_TEST = """
+
+@pytest.mark.speed
+def test_columns_fast(lesson):
+    from grader.testing import assert_speed
+
+    x = torch.rand(2000, 50)
+    assert_speed(lambda: [row.sum() for row in x], lambda: lesson.columns(x), at_least=5,
+                 what="columns", baseline_name="a loop over rows")
+"""
+COLUMNS = "\n\ndef columns(x):\n    return x.sum(0)\n"
+ROW_LOOP = ("\n\ndef _slow(x):\n    total = x[0].clone()\n    for row in x[1:]:\n        total += row\n"
+            "    return total\n")
+# Students faking speed, each a correct add and scale and a `columns` that loops over rows:
+# (what it adds to the loop, its score with the checks apart, with --in-process).
+FAKES_SPEED = {
+    "loops": ("def columns(x):\n    return _slow(x)\n", 4, 4),
+    "keeps_answers_per_address": ("_seen = {}\n\n\ndef columns(x):\n    if x.data_ptr() not in _seen:\n"
+                                  "        _seen[x.data_ptr()] = _slow(x)\n    return _seen[x.data_ptr()]\n", 4, 5),
+    "stops_the_clocks": ("import time\n\n_spent = [0.0]\n_real = time.perf_counter\n"
+                         "for _name in ('perf_counter', 'thread_time', 'process_time', 'monotonic'):\n"
+                         "    setattr(time, _name, lambda _clock=getattr(time, _name): _clock() - _spent[0])\n\n\n"
+                         "def columns(x):\n    start = _real()\n    try:\n        return _slow(x)\n"
+                         "    finally:\n        _spent[0] += _real() - start\n", 4, 5),
+    "swaps_the_speed_modules_time": ("import sys\nimport time\nimport types\n\n_spent = [0.0]\n"
+                                     "_speed = sys.modules.get('grader.testing.speed')\nif _speed is not None:\n"
+                                     "    _speed.time = types.SimpleNamespace(perf_counter=lambda: time.perf_counter() - _spent[0],\n"
+                                     "                                        thread_time=lambda: time.thread_time() - _spent[0])\n\n\n"
+                                     "def columns(x):\n    start = time.perf_counter()\n    try:\n        return _slow(x)\n"
+                                     "    finally:\n        _spent[0] += time.perf_counter() - start\n", 4, 5),
+}
+
+
+@pytest.mark.parametrize("mode", [[], ["--in-process"]], ids=["default", "in-process"])
+def test_speed_cannot_be_faked_with_the_checks_apart(tmp_path: Path, mode: list[str]) -> None:
+    """The corpus's speed corner, graded in one run: a loop kept per input's address, clocks
+    stopped while the loop runs, the speed module's clock swapped. With the checks apart the
+    code's CPU time is read by the kernel on fresh inputs: each scores as the plain loop does.
+    With --in-process all three pass the speed test (what this option cannot promise)."""
+    kit = make_kit(tmp_path / "kit")
+    (kit / "tests/98_demo/test_demo.py").write_text(CLASS_TESTS + SPEED_TEST, encoding="utf-8")
+    answer = kit / "solutions/98_demo/demo.py"
+    answer.write_text(answer.read_text() + COLUMNS, encoding="utf-8")
+    students = {"correct": answer.read_text()} | {name: SOLUTION + ROW_LOOP + "\n\n" + fake
+                                                 for name, (fake, _, _) in FAKES_SPEED.items()}
+    for name, source in students.items():
+        lesson = tmp_path / "class" / name / "exercises" / "98_demo"
+        lesson.mkdir(parents=True)
+        (lesson / "demo.py").write_text(source, encoding="utf-8")
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
+                 "--jobs", "2", *LIMITS, *mode)
+    assert proc.returncode == 0, proc.stderr
+    expected = {"correct": 5} | {name: scores[1 + bool(mode)] for name, scores in FAKES_SPEED.items()}
+    for name, points in expected.items():
+        assert re.search(rf"^{name}\s+{points}\s+{points}( !)?$", proc.stdout, re.M), (name, proc.stdout)
 
 
 def test_only_the_tests_the_kits_own_answer_cannot_run_apart_fall_back(tmp_path: Path) -> None:
