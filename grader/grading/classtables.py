@@ -1,6 +1,6 @@
-"""The class's files: class.csv and summary.txt from the students' results files, and merging shards.
+"""The class's files: class.csv, summary.txt and report.html from the students' results files, and merging shards.
 
-Both are made from students/*.json alone, so a class graded in shards (kata grade --shard I/N,
+All three are made from students/*.json alone, so a class graded in shards (kata grade --shard I/N,
 on as many machines) is put together by copying the students' files into one folder
 (kata grade --merge) and making the tables again; an interrupted run makes them from the
 students done so far.
@@ -43,6 +43,15 @@ def write_tables(records: list[dict], out: Path) -> None:
     summary = summary_table(records, lessons, points, maximum)
     write_text(out / "summary.txt", summary)
     print(summary, end="")
+    from grader.grading.report import write_report
+
+    write_report(records, out)
+
+
+def how_graded(record: dict) -> tuple[str, str]:
+    """The isolation a student's runs had and where the tests' checks ran."""
+    options = record.get("options", {})
+    return options.get("isolation", "not recorded"), options.get("checks", "in the student's process")
 
 
 def summary_table(records: list[dict], lessons: list[str], points: dict, maximum: dict) -> str:
@@ -66,10 +75,8 @@ def summary_table(records: list[dict], lessons: list[str], points: dict, maximum
     text += f", {len({p.split(':')[0] for p in problems})} flagged (!)" if problems else ""
     text += f", {len(failed)} could not be graded" if failed else ""
     text += "\n"
-    isolation = sorted({r.get("options", {}).get("isolation", "not recorded") for r in records})
-    text += "".join(f"isolation: {what}\n" for what in isolation)
-    checks = sorted({r.get("options", {}).get("checks", "in the student's process") for r in records})
-    text += "".join(f"checks: {what}\n" for what in checks)
+    text += "".join(f"isolation: {what}\n" for what in sorted({how_graded(r)[0] for r in records}))
+    text += "".join(f"checks: {what}\n" for what in sorted({how_graded(r)[1] for r in records}))
     inside = [r.get("checked_inside") or {} for r in records]
     if any(i.get("max_points") for i in inside):
         text += (f"  of which in the students' processes (tests that cannot run otherwise): "

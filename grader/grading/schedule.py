@@ -38,6 +38,9 @@ CHECKS_INSIDE = "in the student's process (--in-process)"
 CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls"
 
 
+# Where the grading copies live: a run's messages name files there (report.html leaves it out).
+SCRATCH_PREFIX = "kata-grade-"
+
 class Grading:
     """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
 
@@ -105,7 +108,7 @@ class Grading:
               f"{self.jobs} at a time" + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
               + f"; results in {self.out}", file=sys.stderr)
         sandbox.preload()  # first: a Ctrl-C meanwhile ends the process there, with nothing to clean up
-        self.scratch = Path(tempfile.mkdtemp(prefix="kata-grade-")).resolve()
+        self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX)).resolve()
         try:
             self.check_isolation()
         except BaseException:
