@@ -49,6 +49,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
   kata grade ../class --out ../results --jobs 8 --no-speed
   kata grade ../class --out r3 --shard 3/8      one slice of the class (a CI matrix, a Slurm array)
   kata grade --merge r1 r2 r3 --out results     the slices' results as one class.csv and summary"""),
+    "gradescope": ("grader.grading.gradescope", "the kit as a Gradescope autograder zip, graded as kata grade grades", """\
+  kata gradescope build autograder.zip --lessons 03 07    upload it to a Gradescope programming assignment
+  kata gradescope run --autograder /autograder            what its run_autograder calls"""),
     "verify": ("grader.authoring.verify", "prove each lesson's tests pass the reference and reject stubs and mutants", """\
   kata verify                 check every lesson (CI runs this)
   kata verify 07_stable -v    one lesson, with each mutant and the test that caught it"""),
