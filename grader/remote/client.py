@@ -617,7 +617,7 @@ def _signature(parameters) -> inspect.Signature | None:
         return inspect.Signature([inspect.Parameter(p[0], inspect._ParameterKind(p[1]),
                                                     **({"default": p[2]} if len(p) == 3 else {}))
                                   for p in parameters])
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, LookupError):  # (S's answer is data of any shape)
         return None
 
 

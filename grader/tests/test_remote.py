@@ -128,7 +128,7 @@ def test_a_functions_signature_crosses_where_its_defaults_are_data():
     assert inspect.signature(crossed) == inspect.signature(fit).replace(return_annotation=inspect.Signature.empty)\
         .replace(parameters=[p.replace(annotation=p.empty) for p in inspect.signature(fit).parameters.values()])
     assert server._parameters(with_a_function) is None
-    for described in (None, [["x", 1, 2], ["y", 1]], [["not a name", 1]], [["x", 99]], [[]]):
+    for described in (None, [["x", 1, 2], ["y", 1]], [["not a name", 1]], [["x", 99]], [[]], [{"x": 1}], 3):
         with pytest.raises(Unremotable, match="signature did not cross"):
             inspect.signature(RemoteFunction(None, "f", "", described))
 
