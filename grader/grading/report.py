@@ -155,4 +155,5 @@ def write_report(records: list[dict], out: Path) -> Path | None:
         return None
     path = out / "report.html"
     write_text(path, render(records))
+    print(f"where the class struggles: {path}", file=sys.stderr)
     return path
