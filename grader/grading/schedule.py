@@ -41,6 +41,7 @@ CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls"
 # Where the grading copies live: a run's messages name files there (report.html leaves it out).
 SCRATCH_PREFIX = "kata-grade-"
 
+
 class Grading:
     """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
 
