@@ -972,37 +972,14 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
         assert "checked_inside" not in record, record
 
 
-# A speed test for the faking-speed corner of the corpus: `columns` must beat a loop over rows.
-SPEED_TEST = """
-
-@pytest.mark.speed
-def test_columns_fast(lesson):
-    from grader.testing import assert_speed
-
-    x = torch.rand(2000, 50)
-    assert_speed(lambda: [row.sum() for row in x], lambda: lesson.columns(x), at_least=5,
-                 what="columns", baseline_name="a loop over rows")
-"""
-COLUMNS = "\n\ndef columns(x):\n    return x.sum(0)\n"
-ROW_LOOP = ("\n\ndef _slow(x):\n    total = x[0].clone()\n    for row in x[1:]:\n        total += row\n"
-            "    return total\n")
-# Students faking speed, each a correct add and scale and a `columns` that loops over rows:
-# (what it adds to the loop, its score with the checks apart, with --in-process).
+# The corpus's speed corner: students faking speed, each a correct add and scale and one of
+# test_remote's answers to its speed test on `columns`: (that answer, its score with the checks
+# apart, with --in-process).
 FAKES_SPEED = {
-    "loops": ("def columns(x):\n    return _slow(x)\n", 4, 4),
-    "keeps_answers_per_address": ("_seen = {}\n\n\ndef columns(x):\n    if x.data_ptr() not in _seen:\n"
-                                  "        _seen[x.data_ptr()] = _slow(x)\n    return _seen[x.data_ptr()]\n", 4, 5),
-    "stops_the_clocks": ("import time\n\n_spent = [0.0]\n_real = time.perf_counter\n"
-                         "for _name in ('perf_counter', 'thread_time', 'process_time', 'monotonic'):\n"
-                         "    setattr(time, _name, lambda _clock=getattr(time, _name): _clock() - _spent[0])\n\n\n"
-                         "def columns(x):\n    start = _real()\n    try:\n        return _slow(x)\n"
-                         "    finally:\n        _spent[0] += _real() - start\n", 4, 5),
-    "swaps_the_speed_modules_time": ("import sys\nimport time\nimport types\n\n_spent = [0.0]\n"
-                                     "_speed = sys.modules.get('grader.testing.speed')\nif _speed is not None:\n"
-                                     "    _speed.time = types.SimpleNamespace(perf_counter=lambda: time.perf_counter() - _spent[0],\n"
-                                     "                                        thread_time=lambda: time.thread_time() - _spent[0])\n\n\n"
-                                     "def columns(x):\n    start = time.perf_counter()\n    try:\n        return _slow(x)\n"
-                                     "    finally:\n        _spent[0] += time.perf_counter() - start\n", 4, 5),
+    "loops": ("a loop", 4, 4),
+    "keeps_answers_per_address": ("a loop, its answer kept per address", 4, 5),
+    "stops_the_clocks": ("a loop, the clocks stopped while it runs", 4, 5),
+    "swaps_the_speed_modules_time": ("a loop, the speed module's clock swapped", 4, 5),
 }
 
 
@@ -1012,11 +989,13 @@ def test_speed_cannot_be_faked_with_the_checks_apart(tmp_path: Path, mode: list[
     stopped while the loop runs, the speed module's clock swapped. With the checks apart the
     code's CPU time is read by the kernel on fresh inputs: each scores as the plain loop does.
     With --in-process all three pass the speed test (what this option cannot promise)."""
+    from grader.tests.test_remote import SPEED_ANSWERS, SPEED_TESTS
+
     kit = make_kit(tmp_path / "kit")
-    (kit / "tests/98_demo/test_demo.py").write_text(CLASS_TESTS + SPEED_TEST, encoding="utf-8")
+    (kit / "tests/98_demo/test_demo.py").write_text(CLASS_TESTS + "\n\n" + SPEED_TESTS, encoding="utf-8")
     answer = kit / "solutions/98_demo/demo.py"
-    answer.write_text(answer.read_text() + COLUMNS, encoding="utf-8")
-    students = {"correct": answer.read_text()} | {name: SOLUTION + ROW_LOOP + "\n\n" + fake
+    answer.write_text(answer.read_text() + "\n\n" + SPEED_ANSWERS["one reduction"][0], encoding="utf-8")
+    students = {"correct": answer.read_text()} | {name: SOLUTION + "\n\n" + SPEED_ANSWERS[fake][0]
                                                  for name, (fake, _, _) in FAKES_SPEED.items()}
     for name, source in students.items():
         lesson = tmp_path / "class" / name / "exercises" / "98_demo"

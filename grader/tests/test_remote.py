@@ -97,6 +97,14 @@ SPEED_ANSWERS = {
         "    setattr(time, _name, lambda _clock=_clock: _clock() - _spent[0])\n\n\n"
         "def columns(x):\n    start = _real['perf_counter']()\n    try:\n        return _slow(x)\n"
         "    finally:\n        _spent[0] += _real['perf_counter']() - start\n", (True, False)),
+    # The speed module's own `time` swapped for clocks that stand still while the loop runs.
+    "a loop, the speed module's clock swapped": (
+        LOOP + "import sys\nimport time\nimport types\n\n_spent = [0.0]\n"
+        "_speed = sys.modules.get('grader.testing.speed')\nif _speed is not None:\n"
+        "    _speed.time = types.SimpleNamespace(perf_counter=lambda: time.perf_counter() - _spent[0],\n"
+        "                                        thread_time=lambda: time.thread_time() - _spent[0])\n\n\n"
+        "def columns(x):\n    start = time.perf_counter()\n    try:\n        return _slow(x)\n"
+        "    finally:\n        _spent[0] += time.perf_counter() - start\n", (True, False)),
 }
 
 
