@@ -64,6 +64,10 @@ class PipeWriter:
         else:
             self._send(protocol.finish_event(exitstatus))
 
+    def announce(self, collected: list[TestInfo]) -> None:
+        """The tests of a run that reports them without a pytest session (grader.grading.sandbox)."""
+        self._send(protocol.collected_event(collected, []))
+
     def send(self, results: list[TestResult], problems: list[str]) -> None:
         """Results and tampering problems found after the session (the held tests, run elsewhere)."""
         for result in results:

@@ -44,7 +44,7 @@ from grader import forking, signals
 from grader.grading import seccomp
 from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
-from grader.results import Outcome, RunResult, TestResult
+from grader.results import Failure, Kind, Outcome, RunResult, TestInfo, TestResult
 from grader.runs import kill_group
 
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
@@ -82,6 +82,11 @@ class Job:
     # Under `remote`, the tests that run with their checks apart against a code process of their
     # own that may make processes (a DataLoader's workers), where nothing is timed or recorded.
     processes: frozenset[str] = frozenset()
+    # The lesson's tests (its stub's run collected them) and the learner's files they import,
+    # relative to `workdir`: where one of these does not compile, no test can import it, and
+    # each test is reported so at once, with the message the tests give, none of them run.
+    expected: tuple[TestInfo, ...] = ()
+    imports: tuple[str, ...] = ()
 
 
 def why_ended(run: RunResult, limits: Limits) -> str | None:
@@ -345,6 +350,8 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     os.dup2(out, 2)
     os.closerange(3, channel_fd)
     os.closerange(channel_fd + 1, 1 << 16)
+    if job.expected and (broken := _not_compiling(job)) is not None:
+        return _report_unimportable(job, *broken, channel_fd)
     if job.remote is not None:
         return _tests_here_code_there(job, limits, channel_fd)
     if not _behind_boundary(job, limits):
@@ -353,6 +360,37 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
     from grader.grading import pipe
 
     return _pytest(job, limits, pipe.PipeWriter(channel_fd))
+
+
+def _not_compiling(job: Job) -> tuple[Path, SyntaxError] | None:
+    """The first of the files the tests import that does not compile, and its error. Compiling
+    runs nothing of the file; importing it compiles it the same way first."""
+    for name in job.imports:
+        path = job.workdir / name
+        try:
+            compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        except SyntaxError as exc:  # IndentationError and TabError too
+            return path, exc
+        except Exception:  # noqa: BLE001 (null bytes, a parser out of its depth: left to the run)
+            continue
+    return None
+
+
+def _report_unimportable(job: Job, path: Path, error: SyntaxError, channel_fd: int) -> int:
+    """Every test of the run failed as the tests fail where the module under test cannot be
+    imported (grader.plugin.target), with no pytest session, no code process and no wait."""
+    from grader.grading import pipe
+    from grader.plugin.target import Target
+
+    message, where = Target(root=job.workdir.resolve(), tree="exercises").describe_import_error(error, path)
+    failure = Failure(Kind.BROKEN, "NotImportable", message, where)
+    print(f"{message}\nNo test ran: every test imports {path.name}.", flush=True)
+    writer = pipe.PipeWriter(channel_fd, guarded=False)
+    writer.announce(list(job.expected))
+    writer.send([TestResult(t.nodeid, Outcome.BROKEN, t.max_points, t.public, message, failure) for t in job.expected], [])
+    writer.exitstatus = 1  # pytest's: tests failed
+    writer.finish()
+    return 1
 
 
 def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:

@@ -147,7 +147,14 @@ class Grading:
         return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home),
                    remote=self.root.resolve() if self.remote else None,
                    fallback=self.fallbacks.get(lesson, frozenset()) if found else fallback,
-                   processes=self.processes.get(lesson, frozenset()) if found else processes)
+                   processes=self.processes.get(lesson, frozenset()) if found else processes,
+                   expected=tuple(self.expected.get(lesson, ())), imports=self.imports(lesson, overlay))
+
+    def imports(self, lesson: str, overlay: dict[str, bytes]) -> tuple[str, ...]:
+        """The files of `overlay` the lesson's tests import (tests/NN/test_X.py imports X.py),
+        as paths in a grading copy."""
+        tested = {f"{p.stem.removeprefix('test_')}.py" for p in (self.root / "tests" / lesson).glob("test_*.py")}
+        return tuple(f"exercises/{lesson}/{name}" for name in sorted(overlay) if name in tested)
 
     def view(self, home: Path) -> isolation.View | None:
         """What a run in `home` sees behind the namespaces; None with --trusted."""

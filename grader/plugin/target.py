@@ -90,11 +90,12 @@ class Target:
                 return remote.load(self.root, name, stem, tree, self.mutant, self.file, source)
             return import_code(self.root, name, stem, tree, self.mutant, self.file)
         except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
-            message, where = self._describe_import_error(exc, self.mutant or source)
+            message, where = self.describe_import_error(exc, self.mutant or source)
         # Raised outside the except block, so no chained traceback is printed.
         raise NotImportable(message, pytrace=False, where=where)
 
-    def _describe_import_error(self, exc: BaseException, source: Path) -> tuple[str, str]:
+    def describe_import_error(self, exc: BaseException, source: Path) -> tuple[str, str]:
+        """What the tests say of `source` when importing it raised `exc`: (the message, file:line)."""
         rel = self.rel(source)
         if isinstance(exc, SyntaxError) and exc.filename:
             where = f"{self.rel(Path(exc.filename))}:{exc.lineno}"

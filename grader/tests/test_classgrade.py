@@ -294,6 +294,24 @@ def test_hidden_tests_keep_their_code_out_of_the_results(graded: dict) -> None:
     assert tests["98_demo: test_scale"]["test_code"] == ""  # hidden
 
 
+def test_a_file_that_does_not_compile_fails_each_test_as_its_tests_would_without_running_them(
+        graded: dict, tmp_path: Path) -> None:
+    """The run reports every test at once (grader.grading.sandbox: no session, no code process),
+    with what the tests themselves report on that file, as a learner's run shows."""
+    from grader.runs import pytest_args, run_pytest
+
+    kit = shutil.copytree(graded["kit"], tmp_path / "kit")
+    shutil.copy(HOSTILE / "syntax_error.py", kit / "exercises" / "98_demo" / "demo.py")
+    learner = run_pytest(kit, pytest_args("exercises/98_demo"))
+    assert [t.outcome for t in learner.tests] == [Outcome.BROKEN] * 3
+    record = graded["students"]["syntax_error"]
+    graded_tests = [t for t in record["tests"] if t["lesson"] == "98_demo"]
+    assert [t["message"] for t in graded_tests] == [t.message for t in learner.tests]
+    assert {t["status"] for t in graded_tests} == {"error"}
+    log = (graded["out"] / "logs" / "syntax_error" / "98_demo.txt").read_text()
+    assert "demo.py:4: SyntaxError" in log and "No test ran" in log
+
+
 def test_a_second_run_grades_only_what_changed(graded: dict, tmp_path: Path) -> None:
     class_dir, out = tmp_path / "class", tmp_path / "results"
     for name in ("correct", "partial"):
