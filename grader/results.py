@@ -182,6 +182,9 @@ class RunResult:
     code_overran: bool = False  # ... because the tests' process stopped it: a call ran past its limit
     tampering: list[str] = field(default_factory=list)  # class grading: what the guard or the channel saw
     review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (no points lost)
+    # class grading, --remote: the protocol's cost of a timed call its tests' process measured
+    # (seconds of the code's CPU: on one input, and for each more), where it measured one
+    overhead: tuple[float, float] | None = None
     output: str = ""
     seconds: float = 0.0
     cpu_seconds: float = 0.0

@@ -80,6 +80,10 @@ class PipeWriter:
         was stopped: `overran`)."""
         self._send(protocol.code_ended_event(returncode, overran))
 
+    def overhead(self, one: float, each: float) -> None:
+        """The protocol's cost of a timed call, as this run's tests measured it (--remote)."""
+        self._send(protocol.overhead_event(one, each))
+
     def finish(self) -> None:
         """The end of a run whose end was held back, once its session had one."""
         if self.exitstatus is not None:

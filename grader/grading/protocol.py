@@ -11,6 +11,8 @@ one JSON line:
                                                           --remote: for a person to read
     {"code_ended": {"returncode": int, "overran": bool}}
                                   --remote: the code's process ended (was stopped) while its tests ran
+    {"overhead": {"one": float, "each": float}}
+                                  --remote: the protocol's cost of a timed call, as the tests measured it
     {"finish": {"exitstatus": int}}
 
 (the objects as grader.results writes them with to_json). The child's side is `encode`; the
@@ -32,6 +34,7 @@ from grader.results import CollectError, Outcome, RunResult, TestInfo, TestResul
 CHANNEL_LIMIT = 32 << 20  # bytes a run may send on its channel; more is a flood
 MAX_PROBLEMS = 20  # distinct tampering problems kept for one run
 MAX_PROBLEM = 300  # characters kept of each
+MAX_OVERHEAD = 0.1  # seconds: a protocol's cost per timed call beyond this is no measurement
 
 
 def encode(kind: str, payload) -> bytes:
@@ -57,6 +60,10 @@ def review_event(notes: list[str]) -> bytes:
 
 def code_ended_event(returncode: int, overran: bool = False) -> bytes:
     return encode("code_ended", {"returncode": int(returncode), "overran": bool(overran)})
+
+
+def overhead_event(one: float, each: float) -> bytes:
+    return encode("overhead", {"one": float(one), "each": float(each)})
 
 
 def finish_event(exitstatus: int) -> bytes:
@@ -111,6 +118,14 @@ class Reader:
                 self.run.code_overran = payload.get("overran") is True
             except (KeyError, TypeError, ValueError, AttributeError):
                 self._tamper("an unreadable 'code_ended' event appeared on the results channel", once=False)
+        elif kind == "overhead":
+            try:
+                one, each = float(payload["one"]), float(payload["each"])
+                if not (0.0 <= one < MAX_OVERHEAD and 0.0 <= each < MAX_OVERHEAD):
+                    raise ValueError(one, each)
+                self.run.overhead = (one, each)
+            except (KeyError, TypeError, ValueError):
+                self._tamper("an unreadable 'overhead' event appeared on the results channel", once=False)
         elif kind == "finish":
             try:
                 self.run.exitstatus = int(payload["exitstatus"])

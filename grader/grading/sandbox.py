@@ -82,6 +82,10 @@ class Job:
     # Under `remote`, the tests that run with their checks apart against a code process of their
     # own that may make processes (a DataLoader's workers), where nothing is timed or recorded.
     processes: frozenset[str] = frozenset()
+    # Under `remote`, the protocol's cost of a timed call (seconds of S's CPU: on one input, for
+    # each more), measured already on a code process that held the kit's answer; None: measured
+    # in this run, before the code under test is loaded, and reported.
+    overhead: tuple[float, float] | None = None
     # The lesson's tests (its stub's run collected them) and the learner's files they import,
     # relative to `workdir`: where one of these does not compile, no test can import it, and
     # each test is reported so at once, with the message the tests give, none of them run.
@@ -421,14 +425,17 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     writer = pipe.PipeWriter(channel_fd, hold=(lambda result: result.nodeid in deferred) if job.fallback is not None
                              else _cannot_run_remotely, guarded=False)
     # The connection's descriptor is the plugin's from here: it closes it at the session's end, and S ends.
+    overhead = ["--kata-overhead", "{:.9f}:{:.9f}".format(*job.overhead)] if job.overhead else []
     status = _pytest(job, limits, writer, "--kata-remote-fd", connection, "--kata-reference", str(job.remote),
-                     plugins=[_Defer(deferred)])
+                     *overhead, plugins=[_Defer(deferred)])
+    from grader.plugin.remote import CODE_OVERRAN, OVERHEAD
+
+    if job.overhead is None and OVERHEAD[0] is not None:
+        writer.overhead(*OVERHEAD[0])
     if apart is not None:
         writer.send(*_checked_by(apart, [r for r in writer.held if r.nodeid in job.processes], inside=False))
     writer.send(*_checked_by(inside, [r for r in writer.held if r.nodeid not in job.processes], inside=True))
     if (returncode := _how_the_code_ended(code)) is not None:
-        from grader.plugin.remote import CODE_OVERRAN
-
         writer.code_ended(returncode, overran=CODE_OVERRAN[0])
     writer.finish()
     return status

@@ -70,6 +70,9 @@ class Grading:
         # Of those, the tests the kit's answer passes with the checks still apart, against a code
         # process that may make processes (a DataLoader's workers) but has nothing timed or recorded.
         self.processes: dict[str, frozenset[str]] = {}
+        # The protocol's cost of a timed call, measured where the kit's answers ran (`find_fallbacks`),
+        # the least of each part: every student's run subtracts this, and need not measure it.
+        self.overhead: tuple[float, float] | None = None
 
     @property
     def stamp(self) -> dict:
@@ -148,6 +151,7 @@ class Grading:
                    remote=self.root.resolve() if self.remote else None,
                    fallback=self.fallbacks.get(lesson, frozenset()) if found else fallback,
                    processes=self.processes.get(lesson, frozenset()) if found else processes,
+                   overhead=self.overhead if found else None,
                    expected=tuple(self.expected.get(lesson, ())), imports=self.imports(lesson, overlay))
 
     def imports(self, lesson: str, overlay: dict[str, bytes]) -> tuple[str, ...]:
@@ -236,6 +240,8 @@ class Grading:
             self.fallbacks[job.tag[0]] = frozenset(
                 t.nodeid for t in run.tests if t.inside or t.outcome not in (Outcome.PASSED, Outcome.SKIPPED))
             remove_tree(job.home)
+        if measured := [run.overhead for _, run in runs if run.overhead is not None]:
+            self.overhead = (min(one for one, _ in measured), min(each for _, each in measured))
         self.find_processes()
 
     def find_processes(self) -> None:

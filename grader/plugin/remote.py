@@ -39,6 +39,11 @@ REVIEW: dict[str, dict[str, None]] = {}  # test -> its notes, each once, in orde
 CODE_GONE: list[bool] = [False]
 CODE_OVERRAN: list[bool] = [False]
 
+# The protocol's cost of a timed call the session's connection measured (grader.remote.client.
+# Connection.calibrate), or was given (--kata-overhead): class grading measures it once, on the
+# kit's answer, and hands it to the students' runs.
+OVERHEAD: list[tuple[float, float] | None] = [None]
+
 
 def note_unremotable() -> None:
     if _RUNNING[0] is not None:
@@ -65,6 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # under; ":processes" after them where S may make processes.
     group.addoption("--kata-remote-fd", metavar="FD:FD:PID", help=argparse.SUPPRESS)
     group.addoption("--kata-reference", metavar="KIT", help=argparse.SUPPRESS)  # whose answers timed results meet
+    # Class grading: the protocol's cost of a timed call, "ONE:EACH" seconds of S's CPU, measured
+    # on a code process that held the kit's answer (`Connection.calibrate`), not measured again.
+    group.addoption("--kata-overhead", metavar="ONE:EACH", help=argparse.SUPPRESS)
 
 
 def connection(config: pytest.Config):
@@ -87,6 +95,9 @@ def connection(config: pytest.Config):
         kit = config.getoption("kata_reference")
         remote.kit = Path(kit) if kit else None
         remote.timing = config.stash.get(TIMING, True)  # the protocol's cost is measured only for these
+        if (overhead := config.getoption("kata_overhead")) is not None:
+            one, each = (float(x) for x in overhead.split(":"))
+            remote.overhead = (one, each)
         config.stash[CONNECTION] = remote
     return config.stash[CONNECTION]
 
@@ -129,4 +140,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     remote = config.stash.get(CONNECTION, None)
     if remote is not None:
         CODE_GONE[0], CODE_OVERRAN[0] = remote.closed_by_s, remote.overran
+        OVERHEAD[0] = remote.overhead
         remote.close()

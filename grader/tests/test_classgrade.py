@@ -30,7 +30,7 @@ from grader.grading.grade import parse_shard, parse_size
 from grader.grading.guard import Guard
 from grader.grading.kitfiles import KitFiles
 from grader.grading.pipe import PipeWriter
-from grader.grading.protocol import Reader, collected_event, finish_event, result_event
+from grader.grading.protocol import Reader, collected_event, finish_event, overhead_event, result_event
 from grader.grading.sandbox import Limits, read_cut, why_ended
 from grader.grading.verdict import judge
 from grader.progress import Progress
@@ -462,8 +462,9 @@ def test_the_events_the_writer_sends_are_what_the_reader_reads() -> None:
     tests = [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0)]
     failed = TestResult("t::b", Outcome.FAILED, 2.0, message="E  assert 1 == 2",
                         failure=Failure(Kind.MEMORY, "MemoryError", "E  MemoryError", "exercises/x.py:3"), seconds=0.5)
-    result = channel(collected_event(tests, []), result_event(failed), finish_event(1))
+    result = channel(collected_event(tests, []), result_event(failed), overhead_event(1.5e-4, 8e-6), finish_event(1))
     assert (result.collected, result.tests, result.exitstatus, result.tampering) == (tests, [failed], 1, [])
+    assert result.overhead == (1.5e-4, 8e-6)
 
 
 @pytest.mark.parametrize("lines, problem", [
@@ -474,6 +475,9 @@ def test_the_events_the_writer_sends_are_what_the_reader_reads() -> None:
     ([COLLECTED, COLLECTED], "announced its tests twice"),
     ([COLLECTED, {"finish": {"exitstatus": 0}}, {"test": {"nodeid": "t::a", "outcome": "passed"}}], "after the run"),
     ([COLLECTED, {"hello": 1}], "unknown event"),
+    ([COLLECTED, {"overhead": {"one": -1.0, "each": 0.0}}], "unreadable 'overhead'"),
+    ([COLLECTED, {"overhead": {"one": "NaN", "each": 0.0}}], "unreadable 'overhead'"),
+    ([COLLECTED, {"overhead": {"one": 5.0, "each": 0.0}}], "unreadable 'overhead'"),
     ([COLLECTED, {"tamper": ["torch.allclose was replaced"]}], "torch.allclose was replaced"),
     ([COLLECTED, b'{"finish": {"exitstatus": 0}'], "in the middle of a line"),
     ([COLLECTED, b"x" * (33 << 20)], "flooded"),

@@ -122,6 +122,17 @@ def test_speed_is_timed_in_the_other_process_on_fresh_inputs(kit, answer):
         assert result.parseoutcomes().get("passed" if expected else "failed") == 1, (args, result.stdout.str())
 
 
+def test_a_protocol_cost_handed_to_the_tests_is_the_one_they_subtract(kit):
+    """Class grading measures a timed call's protocol cost once, on the kit's answer, and hands it
+    to each student's run (--kata-overhead): what it hands is what is subtracted, so it comes
+    from the grader alone. A cost as large as the loop's calls makes the loop pass."""
+    (kit.path / "tests/98_demo/test_demo.py").write_text(SPEED_TESTS)
+    (kit.path / "solutions/98_demo/demo.py").write_text(SPEED_ANSWERS["one reduction"][0])
+    (kit.path / "exercises/98_demo/demo.py").write_text(SPEED_ANSWERS["a loop"][0])
+    result = run(kit, "exercises/98_demo", "--kata-remote", "--kata-overhead", "0.09:0.09")
+    assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
+
+
 def test_a_functions_signature_crosses_where_its_defaults_are_data():
     """A test that reads a signature (01's fit_polynomial defaults) reads S's description of
     it; a default that is not data, or a description that is no signature, gives none."""
