@@ -112,6 +112,7 @@ class Grading:
               f"{self.jobs} at a time" + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
               + f"; results in {self.out}", file=sys.stderr)
         sandbox.preload()  # first: a Ctrl-C meanwhile ends the process there, with nothing to clean up
+        self.kit.parse_tests()
         self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX)).resolve()
         try:
             self.check_isolation()
