@@ -144,6 +144,7 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
     _become_subreaper()
     pending = iter(jobs)
     running: dict[int, _Run] = {}
+    cpus = _cpus()
     selector = selectors.DefaultSelector()
     # A child's exit wakes the loop at once (SIGCHLD writes to this pipe), not at the next poll.
     wake_read, wake_write = os.pipe()
@@ -155,7 +156,8 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
     try:
         while True:
             while len(running) < parallel and (job := next(pending, None)) is not None:
-                run = _Run.start(job, limits)
+                taken = [r.cpu for r in running.values()]
+                run = _Run.start(job, limits, _pin(cpus, taken))
                 running[run.pid] = run
                 selector.register(run.fd, selectors.EVENT_READ, run)
             if not running:
@@ -195,6 +197,24 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
         os.close(wake_write)
 
 
+def _cpus() -> list[int]:
+    """The CPUs this process may run on, or none where the system cannot say (not Linux)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return []
+
+
+def _pin(cpus: list[int], taken: list[int | None]) -> int | None:
+    """The CPU a new run keeps, all of its processes (seccomp keeps those behind the boundary
+    from leaving it): one no run in progress has, else the least shared. With --jobs at most
+    the number of CPUs, a run that makes threads or processes to hog the machine slows only
+    itself. None where there is a single CPU, or none known."""
+    if len(cpus) < 2:
+        return None
+    return min(cpus, key=lambda cpu: (sum(t == cpu for t in taken), cpu))
+
+
 def _on_child(signum, frame) -> None:
     """SIGCHLD's handler: nothing to do; the signal's byte on the wake-up pipe is the point."""
 
@@ -222,6 +242,7 @@ class _Run:
         self.status: int | None = None  # from wait4, once the child has ended
         self.eof = False
         self.closed = False
+        self.cpu: int | None = None  # the one its processes keep (`_pin`)
 
     def close(self) -> None:
         if not self.closed:
@@ -229,7 +250,7 @@ class _Run:
             os.close(self.fd)
 
     @classmethod
-    def start(cls, job: Job, limits: Limits) -> "_Run":
+    def start(cls, job: Job, limits: Limits, cpu: int | None = None) -> "_Run":
         job.home.mkdir(parents=True, exist_ok=True)
         (job.home / "tmp").mkdir(exist_ok=True)
         read_fd, write_fd = os.pipe()
@@ -238,10 +259,12 @@ class _Run:
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_fd)
-            _child(job, limits, write_fd)
+            _child(job, limits, write_fd, cpu)
         os.close(write_fd)
         os.set_blocking(read_fd, False)
-        return cls(job, pid, read_fd, limits)
+        run = cls(job, pid, read_fd, limits)
+        run.cpu = cpu
+        return run
 
     def read(self) -> bool:
         """Take what the channel has; False at end of file."""
@@ -337,12 +360,14 @@ def read_cut(path: Path, limit: int) -> str:
 # --- the child ------------------------------------------------------------------------------
 
 
-def _child(job: Job, limits: Limits, channel_fd: int) -> None:
+def _child(job: Job, limits: Limits, channel_fd: int, cpu: int | None = None) -> None:
     """Set up the run's process and run pytest in it. Ends the process; never returns."""
-    forking.end_child(lambda: _set_up_and_run(job, limits, channel_fd))
+    forking.end_child(lambda: _set_up_and_run(job, limits, channel_fd, cpu))
 
 
-def _set_up_and_run(job: Job, limits: Limits, channel_fd: int) -> int:
+def _set_up_and_run(job: Job, limits: Limits, channel_fd: int, cpu: int | None = None) -> int:
+    if cpu is not None:  # every process of the run inherits it; those behind the boundary cannot leave it
+        os.sched_setaffinity(0, {cpu})
     os.setsid()
     signal.set_wakeup_fd(-1)  # the parent's, as are these handlers
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -586,7 +611,7 @@ def _serve(job: Job, limits: Limits, there, memory: int, processes: bool) -> int
     if not _behind_boundary(job, limits):
         return 71
     try:  # its CPU time, and its ops, must all be its own processes' (grader.grading.seccomp)
-        if not processes:  # (else nothing is timed or recorded there)
+        if not processes:  # (else nothing is timed or recorded there: it keeps only its CPU)
             seccomp.no_processes()
     except Unavailable as error:
         if job.view is not None:  # (--trusted: no boundary was asked for)
@@ -609,6 +634,10 @@ def _behind_boundary(job: Job, limits: Limits) -> bool:
         except Unavailable as error:
             print(f"kata grade: the run's namespaces could not be made: {error}", file=sys.stderr, flush=True)
             return False
+        try:  # the run's CPU, kept (`_pin`): whatever it starts slows only itself
+            seccomp.pinned()
+        except Unavailable:
+            pass  # (no filter for this machine: it keeps its CPU unless it asks for others)
     _set_limits(limits)
     return True
 

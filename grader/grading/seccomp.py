@@ -1,4 +1,10 @@
-"""The code's process under ``kata grade`` (its checks apart, the default) makes no process: seccomp.
+"""What a student's process under ``kata grade`` may not do, by seccomp: leave its CPU, make processes.
+
+Every process behind the boundary keeps the one CPU its run was given (grader.grading.sandbox):
+sched_setaffinity fails with EPERM (`pinned`), so code that makes threads or processes to
+hog the machine slows only its own run, never a classmate's running beside it.
+
+The code's process (its checks apart, the default) also makes no process (`no_processes`).
 
 A timed call is timed by the CPU time of S's processes as the kernel counts it
 (grader.remote.cputime). A child the kernel reaps by itself (its parent ignores SIGCHLD) adds
@@ -30,11 +36,11 @@ _SECCOMP_MODE_FILTER = 2
 _CLONE_THREAD = 0x00010000
 _X32_SYSCALL_BIT = 0x40000000
 
-# (audit arch, process-making syscalls other than clone and clone3, clone, clone3): the kernel's
-# include/uapi/linux/audit.h and each architecture's syscall table.
+# (audit arch, process-making syscalls other than clone and clone3, clone, clone3, sched_setaffinity):
+# the kernel's include/uapi/linux/audit.h and each architecture's syscall table.
 _ARCHES = {
-    "x86_64": (0xC000003E, (57, 58), 56, 435),  # fork, vfork
-    "aarch64": (0xC00000B7, (), 220, 435),  # (no fork nor vfork: clone does both)
+    "x86_64": (0xC000003E, (57, 58), 56, 435, 203),  # fork, vfork
+    "aarch64": (0xC00000B7, (), 220, 435, 122),  # (no fork nor vfork: clone does both)
 }
 
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
@@ -47,18 +53,22 @@ class _Filter(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def program(machine: str) -> bytes:
-    """The filter for `machine` (platform.machine()), as struct sock_filter entries."""
+def program(machine: str, processes: bool = False) -> bytes:
+    """The filter for `machine` (platform.machine()), as struct sock_filter entries: no
+    sched_setaffinity, and no process made unless `processes`."""
     if machine not in _ARCHES:
         raise Unavailable(f"no seccomp filter for {machine} (only {', '.join(_ARCHES)})")
-    arch, others, clone, clone3 = _ARCHES[machine]
+    arch, others, clone, clone3, affinity = _ARCHES[machine]
     # (code, jump if true, jump if false, k): jumps name a label, resolved below.
     code: list[tuple] = [(_LD_W_ABS, None, None, _ARCH), (_JEQ, None, "deny", arch), (_LD_W_ABS, None, None, _NR)]
     if machine == "x86_64":
         code.append((_JGE, "deny", None, _X32_SYSCALL_BIT))  # the x32 ABI's numbers
-    code.append((_JEQ, "nosys", None, clone3))
-    code += [(_JEQ, "deny", None, nr) for nr in others]
-    code += [(_JEQ, None, "allow", clone), (_LD_W_ABS, None, None, _ARG0), (_JSET, "allow", "deny", _CLONE_THREAD)]
+    if processes:
+        code.append((_JEQ, "deny", "allow", affinity))
+    else:
+        code += [(_JEQ, "deny", None, affinity), (_JEQ, "nosys", None, clone3)]
+        code += [(_JEQ, "deny", None, nr) for nr in others]
+        code += [(_JEQ, None, "allow", clone), (_LD_W_ABS, None, None, _ARG0), (_JSET, "allow", "deny", _CLONE_THREAD)]
     labels = {"allow": len(code), "deny": len(code) + 1, "nosys": len(code) + 2}
     code += [(_RET, None, None, _ALLOW), (_RET, None, None, _ERRNO | errno.EPERM), (_RET, None, None, _ERRNO | errno.ENOSYS)]
     out = b""
@@ -68,10 +78,19 @@ def program(machine: str) -> bytes:
     return out
 
 
-def no_processes() -> None:
-    """From now on this process, and every thread it makes, can make no other process.
+def pinned() -> None:
+    """From now on this process, and every thread and process it makes, keeps its CPUs.
     Raises Unavailable where the filter cannot be set."""
-    code = program(platform.machine())
+    _install(program(platform.machine(), processes=True))
+
+
+def no_processes() -> None:
+    """From now on this process, and every thread it makes, can make no other process, nor
+    leave its CPUs. Raises Unavailable where the filter cannot be set."""
+    _install(program(platform.machine()))
+
+
+def _install(code: bytes) -> None:
     buffer = ctypes.create_string_buffer(code, len(code))
     fprog = _Filter(len(code) // 8, ctypes.addressof(buffer))
     libc = ctypes.CDLL(None, use_errno=True)

@@ -851,6 +851,58 @@ def test_the_codes_process_under_remote_makes_threads_but_no_process() -> None:
     assert seen == ["fork refused", "spawn refused", "subprocess refused", "thread [True]", "torch 300.0"]
 
 
+@pytest.mark.parametrize("confine", ["pinned", "no_processes"])
+def test_a_process_behind_the_boundary_keeps_its_cpu(confine: str) -> None:
+    """grader/grading/seccomp.py, in a child of this process given one CPU: sched_setaffinity
+    fails with EPERM, for it and for its threads (and, `pinned`, its children, which it may make)."""
+    from grader.grading import seccomp
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        seen = []
+        try:
+            os.close(read)
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+            getattr(seccomp, confine)()
+            for where in ("here", "in a thread"):
+                escaped = []
+
+                def leave():
+                    try:
+                        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+                        escaped.append("left")
+                    except PermissionError:
+                        escaped.append("kept")
+
+                if where == "here":
+                    leave()
+                else:
+                    thread = threading.Thread(target=leave)
+                    thread.start()
+                    thread.join()
+                seen.append(f"{where}: {escaped[0]}")
+            if confine == "pinned":
+                child = os.fork()
+                if child == 0:
+                    try:
+                        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+                        os._exit(1)
+                    except PermissionError:
+                        os._exit(0)
+                seen.append(f"child: {'kept' if os.waitpid(child, 0)[1] == 0 else 'left'}")
+        except BaseException as exc:
+            seen.append(repr(exc))
+        finally:
+            os.write(write, json.dumps(seen).encode())
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        seen = json.loads(pipe.read() or "[]")
+    os.waitpid(pid, 0)
+    assert seen == ["here: kept", "in a thread: kept", *(["child: kept"] if confine == "pinned" else [])]
+
+
 def test_the_grader_walks_and_removes_any_tree_without_following_links(tmp_path: Path) -> None:
     from grader.files import files_under, remove_tree
 
