@@ -25,6 +25,10 @@ TIMEOUT_MARGIN = 0.5  # seconds S's limit on a call leaves before the test's own
 # them again in the code's own process, grader.grading.sandbox), and the test running now.
 UNREMOTABLE: set[str] = set()
 _RUNNING: list[str | None] = [None]
+# time.monotonic() by which S must have answered the running test's calls: its time limit's end,
+# less a margin, from the moment pytest-timeout started its timer (setup, call and teardown all
+# count: the `stub` request and the `lesson` fixture's import too); None between tests.
+_DEADLINE: list[float | None] = [None]
 _PATCH: list[pytest.MonkeyPatch | None] = [None]  # the running test's `monkeypatch`, where it has one
 
 
@@ -95,6 +99,7 @@ def connection(config: pytest.Config):
         kit = config.getoption("kata_reference")
         remote.kit = Path(kit) if kit else None
         remote.timing = config.stash.get(TIMING, True)  # the protocol's cost is measured only for these
+        remote.deadline = _DEADLINE[0]
         if (overhead := config.getoption("kata_overhead")) is not None:
             one, each = (float(x) for x in overhead.split(":"))
             remote.overhead = (one, each)
@@ -113,16 +118,25 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
         return (yield)
     finally:
         _RUNNING[0] = None
+        _set_deadline(item.config, None)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
+    limit = settings.timeout
+    _set_deadline(item.config, time.monotonic() + max(limit - TIMEOUT_MARGIN, 0.1) if limit else None)
+
+
+def _set_deadline(config: pytest.Config, deadline: float | None) -> None:
+    _DEADLINE[0] = deadline
+    remote = config.stash.get(CONNECTION, None)
+    if remote is not None:
+        remote.deadline = deadline
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     remote = item.config.stash.get(CONNECTION, None)
-    if remote is not None:
-        from grader.plugin.failures import TIMEOUT_S
-
-        limit = item.stash.get(TIMEOUT_S, 0.0)
-        remote.deadline = time.monotonic() + max(limit - TIMEOUT_MARGIN, 0.1) if limit else None
     _PATCH[0] = getattr(item, "funcargs", {}).get("monkeypatch")
     try:
         result = yield

@@ -368,6 +368,14 @@ def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
 '''
 
 
+HIDES_SOFTMAX_BEHIND_GUARDS = '''
+def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    # torch's own guards switch the modes that watch this call off, and the name is built at run time.
+    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
+        return vars(torch)["soft" + "max"](logits, dim)
+'''
+
+
 HIDES_A_LOOP = '''
 import sys as _sys
 
@@ -407,6 +415,10 @@ HIDDEN = {
     # the dispatch mode in the student's process.
     "a forbidden built-in": ("07_stable", "stable.py", HIDES_SOFTMAX, "test_does_not_call_the_builtins[stable_softmax]",
                              "the source of stable_softmax names a built-in its test forbids (stable.py:"),
+    # The same, with the recording modes switched off by torch's guards (the red team's, 2026-11-28).
+    "a forbidden built-in, the modes switched off": (
+        "07_stable", "stable.py", HIDES_SOFTMAX_BEHIND_GUARDS, "test_does_not_call_the_builtins[stable_softmax]",
+        "the source reaches past its own code (stable.py:"),
     # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
     "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
                "the source of batch_gather loops in Python (gather.py:"),

@@ -158,6 +158,15 @@ class Stack(nn.Module):
     ("import torch.nn.functional as F\nsetattr(F, 'relu', abs)\n", "setattr(F, ...)"),
     ("import torch\nf = getattr(torch, 'soft' + 'max')\n", "getattr(torch, <a name built at run time>)"),
     ("exec('1')\n", "exec()"),
+    # The red team's, 2026-11-28: torch's guards that switch off the recording modes, a built-in
+    # looked up by a name built at run time, the grader's server imported through __builtins__.
+    ("import torch\nwith torch._C._DisableTorchDispatch():\n    pass\n", "_C"),
+    ("from torch._C import DisableTorchFunction\n", "torch._C"),
+    ("from torch.utils._python_dispatch import TorchDispatchMode\n", "torch.utils._python_dispatch"),
+    ("from torch.overrides import TorchFunctionMode\n", "TorchFunctionMode"),
+    ("import torch\nf = vars(torch)['soft' + 'max']\n", "vars()"),
+    ("import torch\nf = torch.__dict__['softmax']\n", "__dict__"),
+    ("s = __builtins__['__import__']('grader.remote.server')\n", "__builtins__"),
 ])
 def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word):
     from grader.testing.source import reaching

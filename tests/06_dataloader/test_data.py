@@ -406,6 +406,9 @@ def folder(name: str) -> Path:
         root = Path(_SCRATCH[0].name) / name
         root.mkdir()
         FOLDERS[name](root)
+        for tar in root.rglob("*.tar"):  # known by the file, whatever name opens it (`_audit_tar_opens`)
+            stat = tar.stat()
+            _tars[stat.st_dev, stat.st_ino] = str(tar)
         _WRITTEN[name] = root
     return _WRITTEN[name]
 
@@ -1115,8 +1118,11 @@ def test_every_epoch_gives_every_image(lesson, num_workers):
 # An audit hook sees every open() and os.open() of this process and of the workers it forks
 # (tarfile opens files with one or the other, whatever way the learner calls it). While a
 # scenario records, it appends "who<TAB>path" for each .tar opened to a file; os.write on an
-# O_APPEND descriptor is itself no "open" event and is safe from many processes at once.
+# O_APPEND descriptor is itself no "open" event and is safe from many processes at once. A tar
+# is known by the file opened, not by the name it was opened by: a link to a shard, symbolic or
+# hard, under any name, is that shard (`_tars`: the test's own, by device and inode).
 _record = {"fd": -1}
+_tars: dict[tuple[int, int], str] = {}
 _hook_installed = False
 
 
@@ -1124,7 +1130,9 @@ def _audit_tar_opens(event: str, args: tuple) -> None:
     if event != "open" or _record["fd"] < 0 or isinstance(args[0], int):
         return
     try:
-        path = os.path.abspath(os.fsdecode(args[0]))
+        path = os.path.realpath(os.fsdecode(args[0]))
+        stat = os.stat(path)
+        path = _tars.get((stat.st_dev, stat.st_ino), path)
         if path.endswith(".tar"):
             info = get_worker_info()
             who = "the main process" if info is None else f"worker {info.id}"
