@@ -230,8 +230,9 @@ def _drain(fd: int) -> None:
 class _Run:
     """One child as the parent sees it: its channel's reader, its deadline, how it ended."""
 
-    def __init__(self, job: Job, pid: int, fd: int, limits: Limits) -> None:
+    def __init__(self, job: Job, pid: int, fd: int, limits: Limits, cpu: int | None = None) -> None:
         self.job, self.pid, self.fd = job, pid, fd
+        self.cpu = cpu  # the one its processes keep (`_pin`)
         self.reader = Reader()
         self.stopped = False  # at the wall-clock limit, by the parent
         self.returncode: int | None = None
@@ -242,7 +243,6 @@ class _Run:
         self.status: int | None = None  # from wait4, once the child has ended
         self.eof = False
         self.closed = False
-        self.cpu: int | None = None  # the one its processes keep (`_pin`)
 
     def close(self) -> None:
         if not self.closed:
@@ -262,9 +262,7 @@ class _Run:
             _child(job, limits, write_fd, cpu)
         os.close(write_fd)
         os.set_blocking(read_fd, False)
-        run = cls(job, pid, read_fd, limits)
-        run.cpu = cpu
-        return run
+        return cls(job, pid, read_fd, limits, cpu)
 
     def read(self) -> bool:
         """Take what the channel has; False at end of file."""

@@ -18,7 +18,7 @@ import hashlib
 import json
 import sys
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from grader.files import remove_tree
@@ -158,7 +158,9 @@ class Grading:
     def imports(self, lesson: str, overlay: dict[str, bytes]) -> tuple[str, ...]:
         """The files of `overlay` the lesson's tests import (tests/NN/test_X.py imports X.py),
         as paths in a grading copy."""
-        tested = {f"{p.stem.removeprefix('test_')}.py" for p in (self.root / "tests" / lesson).glob("test_*.py")}
+        tests = (PurePosixPath(name) for name in self.kit.files)
+        tested = {t.name.removeprefix("test_") for t in tests if t.parent == PurePosixPath("tests", lesson)
+                  and t.name.startswith("test_") and t.suffix == ".py"}
         return tuple(f"exercises/{lesson}/{name}" for name in sorted(overlay) if name in tested)
 
     def view(self, home: Path) -> isolation.View | None:

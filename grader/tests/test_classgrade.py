@@ -825,32 +825,16 @@ def test_the_probe_finds_the_boundary_here(tmp_path: Path) -> None:
     assert isolation.probe(view) is None
 
 
-def test_the_codes_process_under_remote_makes_threads_but_no_process() -> None:
-    """grader/grading/seccomp.py, in a child of this process: fork, posix_spawn and subprocess
-    fail with EPERM; a thread and torch's own threads run."""
-    from grader.grading import seccomp
-
+def in_a_child(body) -> list:
+    """What `body(seen)` appended to `seen`, run in a forked child of this process (its
+    repr, where it raised): a seccomp filter set there stays there."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
         seen = []
         try:
             os.close(read)
-            seccomp.no_processes()
-            for name, make in (("fork", os.fork), ("spawn", lambda: os.posix_spawn("/bin/true", ["true"], {})),
-                               ("subprocess", lambda: subprocess.run(["true"]))):
-                try:
-                    make()
-                    seen.append(f"{name} made a process")
-                except PermissionError:
-                    seen.append(f"{name} refused")
-            done = []
-            thread = threading.Thread(target=lambda: done.append(True))
-            thread.start()
-            thread.join()
-            torch.set_num_threads(2)
-            x = torch.ones(300, 300)
-            seen += [f"thread {done}", f"torch {float((x @ x)[0, 0])}"]
+            body(seen)
         except BaseException as exc:
             seen.append(repr(exc))
         finally:
@@ -860,7 +844,32 @@ def test_the_codes_process_under_remote_makes_threads_but_no_process() -> None:
     with os.fdopen(read) as pipe:
         seen = json.loads(pipe.read() or "[]")
     os.waitpid(pid, 0)
-    assert seen == ["fork refused", "spawn refused", "subprocess refused", "thread [True]", "torch 300.0"]
+    return seen
+
+
+def test_the_codes_process_under_remote_makes_threads_but_no_process() -> None:
+    """grader/grading/seccomp.py, in a child of this process: fork, posix_spawn and subprocess
+    fail with EPERM; a thread and torch's own threads run."""
+    from grader.grading import seccomp
+
+    def body(seen: list) -> None:
+        seccomp.no_processes()
+        for name, make in (("fork", os.fork), ("spawn", lambda: os.posix_spawn("/bin/true", ["true"], {})),
+                           ("subprocess", lambda: subprocess.run(["true"]))):
+            try:
+                make()
+                seen.append(f"{name} made a process")
+            except PermissionError:
+                seen.append(f"{name} refused")
+        done = []
+        thread = threading.Thread(target=lambda: done.append(True))
+        thread.start()
+        thread.join()
+        torch.set_num_threads(2)
+        x = torch.ones(300, 300)
+        seen += [f"thread {done}", f"torch {float((x @ x)[0, 0])}"]
+
+    assert in_a_child(body) == ["fork refused", "spawn refused", "subprocess refused", "thread [True]", "torch 300.0"]
 
 
 @pytest.mark.parametrize("confine", ["pinned", "no_processes"])
@@ -869,50 +878,31 @@ def test_a_process_behind_the_boundary_keeps_its_cpu(confine: str) -> None:
     fails with EPERM, for it and for its threads (and, `pinned`, its children, which it may make)."""
     from grader.grading import seccomp
 
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through the pipe
-        seen = []
+    def leaves(where: list) -> None:
         try:
-            os.close(read)
-            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-            getattr(seccomp, confine)()
-            for where in ("here", "in a thread"):
-                escaped = []
+            os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+            where.append("left")
+        except PermissionError:
+            where.append("kept")
 
-                def leave():
-                    try:
-                        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
-                        escaped.append("left")
-                    except PermissionError:
-                        escaped.append("kept")
+    def body(seen: list) -> None:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        getattr(seccomp, confine)()
+        here, in_thread = [], []
+        leaves(here)
+        thread = threading.Thread(target=leaves, args=(in_thread,))
+        thread.start()
+        thread.join()
+        seen += [f"here: {here[0]}", f"in a thread: {in_thread[0]}"]
+        if confine == "pinned":
+            child = os.fork()
+            if child == 0:
+                child_saw = []
+                leaves(child_saw)
+                os._exit(0 if child_saw == ["kept"] else 1)
+            seen.append(f"child: {'kept' if os.waitpid(child, 0)[1] == 0 else 'left'}")
 
-                if where == "here":
-                    leave()
-                else:
-                    thread = threading.Thread(target=leave)
-                    thread.start()
-                    thread.join()
-                seen.append(f"{where}: {escaped[0]}")
-            if confine == "pinned":
-                child = os.fork()
-                if child == 0:
-                    try:
-                        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
-                        os._exit(1)
-                    except PermissionError:
-                        os._exit(0)
-                seen.append(f"child: {'kept' if os.waitpid(child, 0)[1] == 0 else 'left'}")
-        except BaseException as exc:
-            seen.append(repr(exc))
-        finally:
-            os.write(write, json.dumps(seen).encode())
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        seen = json.loads(pipe.read() or "[]")
-    os.waitpid(pid, 0)
-    assert seen == ["here: kept", "in a thread: kept", *(["child: kept"] if confine == "pinned" else [])]
+    assert in_a_child(body) == ["here: kept", "in a thread: kept", *(["child: kept"] if confine == "pinned" else [])]
 
 
 def test_the_grader_walks_and_removes_any_tree_without_following_links(tmp_path: Path) -> None:
