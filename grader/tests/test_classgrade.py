@@ -191,11 +191,19 @@ def assert_expected_score(graded: dict, name: str, expected: dict) -> None:
     assert record, f"no result for {name}:\n{graded['proc'].stderr}"
     lessons = {entry["lesson"]: entry for entry in record["lessons"]}
     demo = lessons["98_demo"]
-    assert (demo["points"], demo["state"]) == (float(expected["points"]), expected["state"]), demo
+    assert (demo["points"], demo["state"]) == (float(expected["points"]), expected["state"]), explain(record, demo)
     if expected["problem"]:
         assert expected["problem"] in (demo["problem"] or ""), demo
     # Whatever 98_demo did, the other lesson was graded as usual.
     assert (lessons["99_other"]["points"], lessons["99_other"]["state"]) == (4.0, "done"), lessons["99_other"]
+
+
+def explain(record: dict, lesson: dict) -> str:
+    """A lesson's record in full, and its tests' messages: what a failure here needs to be read
+    (pytest would cut the record short)."""
+    tests = [f"  {t['name']}: {t['status']}: {(t['message'] or '')[:300]}" for t in record["tests"]
+             if t["lesson"] == lesson["lesson"]]
+    return "\n".join([json.dumps(lesson, indent=1), *tests])
 
 
 def test_an_error_from_the_codes_process_shows_no_line_of_a_file_it_cannot_see(graded: dict) -> None:

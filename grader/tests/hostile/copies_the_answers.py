@@ -2,8 +2,10 @@
 
 Hands in nothing of its own: looks for the kit's answers everywhere a run could learn of them
 (next to grader.__file__, under the grader's working directory and command line as /proc
-shows them, the environment, a search from /) and runs the first it can read. Behind the
-namespaces none of them is there."""
+shows them, the environment, a search from / five folders deep) and runs the first it can read.
+Behind the namespaces none of them is there. The search leaves out the system's own folders,
+which every run sees and no kit is in: listing them all, on a cold disk, takes longer than a
+test may, and the run would be stopped for that instead."""
 
 import glob
 import os
@@ -25,8 +27,11 @@ _found = []
 for _place in _places:
     for _up in [_place, *_place.parents]:
         _found += glob.glob(str(_up / "solutions" / "98_demo" / "demo.py"))
-for _depth in range(1, 6):
-    _found += glob.glob("/" + "*/" * _depth + "solutions/98_demo/demo.py")
+_SYSTEM = {"usr", "lib", "lib32", "lib64", "libx32", "bin", "sbin", "etc", "proc", "sys", "dev"}
+for _top in os.listdir("/"):
+    if _top not in _SYSTEM:
+        for _depth in range(0, 5):
+            _found += glob.glob("/" + _top + "/" + "*/" * _depth + "solutions/98_demo/demo.py")
 _answers = {}
 for _path in _found:
     try:
