@@ -111,6 +111,9 @@ class Guard:
             if (file := getattr(module, "__file__", None)) and Path(file).resolve() in files:
                 self._watch(name, module)
                 self.modules.append(name)
+        # What runs at every call of the tests' thread, and of threads to come: such a function
+        # can stop the thread at the writer and change the result it was handed.
+        self.hooks_on_calls = _hooks_on_calls()
         self.plugins: set[str] | None = None  # the plugin names registered once collection ended
         self.hooks: dict[str, object] = {}  # pytest's hook callers then, by name (config.hook)
 
@@ -141,6 +144,8 @@ class Guard:
             problems += [f"{owner}.{attr}'s code was replaced" for attr, function, code in functions
                          if function.__code__ is not code][:10 - len(problems)]
         problems += _canaries()
+        if _hooks_on_calls() != self.hooks_on_calls:
+            problems.append("a trace or profile function was set (sys.settrace, sys.setprofile or threading's)")
         if config is not None:
             names = {name for name, _ in config.pluginmanager.list_name_plugin()}
             hooks = dict(vars(config.hook))
@@ -155,6 +160,13 @@ class Guard:
 
 
 _MISSING = object()
+
+
+def _hooks_on_calls() -> tuple:
+    """The trace and profile functions of this thread, and those threading gives new threads."""
+    import threading
+
+    return sys.gettrace(), sys.getprofile(), threading.gettrace(), threading.getprofile()
 
 
 def _canaries() -> list[str]:
