@@ -54,6 +54,13 @@ def preload(grading: bool) -> int:
             importlib.import_module(name)
         except ImportError:
             pass  # a lesson that needs it will say so
+    # What every pytest session imports, that nothing above did: pytest's own plugins, and what
+    # reading pyproject.toml (its minversion too) and the debugging plugin import.
+    from _pytest.config import default_plugins
+
+    for name in (*(f"_pytest.{plugin}" for plugin in default_plugins), "_pytest.pytester_assertions", "tomllib",
+                 "packaging.version", "pdb"):
+        importlib.import_module(name)
     _hypothesis_constants()
     import gc
 

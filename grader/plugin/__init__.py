@@ -30,13 +30,15 @@ MODULES = ("target", "remote", "collection", "process", "todo", "failures", "rec
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """The kit's hooks, then the plugins: the installed ones first (found as ``-p NAME`` finds
-    them), then the kit's own modules by their import names. Not through ``pytest_plugins``,
-    which searches every installed distribution's entry points once for each name it lists."""
+    """The kit's hooks, then the plugins: the installed ones first, then the kit's own modules,
+    all by their import names. Not through ``pytest_plugins`` nor as entry points, either of
+    which searches every installed distribution's entry points for each name, in every run; the
+    installed plugins' entry points have other names than their modules (``timeout``), so the
+    search never found them."""
     from grader.plugin import hooks
 
     pluginmanager.add_hookspecs(hooks)
     for name in INSTALLED:
-        pluginmanager.import_plugin(name, consider_entry_points=True)
+        pluginmanager.import_plugin(name)
     for name in MODULES:
         pluginmanager.import_plugin(f"grader.plugin.{name}")
