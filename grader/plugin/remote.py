@@ -109,6 +109,8 @@ def connection(config: pytest.Config):
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[TIMING] = any(item.get_closest_marker("speed") for item in session.items)
+    if session.items and session.config.getoption("kata_remote") and session.config.getoption("kata_remote_fd") is None:
+        connection(session.config).wait_ready()  # a spawned S's start, before any test's timer
 
 
 @pytest.hookimpl(wrapper=True)

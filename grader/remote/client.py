@@ -103,6 +103,11 @@ class Connection:
         there.close()
         return cls(here, memory, process.pid, process)
 
+    def wait_ready(self) -> None:
+        """Wait for S to answer: a spawned S imports torch first (seconds), which no test's time
+        limit should pay for."""
+        self.request({"op": "ready"})
+
     def close(self) -> None:
         self.sock.close()
         if self.process is not None:

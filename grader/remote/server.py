@@ -86,6 +86,10 @@ class Server:
 
     # --- requests ------------------------------------------------------------------------
 
+    def op_ready(self, request) -> dict:
+        """Nothing: the answer says this process has started (a spawned one imports torch first)."""
+        return {}
+
     def op_load(self, request) -> dict:
         from grader.plugin.target import import_code
 

@@ -37,6 +37,20 @@ def test_a_syntax_error_names_its_file_and_line(kit):
     result.stdout.fnmatch_lines(["*solutions/98_demo/demo.py:*: SyntaxError*"])
 
 
+def test_a_tests_calls_have_its_own_time_from_its_set_up_on(kit):
+    """The code's process stops a call at what its test has left: counted from that test's start,
+    its set-up (where the lesson is imported) included, never from an earlier test's limit."""
+    solved(kit, "import time\n\ntime.sleep(0.4)  # a slow import, well within any test's limit\n")
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        "import time\n\n\n"
+        "def test_the_first_takes_its_time():\n"
+        "    time.sleep(2.2)  # past what a call of its could take (its timeout less a margin), not its timeout\n\n\n"
+        "def test_the_next_imports_the_lesson(lesson):\n"
+        "    assert lesson.add(2, 3) == 5\n")
+    result = run(kit, "solutions/98_demo", "--kata-remote", "--timeout", "2.5")
+    assert_outcomes(result, passed=2)
+
+
 # What passes in-process and must not once the code is kept away from the checks.
 ATTACKS = {
     "an answer that equals anything": "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
