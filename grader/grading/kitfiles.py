@@ -48,12 +48,15 @@ class KitFiles:
         return cls(root, files, stubs, digest.hexdigest())
 
     def parse_tests(self) -> None:
-        """Parse the test files once here, for every run forked after (grader.plugin.untouched)."""
+        """Parse the test files once here, for every run forked after (grader.plugin.untouched),
+        and have pytest's assertion rewriting of them done (grader.forking.rewrite_ahead)."""
+        from grader import forking
         from grader.plugin import untouched
 
-        for name, data in self.files.items():
-            if Path(name).name.startswith("test_") and name.endswith(".py"):
-                untouched.parsed(data.decode("utf-8"))
+        tests = [data for name, data in self.files.items() if Path(name).name.startswith("test_") and name.endswith(".py")]
+        for data in tests:
+            untouched.parsed(data.decode("utf-8"))
+        forking.rewrite_ahead([*tests, *(data for name, data in self.files.items() if Path(name).name == "conftest.py")])
 
     def answers(self, lesson: str) -> dict[str, bytes]:
         """The kit's answer to `lesson`: its solutions/ files, as a student's would be laid over the stubs."""

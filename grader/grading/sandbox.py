@@ -430,8 +430,10 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     cannot run so at all (`job.fallback` names those allowed) run in a third, in-process with
     the code, behind the boundary. Both are forked first, from the state every run starts
     from, and wait for the names of their tests."""
-    inside = _waiting(lambda ask, answer: _run_inside(job, limits, ask, answer), channel_fd)
-    apart = _waiting(lambda ask, answer: _run_apart(job, limits, ask, answer), channel_fd, *inside[1:]) \
+    # (none in-process where the lesson names no test allowed to fall back: nothing would be held for it)
+    inside = _waiting(lambda ask, answer: _run_inside(job, limits, ask, answer), channel_fd) \
+        if job.fallback is None or job.fallback else None
+    apart = _waiting(lambda ask, answer: _run_apart(job, limits, ask, answer), channel_fd, *(inside or ())[1:]) \
         if job.processes else None
     held_open = [fd for child in (inside, apart) if child for fd in child[1:]]
     connection, code = _code_there(job, limits, processes=False, keep_from_code=[channel_fd, *held_open])
@@ -457,7 +459,8 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
         writer.overhead(*OVERHEAD[0])
     if apart is not None:
         writer.send(*_checked_by(apart, [r for r in writer.held if r.nodeid in job.processes], inside=False))
-    writer.send(*_checked_by(inside, [r for r in writer.held if r.nodeid not in job.processes], inside=True))
+    if inside is not None:
+        writer.send(*_checked_by(inside, [r for r in writer.held if r.nodeid not in job.processes], inside=True))
     if (returncode := _how_the_code_ended(code)) is not None:
         writer.code_ended(returncode, overran=CODE_OVERRAN[0])
     writer.finish()

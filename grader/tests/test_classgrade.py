@@ -323,6 +323,26 @@ def test_a_file_that_does_not_compile_fails_each_test_as_its_tests_would_without
     assert "demo.py:4: SyntaxError" in log and "No test ran" in log
 
 
+def test_a_failed_assert_reads_as_in_a_learners_run(graded: dict, tmp_path: Path) -> None:
+    """The tests' asserts are rewritten as pytest rewrites them (class grading does it once, for
+    every run: grader.forking.rewrite_ahead): each failure names the test's file and line, the
+    assert, and what its values were, as a learner's run with the code apart does."""
+    from grader.runs import pytest_args, run_pytest
+
+    kit = shutil.copytree(graded["kit"], tmp_path / "kit")
+    # (its attack needs pytest in the code's process: apart, it is a plain wrong answer)
+    shutil.copy(HOSTILE / "wraps_the_report_hook.py", kit / "exercises" / "98_demo" / "demo.py")
+    learner = run_pytest(kit, pytest_args("exercises/98_demo", "--kata-remote"))
+    record = graded["students"]["wraps_the_report_hook"]
+    graded_tests = {t["name"]: t for t in record["tests"] if t["lesson"] == "98_demo"}
+    assert len(learner.tests) == len(graded_tests) == 3
+    for test in learner.tests:
+        message = graded_tests["98_demo: " + test.nodeid.rpartition("::")[2]]["message"]
+        assert message.splitlines()[:4] == test.message.splitlines()[:4], (message, test.message)
+    assert "tests/98_demo/test_demo.py:7: in test_add" in graded_tests["98_demo: test_add"]["message"]
+    assert "+  where 0 = " in graded_tests["98_demo: test_add"]["message"]
+
+
 def test_a_second_run_grades_only_what_changed(graded: dict, tmp_path: Path) -> None:
     class_dir, out = tmp_path / "class", tmp_path / "results"
     for name in ("correct", "partial"):
