@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import linecache
 import os
+import random
 import signal
 import socket
 import stat
@@ -42,6 +43,8 @@ _RAISABLE = {name: t for name, t in vars(__import__("builtins")).items()
 
 COPIES = 32  # the most inputs one timed call runs on
 BATCH_BYTES = 1 << 20  # ... while they hold at most this many bytes together
+CHECKED = 4  # ... of whose results this many are checked against the kit's answer (`RemoteFunction._check`)
+_ENTROPY = random.SystemRandom()  # not the random module's state, which every run forked from one parent shares
 
 
 class Unremotable(AssertionError):
@@ -512,14 +515,22 @@ class RemoteFunction:
         return value
 
     def _check(self, values: list, inputs: list) -> None:
-        """Each timed result is the kit's answer's on its inputs (loosely: summing in another
+        """Timed results are the kit's answer's on their inputs (loosely: summing in another
         order is not wrong). A timed call is otherwise unchecked, and a result kept from an
-        earlier call, or one made up, would make any code fast."""
+        earlier call, or one made up, would make any code fast.
+
+        CHECKED of a call's results are checked, drawn from the system's entropy once they are
+        here, where S cannot see which. Results made up for a share f of the inputs save at most
+        that share of S's time (a speed-up of 1/(1 - f)), and go unseen through the ~12 timed
+        calls of a speed test with a chance of (1 - f)^(12 * CHECKED) at most: under 1e-5 for
+        f = 1/4, a speed-up of 1.33x. Checking each of up to COPIES results cost more than the
+        calls themselves (lesson 03: 0.45 s of its speed test's 1.1 s)."""
         __tracebackhide__ = True
         reference = getattr(self.module._kata_reference, self.__name__, None)
         if reference is None:
             return
-        for value, (args, kwargs) in zip(values, inputs):
+        picked = sorted(_ENTROPY.sample(range(len(values)), min(CHECKED, len(values))))
+        for value, (args, kwargs) in ((values[i], inputs[i]) for i in picked):
             with _disable_current_modes():
                 expected = reference(*args, **kwargs)
             try:

@@ -85,7 +85,7 @@ from grader.testing import assert_speed
 
 @pytest.mark.speed
 def test_columns_fast(lesson):
-    x = torch.rand(2000, 50)
+    x = torch.rand(400, 50)  # 80 kB: a timed call runs on 13 copies, of which CHECKED are checked
     assert_speed(lambda: [row.sum() for row in x], lambda: lesson.columns(x), at_least=5,
                  what="columns", baseline_name="a loop over rows")
 """
@@ -99,6 +99,10 @@ SPEED_ANSWERS = {
     "a loop, its answer kept per first values": (
         LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = tuple(x[0, :4].tolist())\n"
         "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+    # Made-up results save most of the time; the results checked are drawn after they came.
+    "a loop, fifteen results in sixteen made up": (
+        "import torch\n\n\n" + LOOP + "_calls = [0]\n\n\ndef columns(x):\n    _calls[0] += 1\n"
+        "    if _calls[0] % 16:\n        return torch.zeros(x.shape[1])\n    return _slow(x)\n", (True, False)),
     "a loop, its answer kept per shape": (
         LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = x.shape\n"
         "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
@@ -134,6 +138,8 @@ def test_speed_is_timed_in_the_other_process_on_fresh_inputs(kit, answer):
     for args, expected in (((), in_process), (("--kata-remote",), remote)):
         result = run(kit, "exercises/98_demo", *args)
         assert result.parseoutcomes().get("passed" if expected else "failed") == 1, (args, result.stdout.str())
+    if "made up" in answer:  # caught by the results checked, not by its speed
+        assert "gave a wrong answer in a speed test" in result.stdout.str(), result.stdout.str()
 
 
 def test_a_protocol_cost_handed_to_the_tests_is_the_one_they_subtract(kit):
@@ -380,6 +386,8 @@ def test_a_scenario_drives_the_objects_beside_the_code_and_its_observations_are_
     for args, expected in (((), in_process), (("--kata-remote",), remote)):
         result = run(kit, "exercises/98_demo", *args)
         assert result.parseoutcomes().get("passed" if expected else "failed") == 1, (args, result.stdout.str())
+    if "made up" in answer:  # caught by the results checked, not by its speed
+        assert "gave a wrong answer in a speed test" in result.stdout.str(), result.stdout.str()
 
 
 def test_a_scenario_that_is_not_at_the_top_level_of_its_file_is_refused():
