@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from grader import source_digest
 from grader.files import files_under, read_regular
@@ -53,10 +53,16 @@ class KitFiles:
         from grader import forking
         from grader.plugin import untouched
 
-        tests = [data for name, data in self.files.items() if Path(name).name.startswith("test_") and name.endswith(".py")]
+        tests = list(self.test_files().values())
         for data in tests:
             untouched.parsed(data.decode("utf-8"))
         forking.rewrite_ahead([*tests, *(data for name, data in self.files.items() if Path(name).name == "conftest.py")])
+
+    def test_files(self, lesson: str | None = None) -> dict[str, bytes]:
+        """The lessons' test files (tests/NN/test_X.py, by path in a copy), or one lesson's."""
+        return {name: data for name, data in self.files.items()
+                if (path := PurePosixPath(name)).parts[0] == "tests" and path.name.startswith("test_")
+                and path.suffix == ".py" and (lesson is None or path.parent == PurePosixPath("tests", lesson))}
 
     def answers(self, lesson: str) -> dict[str, bytes]:
         """The kit's answer to `lesson`: its solutions/ files, as a student's would be laid over the stubs."""

@@ -158,9 +158,7 @@ class Grading:
     def imports(self, lesson: str, overlay: dict[str, bytes]) -> tuple[str, ...]:
         """The files of `overlay` the lesson's tests import (tests/NN/test_X.py imports X.py),
         as paths in a grading copy."""
-        tests = (PurePosixPath(name) for name in self.kit.files)
-        tested = {t.name.removeprefix("test_") for t in tests if t.parent == PurePosixPath("tests", lesson)
-                  and t.name.startswith("test_") and t.suffix == ".py"}
+        tested = {PurePosixPath(name).name.removeprefix("test_") for name in self.kit.test_files(lesson)}
         return tuple(f"exercises/{lesson}/{name}" for name in sorted(overlay) if name in tested)
 
     def view(self, home: Path) -> isolation.View | None:

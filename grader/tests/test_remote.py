@@ -153,6 +153,22 @@ def test_a_protocol_cost_handed_to_the_tests_is_the_one_they_subtract(kit):
     assert result.parseoutcomes().get("passed") == 1, result.stdout.str()
 
 
+@pytest.mark.parametrize("n", [5, 16 * 4096, 20 * 4096, 20 * 4096 + 17])
+def test_a_timed_calls_fresh_values_are_the_inputs_own_in_another_order(n):
+    """Small storages get any order; large ones, blocks of SHUFFLE_BLOCK in any order, then
+    the whole turned (the tail past the last whole block included)."""
+    from grader.remote.client import _shuffled
+
+    values = torch.arange(n)
+    orders = set()
+    for seed in range(6):
+        torch.manual_seed(seed)
+        fresh = _shuffled(values)
+        assert fresh.shape == values.shape and torch.equal(fresh.sort().values, values)
+        orders.add(tuple(fresh[:8].tolist()))
+    assert len(orders) > 1
+
+
 def test_a_functions_signature_crosses_where_its_defaults_are_data():
     """A test that reads a signature (01's fit_polynomial defaults) reads S's description of
     it; a default that is not data, or a description that is no signature, gives none."""
