@@ -178,6 +178,7 @@ def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None)
         keys.close()
 
 
+# The line before the next run, by what stopped the last one.
 STOPPED_BY = {"saved": "a file was saved", "r": "r pressed", "n": "n pressed, on to {after.name}"}
 
 

@@ -7,6 +7,7 @@ seconds per run); every read of the watcher's output has a deadline.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import queue
@@ -419,6 +420,9 @@ def test_a_save_and_q_during_a_run_stop_it_within_the_watchers_polls(quick_kit, 
     keys = ScriptedKeys(script)
     logged(monkeypatch, keys)
     assert watch.watch(quick_kit.path, get_lesson(quick_kit.path, "98_demo"), 0.1, keys) == 0
+    parser = argparse.ArgumentParser()
+    watch.configure(parser, "watch")
+    assert parser.parse_args([]).interval == 0.5  # two looks: a save is acted on within 1 s
     log = keys.log
     saved, stopped = log.index("save"), log.index("stop")
     assert log[saved:stopped].count("look") == 2, log
