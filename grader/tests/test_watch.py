@@ -362,6 +362,30 @@ def test_keys_during_a_run_act_at_once(start_watcher, quick_kit):
         os.close(terminal)
 
 
+@needs_signals
+def test_keys_pressed_together_stop_each_new_run_cleanly(start_watcher, quick_kit):
+    # Each `r` after the first stops a run forked an instant before, often before the child has
+    # set its own signal handlers: it must still end without a traceback.
+    import pty
+
+    terminal, learner_side = pty.openpty()
+    try:
+        watcher = start_watcher(stdin=learner_side)
+        os.close(learner_side)
+        watcher.expect(WATCHING)
+        runs_forever(quick_kit)
+        watcher.save(SOLUTION)
+        run_started(quick_kit, 1)  # forked from the warm watcher
+        os.write(terminal, b"rrr")
+        for _ in range(3):
+            watcher.expect("(run stopped: r pressed)", timeout=STOP_BOUND_S)
+        _, group, _ = run_started(quick_kit, 2)
+        assert_stopped_cleanly(watcher)
+        assert_group_gone(group)
+    finally:
+        os.close(terminal)
+
+
 class ScriptedKeys(watch.Keys):
     """Keys as on a terminal, pressed by `script(log)` at each read of the watcher's; every read,
     and what the watcher does that `logged` below records, is appended to `log`."""
