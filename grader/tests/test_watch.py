@@ -320,13 +320,14 @@ def test_a_save_during_a_run_stops_it_and_runs_again(start_watcher, quick_kit, r
         runs_forever(quick_kit)
         watcher.save(SOLUTION)
     pid, group, worker = run_started(quick_kit, 1)
+    assert pid == group  # pytest leads a process group of its own, its worker in it
+    assert str(worker) in "\n".join(line.split()[2] for line in running_in_group(group))
     saved = time.monotonic()
     watcher.save(SOLUTION + "# saved again\n")
     watcher.expect("(run stopped: a file was saved)", timeout=STOP_BOUND_S)
     assert time.monotonic() - saved < STOP_BOUND_S
     assert_group_gone(group)
-    assert (pid, group) == (group, pid)  # pytest led a process group of its own, worker included
-    next_pid, next_group, next_worker = run_started(quick_kit, 2)  # the next run started
+    _, next_group, _ = run_started(quick_kit, 2)  # the next run started
     assert next_group not in (group, watcher.proc.pid)
     assert_stopped_cleanly(watcher)
     assert_group_gone(next_group)
@@ -408,12 +409,15 @@ class ScriptedKeys(watch.Keys):
 def logged(monkeypatch, keys: ScriptedKeys) -> None:
     """Record in `keys.log` the watcher's looks at the files, its stops of a run still running, its
     hints and its waits between runs; every run a fresh process (the path where fork is missing)."""
-    for name, entry in (("snapshot", "look"), ("_show_hint", "hint"), ("wait_for_change", "wait")):
-        def record(*args, _original=getattr(watch, name), _entry=entry):
-            keys.log.append(_entry)
-            return _original(*args)
+    def recorded(original, entry: str):
+        def record(*args):
+            keys.log.append(entry)
+            return original(*args)
 
-        monkeypatch.setattr(watch, name, record)
+        return record
+
+    for name, entry in (("snapshot", "look"), ("_show_hint", "hint"), ("wait_for_change", "wait")):
+        monkeypatch.setattr(watch, name, recorded(getattr(watch, name), entry))
 
     def stop(child, _original=watch._stop):
         keys.log.append("stop" if child.poll() is None else "ended")
