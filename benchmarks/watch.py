@@ -9,7 +9,8 @@ with the stubs untouched and ``pytest solutions/NN`` (the answers), interleaved 
 round with a fresh ``python -c "import torch"``, and prints the median of ``--runs`` runs of
 each and its ratio to ``import torch`` (the unit of every feedback target, since every fresh
 run pays it; a fresh run's figures are benchmarks/feedback.py's). Every run must end as it
-should (stubs 1, answers 0), or the script stops with exit 2.
+should (stubs 1, answers 0), or the script stops with exit 2. It prints the machine's load
+average before and after: on a busy machine the seconds grow, the ratios much less.
 """
 
 from __future__ import annotations
@@ -61,6 +62,14 @@ def forked(warm: Warm, tree: str, lesson: Lesson, expect: int) -> float:
     return seconds
 
 
+def load() -> str:
+    """The 1-minute load average, or "unknown" where the system has none (Windows)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except (AttributeError, OSError):
+        return "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("lessons", nargs="*", help="lessons by number, topic or folder name (default: every lesson)")
@@ -78,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if not warm.ready:
         parser.error("the warm-up failed: `python -c \"from grader import forking; forking.preload(False)\"` shows why")
     print(machine())
+    before = load()
     print(f"median of {args.runs} runs, commands interleaved round by round\n")
     times: dict[tuple[str, str], list[float]] = {}
     try:
@@ -92,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     median = {key: statistics.median(values) for key, values in times.items()}
     floor = median[("import torch", "")]
     print(f"import torch (fresh)   {floor:5.2f} s")
-    print(f"warm-up, once          {warm_up:5.2f} s  (after the first run, while its result is read)\n")
+    print(f"warm-up, once          {warm_up:5.2f} s  (after the first run, while its result is read)")
+    print(f"load average           {before} before, {load()} after (1 min, {os.cpu_count()} cores)\n")
     print(f"{'lesson':20}  {'stubs':>7}  ratio  {'answers':>8}  ratio")
     for lesson in lessons:
         stubs, answers = median[(lesson.name, "exercises")], median[(lesson.name, "solutions")]

@@ -5,26 +5,38 @@ The contract:
 - The tests run as ``python -m pytest exercises/NN_topic -q -p no:cacheprovider`` in the kit
   root, in a child process whose output goes straight to the terminal (the plugin prints the
   TODO and "Next:" lines itself). After each run one line says what is being watched.
-- Every ``--interval`` seconds the watcher takes a snapshot (path, mtime_ns, size) of every
-  ``*.py`` under ``exercises/NN_topic/``. A change runs the tests again once the snapshot has
-  stayed the same for one more interval (editors save in several steps); a save during a run
-  is compared against the snapshot taken before it, so it triggers one more run.
+- Every ``--interval`` seconds, during a run too, the watcher takes a snapshot (path,
+  mtime_ns, size) of every ``*.py`` under ``exercises/NN_topic/``. A change counts as a save
+  once the snapshot has stayed the same for one more interval (editors save in several steps).
+  A save runs the tests again; a save during a run stops it there and then, prints
+  "(run stopped: a file was saved)" and starts the next run. A save that the run's end
+  overtook is compared against the snapshot taken before the run, so it still triggers one
+  more run.
 - Nothing the learner writes stops the watcher: a file that does not parse is reported by the
   plugin (BROKEN) and the watcher waits for the next save.
-- Ctrl-C (or SIGTERM, or the terminal closing) stops the running tests, waits for them, prints
-  "stopped watching" and exits 0, without a traceback. The tests run in a process group of
-  their own, so that only the watcher gets the terminal's Ctrl-C and stops the whole group
-  (DataLoader workers included) itself: nothing is left running, and the child never prints
-  a traceback of its own for an interrupt that lands while it is still starting up.
+- The tests run in a process group of their own (forked: a session of their own; fresh: a
+  subprocess started in a new session, or a new process group on Windows). Every stop of a
+  run, whatever asked for it, signals the whole group (SIGTERM, then SIGKILL after
+  STOP_GRACE_S), waits for the tests' process, then kills what is left of the group: nothing
+  is left running, DataLoader workers included.
+- Ctrl-C (or SIGTERM, or the terminal closing) stops the running tests, prints "stopped
+  watching" and exits 0, without a traceback. Only the watcher gets the terminal's Ctrl-C (the
+  tests are in their own group), so the child never prints a traceback of its own for an
+  interrupt that lands while it is still starting up.
 - When every test passes, it says so and offers the next lesson. On a terminal, keys act at
-  once while it waits (no Enter): ``h`` shows the lesson's next hint level, ``n`` moves on to
-  the next lesson, ``r`` runs the tests again, ``q`` quits. Off a terminal, no keys are read.
+  once, during a run too (no Enter): ``r`` runs the tests again, ``n`` moves on to the next
+  lesson (a run they stop ends with "(run stopped: r pressed)", or "(run stopped: n pressed,
+  on to NN_topic)"), ``q`` quits (stopping a run, then "stopped watching"), ``h`` shows the
+  lesson's next hint level. An ``h`` pressed during a run, and an ``n`` on the last lesson,
+  wait for the run's end: their text would land inside the run's output. Off a terminal, no
+  keys are read; saves still stop a run.
 - ``--once`` runs the tests once and exits with pytest's status, for scripts.
 - Later runs start warm. After the first run (a fresh process), while the learner reads its
   result, the watcher imports what runs need once (torch, the torch modules it imports lazily
   for optimizers and gradcheck, pytest, hypothesis) and then forks every run from itself:
   the same command line and output, without paying for ``import torch`` again (the figures are
-  in docs/PERFORMANCE.md). The learner's
+  in docs/PERFORMANCE.md). A run is checked for its end every END_POLL_S (its output reaches
+  the terminal at once: the check only readies the watcher for the next save). The learner's
   modules are never imported in the watcher, so each run sees the files as saved. Where
   os.fork is missing (Windows), or the imports fail, every run is a fresh process.
 """
@@ -46,6 +58,8 @@ from grader.runs import pytest_args
 
 CLEAR_SCREEN = "\033[2J\033[H"
 STOP_GRACE_S = 5.0  # how long stopped tests get to exit before they are killed
+STOP_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+END_POLL_S = 0.05  # how often a run is checked for its end (its output is the learner's at once)
 
 Snapshot = frozenset  # of (path, mtime_ns, size), one per *.py file
 
@@ -115,41 +129,78 @@ def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None)
     keys = keys or Keys.of_terminal()
     warm: Warm | None = None
     hint_level = 0
+    held: list[str] = []  # keys pressed during a run that wait for its end
     try:
         while True:
             folder = lesson.dir("exercises")
             before = snapshot(folder)
-            status = run_tests(root, lesson, warm)
             after = next_lesson(root, lesson)
-            if status == 0:
-                offer = f"press n for {after.name}" if after else "that was the last lesson"
-                print(f"\nEvery test of {lesson.name} passes. Well done: {offer}.", flush=True)
-            print(f"\nwatching exercises/{lesson.name}/ for changes (Ctrl-C to stop)", flush=True)
-            if keys.live:
-                print("keys: h next hint, n next lesson, r run again, q quit", flush=True)
-            if warm is None:
-                warm = Warm.start()  # a save meanwhile is seen at the next poll
-            while True:
-                event = wait_for_change(folder, before, interval, keys)
-                if event == "h":
-                    hint_level = _show_hint(lesson, hint_level + 1)
-                    continue
-                if event == "n" and after is None:
-                    print("That was the last lesson; q quits.", flush=True)
-                    continue
-                break
+            child = start_tests(root, lesson, warm)
+            try:
+                event = follow(child, folder, before, interval, keys, ("r", "q", "n") if after else ("r", "q"), held)
+            finally:
+                _stop(child)
+            stopped = event is not None  # by a save or a key, not ended by itself
+            if not stopped:
+                if child.returncode == 0:
+                    offer = f"press n for {after.name}" if after else "that was the last lesson"
+                    print(f"\nEvery test of {lesson.name} passes. Well done: {offer}.", flush=True)
+                print(f"\nwatching exercises/{lesson.name}/ for changes (Ctrl-C to stop)", flush=True)
+                if keys.live:
+                    print("keys: h next hint, n next lesson, r run again, q quit", flush=True)
+                if warm is None:
+                    warm = Warm.start()  # a save meanwhile is seen at the next poll
+                while True:
+                    event = held.pop(0) if held else wait_for_change(folder, before, interval, keys)
+                    if event == "h":
+                        hint_level = _show_hint(lesson, hint_level + 1)
+                        continue
+                    if event == "n" and after is None:
+                        print("That was the last lesson; q quits.", flush=True)
+                        continue
+                    break
             if event == "q":
                 _say_stopped()
                 return 0
+            why = f"(run stopped: {STOPPED_BY[event].format(after=after)})" if stopped else ""
             if event == "n":
-                lesson, hint_level = after, 0
+                lesson, hint_level, held = after, 0, []
             if sys.stdout.isatty():
                 print(CLEAR_SCREEN, end="", flush=True)
+            elif why:
+                why = f"\n{why}"  # the stopped run may have left a line half printed
+            if why:
+                print(why, flush=True)
     except KeyboardInterrupt:
         _say_stopped()
         return 0
     finally:
         keys.close()
+
+
+# The line before the next run, by what stopped the last one.
+STOPPED_BY = {"saved": "a file was saved", "r": "r pressed", "n": "n pressed, on to {after.name}"}
+
+
+def follow(child: subprocess.Popen | Forked, folder: Path, seen: Snapshot, interval: float, keys: Keys,
+           acting: tuple[str, ...], held: list[str]) -> str | None:
+    """Watch the files and the keys while the tests run: None once they end by themselves, or
+    the event that is to stop them, as soon as it happens: a save that has settled ("saved", as
+    wait_for_change sees one) or a key of `acting`. Other keys the watcher acts on are added
+    to `held`, for after the run (a hint printed now would land inside the tests' output)."""
+    last, look_at = seen, time.monotonic() + interval
+    while child.poll() is None:
+        key = keys.read(min(END_POLL_S, max(look_at - time.monotonic(), 0.0)))
+        if key in acting:
+            return key
+        if key in ("h", "n"):
+            held.append(key)
+        if time.monotonic() >= look_at:
+            now = snapshot(folder)
+            if now == last and now != seen:
+                return "saved"
+            last, look_at = now, time.monotonic() + interval
+    return None
 
 
 def next_lesson(root: Path, lesson: Lesson) -> Lesson | None:
@@ -261,16 +312,21 @@ def pytest_command(lesson: Lesson) -> list[str]:
     return [sys.executable, "-m", "pytest", *lesson_args(lesson)]
 
 
-def run_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> int:
-    """Run the lesson's tests, output to our terminal; pytest's exit status. Never leaves them running."""
+def start_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> subprocess.Popen | Forked:
+    """Start the lesson's tests, output to our terminal, in a process group of their own:
+    forked from `warm` once it is ready, else a fresh process."""
     sys.stdout.flush()  # our lines first, then the child's
     sys.stderr.flush()
     if warm is not None and warm.ready:
-        child = warm.fork(root, lesson_args(lesson))
-    elif os.name == "posix":
-        child = subprocess.Popen(pytest_command(lesson), cwd=root, start_new_session=True)
-    else:
-        child = subprocess.Popen(pytest_command(lesson), cwd=root, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+        return warm.fork(root, lesson_args(lesson))
+    if os.name == "posix":
+        return subprocess.Popen(pytest_command(lesson), cwd=root, start_new_session=True)
+    return subprocess.Popen(pytest_command(lesson), cwd=root, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+
+
+def run_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> int:
+    """Run the lesson's tests to their end; pytest's exit status. Never leaves them running."""
+    child = start_tests(root, lesson, warm)
     try:
         return child.wait()
     finally:
@@ -300,17 +356,22 @@ class Warm:
                 return cls(None)
 
     def fork(self, root: Path, args: list[str]) -> Forked:
+        # A stop sent to the child before it has set its own handlers (a second `r` read at
+        # once) waits until it has: the watcher's would raise KeyboardInterrupt in it.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         pid = os.fork()
         if pid:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             return Forked(pid)
-        forking.end_child(lambda: self._run(root, args))
+        forking.end_child(lambda: self._run(root, args, mask))
 
-    def _run(self, root: Path, args: list[str]) -> int:
+    def _run(self, root: Path, args: list[str], mask) -> int:
         """In the child: `python -m pytest ARGS` from the kit's root, in a session of its own."""
         os.setsid()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)  # the watcher's turn them into Ctrl-C
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.chdir(root)
         import pytest
         import torch
@@ -345,7 +406,8 @@ class Forked:
 
 
 def _stop(child: subprocess.Popen | Forked) -> None:
-    """Stop the child's process group if it is still running (we were interrupted) and reap it."""
+    """Stop the child's process group if it is still running (Ctrl-C, a save, a key) and reap
+    it; then kill what is left of its group (a worker process that outlived it)."""
     if child.poll() is not None:
         return
     _signal_group(child, signal.SIGTERM)
@@ -354,6 +416,9 @@ def _stop(child: subprocess.Popen | Forked) -> None:
     except subprocess.TimeoutExpired:
         _signal_group(child, getattr(signal, "SIGKILL", signal.SIGTERM))
         child.wait()
+    if os.name == "posix":
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # (none left: the usual case)
+            os.killpg(child.pid, signal.SIGKILL)
 
 
 def _signal_group(child: subprocess.Popen | Forked, signum: int) -> None:
