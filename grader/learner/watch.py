@@ -92,12 +92,12 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
 
 def pick_lesson(root: Path, name: str | None) -> Lesson:
-    """The lesson named, or the first unfinished one (the one `kata next` picks)."""
+    """The lesson named, or the one `kata next` picks (in progress, else the first not started)."""
     if name is not None:
         return get_lesson(root, name)
-    from grader.learner.next import first_unfinished
+    from grader.learner.next import choose
 
-    lesson = first_unfinished(root)
+    lesson = choose(root)
     if lesson is not None:
         return lesson
     names = [lesson.name for lesson in all_lessons(root)]
