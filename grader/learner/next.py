@@ -17,6 +17,7 @@ from grader.authoring.exercises import expected_stubs
 from grader.learner.reset import is_pristine, lesson_files, pristine_dir, pristine_stubs
 from grader.learner.status import Cache, add_no_cache, statuses
 from grader.lessons import Lesson, all_lessons
+from grader.results import State
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
@@ -40,23 +41,25 @@ def untouched_stubs(lesson: Lesson) -> dict[str, bytes] | None:
     return None
 
 
-def started(lesson: Lesson) -> bool:
-    """Whether the learner changed a stub of exercises/NN (True where no stubs are at hand: its
-    tests then decide)."""
+def started(lesson: Lesson) -> bool | None:
+    """Whether the learner changed a stub of exercises/NN; None where no stubs are at hand to
+    compare with."""
     stubs = untouched_stubs(lesson)
-    return stubs is None or not is_pristine(lesson, stubs)
+    return None if stubs is None else not is_pristine(lesson, stubs)
 
 
 def choose(root: Path, cache: Cache | None = None) -> Lesson | None:
-    """The lesson in progress (the lowest-numbered), else the first not started; None when every
-    lesson is done. Only the started lessons run, at once, one per core."""
+    """The lesson in progress (the lowest-numbered), else the first not done; None when every
+    lesson is done. Only the lessons that may be started run, at once, one per core; where no
+    stubs are at hand, a lesson whose tests all wait on TODOs counts as not started."""
     lessons = all_lessons(root)
-    begun = [lesson for lesson in lessons if started(lesson)]
-    results = statuses(begun, cache=cache or Cache(root), jobs=os.cpu_count() or 1)
-    done = {lesson.name for lesson, status in zip(begun, results) if status.done}
-    in_progress = [lesson for lesson in begun if lesson.name not in done]
-    fresh = [lesson for lesson in lessons if lesson not in begun]
-    return next(iter(in_progress + fresh), None)
+    begun = {lesson.name: started(lesson) for lesson in lessons}
+    ran = [lesson for lesson in lessons if begun[lesson.name] is not False]
+    status = dict(zip((lesson.name for lesson in ran), statuses(ran, cache=cache or Cache(root), jobs=os.cpu_count() or 1)))
+    unfinished = [lesson for lesson in lessons if lesson.name not in status or not status[lesson.name].done]
+    in_progress = [lesson for lesson in unfinished if begun[lesson.name]
+                   or (begun[lesson.name] is None and status[lesson.name].state is not State.NOT_STARTED)]
+    return next(iter(in_progress + unfinished), None)
 
 
 def show_next(root: Path, cache: Cache) -> int:
