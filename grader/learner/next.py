@@ -2,10 +2,11 @@
 
 The lesson in progress comes first (started and not done; the lowest-numbered of several),
 then the lowest-numbered one not started. Whether a lesson is started needs no run: its
-exercises/NN files are compared with the untouched stubs. Only started lessons run their tests
-(through ``kata status``'s cache), to know whether they are done; on a fresh kit, nothing runs
-to choose, and only the chosen lesson runs, for what it shows.
-"""
+exercises/NN files are compared with the untouched stubs (`untouched_stubs`). Only started
+lessons run their tests (through ``kata status``'s cache), to know whether they are done; on a
+fresh kit nothing runs to choose, and the chosen lesson runs once, for what ``kata next`` shows.
+Where no untouched stubs are at hand, every lesson runs, and one whose every test waits on a
+TODO is not started."""
 
 from __future__ import annotations
 

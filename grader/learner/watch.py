@@ -54,7 +54,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument(
         "lesson", metavar="LESSON", nargs="?",
         help="lesson name or number, e.g. 03_broadcast, 03 or broadcast "
-        "(default: the first unfinished lesson, the one `kata next` picks)",
+        "(default: the one `kata next` picks: in progress, else the first not started)",
     )
     parser.add_argument(
         "--interval", type=_positive_seconds, default=0.5, metavar="SECONDS",

@@ -108,15 +108,17 @@ def test_a_lesson_that_passes_says_so_and_where_to_go_next(quick_kit):
     run(quick_kit, "solutions").stdout.fnmatch_lines(["All 6 tests of the 2 lessons run pass. `kata next` says where to go on."])
 
 
-@pytest.mark.parametrize("chosen", [["-k", "negative"], ["tests/98_demo/test_demo.py::test_add_negative", "--impl=solutions"]])
-def test_part_of_a_lesson_that_passes_claims_only_what_ran(quick_kit, chosen):
-    result = run(quick_kit, "solutions/98_demo", *chosen) if chosen[0] == "-k" else run(quick_kit, *chosen)
+@pytest.mark.parametrize(("chosen", "passed"), [
+    (["solutions/98_demo", "-k", "negative"], "The 1 test you chose passes"),
+    (["solutions/98_demo", "-m", "public"], "The 2 tests you chose pass"),
+    (["tests/98_demo/test_demo.py::test_add_negative", "--impl=solutions"], "The 1 test you chose passes"),
+])
+def test_part_of_a_lesson_that_passes_claims_only_what_ran(quick_kit, chosen, passed):
+    result = run(quick_kit, *chosen)
     assert result.ret == 0
     out = result.stdout.str()
     assert "Every test of" not in out, out
-    result.stdout.fnmatch_lines([
-        "The 1 test you chose passes: part of 98_demo, not all of it. `pytest solutions/98_demo` runs every test.",
-    ])
+    result.stdout.fnmatch_lines([f"{passed}: part of 98_demo, not all of it. `pytest solutions/98_demo` runs every test."])
 
 
 def test_each_reason_for_a_skip_is_said_once_with_a_count(quick_kit):
