@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
   kata status                 every lesson (cached: a second call with nothing changed is instant)
   kata status 03 07_stable    only these lessons
   kata status --no-cache      run everything again"""),
-    "next": ("grader.learner.next", "the first unfinished lesson and the command that runs it", """\
+    "next": ("grader.learner.next", "the lesson in progress (else the first not started) and its command", """\
   kata next"""),
     "hint": ("grader.learner.hint", "a lesson's hints, one level at a time", """\
   kata hint 07_stable         the first hint for lesson 07

@@ -349,7 +349,7 @@ def learner_modules(package: Path) -> set[Path]:
 def student_readme(lessons: list[str]) -> str:
     first = lessons[0]
     commands = [
-        ("kata next", "the first unfinished lesson and the command that runs it"),
+        ("kata next", "the lesson in progress (else the first not started) and its command"),
         (f"pytest exercises/{first}", "a lesson's tests, run against your file"),
         (f"kata hint {first}", f"a hint, one level at a time (`kata hint {first} 2`: the next)"),
         ("kata status", "one line per lesson: tests passed, your next TODO"),
@@ -368,7 +368,7 @@ what is still wrong.
 
 ## Set up
 
-You need Python 3.10 or newer with pip. From this folder:
+You need Python 3.11 or newer with pip. From this folder:
 
 ```sh
 {SETUP}

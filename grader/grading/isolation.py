@@ -340,7 +340,9 @@ def _check(result: int, what: str) -> None:
 
 
 def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str | None, what: str) -> None:
-    encode = (lambda s: None if s is None else s.encode())
+    def encode(s: str | None) -> bytes | None:
+        return None if s is None else s.encode()
+
     _check(_libc().mount(encode(source), target.encode(), encode(kind), flags, encode(data)), what)
 
 

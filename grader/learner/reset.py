@@ -107,6 +107,20 @@ def _is_lesson_file(name: str) -> bool:
     return not name.startswith(".") and not name.endswith(".pyc")
 
 
+def is_pristine(lesson: Lesson, stubs: dict[str, bytes]) -> bool:
+    """Whether every stub is in exercises/LESSON as it was handed out (files the learner added
+    aside)."""
+    return not any(_edited_or_missing(lesson, stubs))
+
+
+def _edited_or_missing(lesson: Lesson, stubs: dict[str, bytes]) -> tuple[list[str], list[str]]:
+    """The stubs the learner changed, and those no longer there, by file name."""
+    current = {path.name: path for path in lesson_files(lesson.dir("exercises"))}
+    edited = [name for name in sorted(stubs) if name in current and not _same(current[name].read_bytes(), stubs[name])]
+    missing = [name for name in sorted(stubs) if name not in current]
+    return edited, missing
+
+
 def _same(a: bytes, b: bytes) -> bool:
     """Equal up to line endings (a Windows checkout's CRLF is no edit)."""
     return a.replace(b"\r\n", b"\n") == b.replace(b"\r\n", b"\n")
@@ -119,8 +133,7 @@ def reset(lesson: Lesson, dry_run: bool = False) -> int:
     stubs, source = pristine_stubs(lesson)
     folder = lesson.dir("exercises")
     current = {path.name: path for path in lesson_files(folder)}
-    edited = [name for name in sorted(stubs) if name in current and not _same(current[name].read_bytes(), stubs[name])]
-    missing = [name for name in sorted(stubs) if name not in current]
+    edited, missing = _edited_or_missing(lesson, stubs)
     added = [name for name in sorted(current) if name not in stubs]
     root = lesson.root
     if not edited and not missing:

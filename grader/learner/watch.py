@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument(
         "lesson", metavar="LESSON", nargs="?",
         help="lesson name or number, e.g. 03_broadcast, 03 or broadcast "
-        "(default: the first unfinished lesson, the one `kata next` picks)",
+        "(default: the one `kata next` picks: in progress, else the first not started)",
     )
     parser.add_argument(
         "--interval", type=_positive_seconds, default=0.5, metavar="SECONDS",
@@ -106,12 +106,12 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
 
 def pick_lesson(root: Path, name: str | None) -> Lesson:
-    """The lesson named, or the first unfinished one (the one `kata next` picks)."""
+    """The lesson named, or the one `kata next` picks (in progress, else the first not started)."""
     if name is not None:
         return get_lesson(root, name)
-    from grader.learner.next import first_unfinished
+    from grader.learner.next import choose
 
-    lesson = first_unfinished(root)
+    lesson = choose(root)
     if lesson is not None:
         return lesson
     names = [lesson.name for lesson in all_lessons(root)]

@@ -14,7 +14,8 @@ conftest.py), one module per concern:
   for on a machine without it;
 - record: each test's final result (grader.results.TestResult), handed to the writers through
   the kit's hooks (hooks); jsonreport is one writer (``--kata-report PATH``);
-- summary: the TODO section and where to start.
+- summary: the TODO section and where to start, each reason for a skip, and a lesson that
+  passes said so.
 
 The same plugin runs for a learner's ``pytest``, for ``kata verify`` and for every student
 ``kata grade`` grades. INSTALLED names the two installed plugins the kit needs; the plugin loads

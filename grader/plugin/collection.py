@@ -95,6 +95,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         import torch
 
         if not torch.cuda.is_available():
-            skip = pytest.mark.skip(reason="needs a CUDA device; none is present here")
+            skip = pytest.mark.skip(reason="it needs a CUDA device, which this machine does not have")
             for item in cuda_items:
                 item.add_marker(skip)

@@ -1,7 +1,9 @@
 """What the terminal shows: T for a TODO, B for a module that does not import, and at the end
 each TODO once, with how many tests wait on it, and where to start. A failure that many tests
 share (the same error at the same line of the learner's code, or the same message) is shown in
-full once, with the tests that share it, and in one line for each of the others."""
+full once, with the tests that share it, and in one line for each of the others. At the end,
+each reason tests were skipped for, once, with a count; and when every test run passes, whether
+that was a whole lesson and where to go next."""
 
 from __future__ import annotations
 
@@ -9,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from grader.lessons import LESSON_RE, all_lessons
+from grader.plugin.collection import tree_of
 from grader.results import Kind
+
+# Per session: the lessons whose tests were collected, each as (its tree, whether every test
+# of it was selected).
+LESSONS = pytest.StashKey[dict[str, tuple[str, bool]]]()
 
 _STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
            Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True}))}
@@ -63,8 +71,30 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     return _STATUS.get(failure.kind) if failure else None
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Which lessons the run holds, and whether each is whole: every test file of tests/NN
+    collected, no single test named (``file::test``). A lesson test's path is tests/NN/test_*.py;
+    a run holding any other test holds no lesson."""
+    tests = session.config.rootpath / "tests"
+    files: dict[str, set[Path]] = {}
+    trees: dict[str, str] = {}
+    for item in session.items:
+        folder = item.path.parent
+        if folder.parent != tests or not LESSON_RE.match(folder.name):
+            return
+        files.setdefault(folder.name, set()).add(item.path)
+        trees.setdefault(folder.name, tree_of(item))
+    one_test_named = any("::" in arg for arg in session.config.args)
+    session.config.stash[LESSONS] = {
+        name: (trees[name], not one_test_named and found == set((tests / name).glob("test_*.py")))
+        for name, found in files.items()
+    }
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     tr = terminalreporter
+    for reason, count in _skip_reasons(tr.stats.get("skipped", [])).items():
+        tr.line(f"{count} test{'s' if count != 1 else ''} skipped: {reason}")
     broken = _unique_messages(tr.stats.get("broken", []))
     todos = _unique_messages(tr.stats.get("todo", []))
     if broken:
@@ -83,6 +113,45 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"Stuck? `kata hint {lesson}` gives a hint, one level at a time.",
             yellow=True,
         )
+    if exitstatus == 0 and tr.stats.get("passed"):
+        line = _all_passed(config, len(tr.stats["passed"]), len(tr.stats.get("skipped", [])),
+                           bool(tr.stats.get("deselected")))
+        if line:
+            tr.line(line, green=True)
+
+
+def _all_passed(config: pytest.Config, passed: int, skipped: int, deselected: bool) -> str | None:
+    """What a run in which every test passed (or was skipped) means: a lesson done, or only the
+    tests chosen; None for a run that holds no lesson."""
+    lessons = config.stash.get(LESSONS, {})
+    if not lessons:
+        return None
+    tests = f"{passed} test{'s' if passed != 1 else ''}"
+    if deselected or not all(whole for _, whole in lessons.values()):
+        tree, _ = next(iter(lessons.values()))
+        names = ", ".join(lessons)
+        return (f"The {tests} you chose pass{'es' if passed == 1 else ''}: part of {names}, not all of it. "
+                f"`pytest {' '.join(f'{tree}/{name}' for name in lessons)}` runs every test.")
+    if len(lessons) > 1:
+        return f"All {tests} of the {len(lessons)} lessons run pass. `kata next` says where to go on."
+    ((name, (tree, _)),) = lessons.items()
+    order = [lesson.name for lesson in all_lessons(config.rootpath)]
+    after = order[order.index(name) + 1:] if name in order else []
+    where = (f"Next: `pytest {tree}/{after[0]}`, or `kata next` for a lesson you left unfinished."
+             if after else "It is the last lesson: `kata next` says whether one is left unfinished.")
+    if skipped:
+        return f"Every test of {name} that can run here passes ({tests}; {skipped} skipped, see above). {where}"
+    return f"Every test of {name} passes ({tests}). {where}"
+
+
+def _skip_reasons(reports) -> dict[str, int]:
+    """Why tests were skipped, each reason once, with how many tests it skipped."""
+    counts: dict[str, int] = {}
+    for report in reports:
+        if isinstance(report.longrepr, tuple):  # (file, line, reason)
+            reason = report.longrepr[2].removeprefix("Skipped: ")
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def _unique_messages(reports) -> dict[str, int]:

@@ -8,12 +8,10 @@ import csv
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from grader.cli import build_parser

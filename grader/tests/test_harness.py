@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from grader.results import Outcome, RunResult
-from grader.tests.kits import SOLUTION, STUB, TESTS
+from grader.tests.kits import QUICK_TESTS, SOLUTION, STUB, TESTS
 
 
 def assert_outcomes(result: pytest.RunResult, **expected: int) -> None:
@@ -91,6 +91,55 @@ def test_selection_options_work(kit):
     assert_outcomes(run(kit, "tests/98_demo/test_demo.py::test_scale", "--impl=solutions"), passed=1)
     result = run(kit, "exercises/98_demo", "-x")
     assert_outcomes(result, todo=1)
+
+
+def test_a_lesson_that_passes_says_so_and_where_to_go_next(quick_kit):
+    result = run(quick_kit, "solutions/98_demo")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "Every test of 98_demo passes (3 tests). Next: `pytest solutions/99_other`, "
+        "or `kata next` for a lesson you left unfinished.",
+    ])
+    # Its one test file named, as an editor does, is the whole lesson too.
+    run(quick_kit, "solutions/98_demo/demo.py").stdout.fnmatch_lines(["Every test of 98_demo passes (3 tests).*"])
+    run(quick_kit, "solutions/99_other").stdout.fnmatch_lines([
+        "Every test of 99_other passes (3 tests). It is the last lesson: `kata next` says whether one is left unfinished.",
+    ])
+    run(quick_kit, "solutions").stdout.fnmatch_lines(["All 6 tests of the 2 lessons run pass. `kata next` says where to go on."])
+
+
+@pytest.mark.parametrize(("chosen", "passed"), [
+    (["solutions/98_demo", "-k", "negative"], "The 1 test you chose passes"),
+    (["solutions/98_demo", "-m", "public"], "The 2 tests you chose pass"),
+    (["tests/98_demo/test_demo.py::test_add_negative", "--impl=solutions"], "The 1 test you chose passes"),
+])
+def test_part_of_a_lesson_that_passes_claims_only_what_ran(quick_kit, chosen, passed):
+    result = run(quick_kit, *chosen)
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "Every test of" not in out, out
+    result.stdout.fnmatch_lines([f"{passed}: part of 98_demo, not all of it. `pytest solutions/98_demo` runs every test."])
+
+
+def test_each_reason_for_a_skip_is_said_once_with_a_count(quick_kit):
+    torch = pytest.importorskip("torch")
+    (quick_kit.path / "tests/98_demo/test_demo.py").write_text(QUICK_TESTS + textwrap.dedent("""
+
+        @pytest.mark.cuda
+        def test_on_the_gpu(lesson):
+            assert lesson.add(1, 1) == 2
+
+
+        @pytest.mark.skip(reason="the data set is not in this kit")
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_on_data(lesson, n):
+            pass
+        """), encoding="utf-8")
+    result = run(quick_kit, "solutions/98_demo")
+    lines = ["2 tests skipped: the data set is not in this kit"]
+    if not torch.cuda.is_available():
+        lines.insert(0, "1 test skipped: it needs a CUDA device, which this machine does not have")
+    result.stdout.fnmatch_lines([*lines, "Every test of 98_demo that can run here passes (*; * skipped, see above).*"])
 
 
 def test_naming_the_lesson_file_runs_its_tests(kit):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 
@@ -96,6 +97,37 @@ def test_next_walks_the_lessons_in_order(quick_kit):
     kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 99_other (0/3 tests pass, not started)"])
     solve(quick_kit, "99_other")
     kata(quick_kit, "next").stdout.fnmatch_lines(["Every lesson passes*"])
+
+
+def test_next_picks_the_lesson_in_progress_and_runs_no_untouched_lesson(quick_kit):
+    half = STUB.replace('    # TODO: add the two numbers.\n    raise NotImplementedError', "    return a + b")
+    (quick_kit.path / "exercises/99_other/demo.py").write_text(half, encoding="utf-8")
+    result = kata(quick_kit, "next")
+    result.stdout.fnmatch_lines(["Next: 99_other (2/3 tests pass, in progress)"])
+    # 98_demo's files are its untouched stubs: not started, known without running its tests.
+    cached = json.loads((quick_kit.path / ".kata/cache/status.json").read_text(encoding="utf-8"))
+    assert list(cached["lessons"]) == ["99_other"]
+
+
+@pytest.mark.parametrize("stubs", ["release", "none"])
+def test_next_without_solutions_knows_the_stubs_from_a_release_or_from_the_tests(quick_kit, stubs):
+    # A student release has no solutions/, and its untouched stubs in .kata/pristine/ (what
+    # kata reset restores); without either, a lesson whose every test waits on a TODO is not started.
+    for name in ("98_demo", "99_other"):
+        if stubs == "release":
+            shutil.copytree(quick_kit.path / "exercises" / name, quick_kit.path / ".kata/pristine" / name)
+        shutil.rmtree(quick_kit.path / "solutions" / name)
+    half = STUB.replace('    # TODO: add the two numbers.\n    raise NotImplementedError', "    return a + b")
+    (quick_kit.path / "exercises/99_other/demo.py").write_text(half, encoding="utf-8")
+    kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 99_other (2/3 tests pass, in progress)"])
+    cached = json.loads((quick_kit.path / ".kata/cache/status.json").read_text(encoding="utf-8"))
+    assert sorted(cached["lessons"]) == (["99_other"] if stubs == "release" else ["98_demo", "99_other"])
+
+
+def test_next_takes_the_lowest_numbered_lesson_in_progress(quick_kit):
+    for name in ("98_demo", "99_other"):
+        (quick_kit.path / f"exercises/{name}/demo.py").write_text(STUB + "\n# started\n", encoding="utf-8")
+    kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 98_demo (0/3 tests pass, not started)"])
 
 
 def test_a_change_to_any_module_of_the_plugin_runs_the_lessons_again(quick_kit):

@@ -89,7 +89,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.testing import assert_close, describe, expect_raises, fail, tolerance

@@ -1,0 +1,31 @@
+"""Static checks of the kit's code: nothing needs a Python newer than pyproject.toml declares
+(vermin), and ruff's checks, as pyproject.toml's [tool.ruff] sets them, pass."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+
+from grader.tests.kits import ROOT
+
+CHECKED = ["grader", "tests", "solutions", "exercises", "benchmarks"]
+
+
+def check(*command: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_no_code_needs_a_newer_python_than_declared():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    [minimum] = re.fullmatch(r">=(\d+\.\d+)", declared).groups()
+    # Hostile submissions are data, one of them not even Python.
+    done = check("-c", "import sys, vermin; sys.exit(vermin.main())", "--no-tips", "--violations", f"--target={minimum}-", "--exclude-regex", "grader/tests/hostile/",
+                 *CHECKED)
+    assert done.returncode == 0, f"code that needs a Python newer than {minimum}:\n{done.stdout}{done.stderr}"
+
+
+def test_ruff_finds_nothing():
+    done = check("-m", "ruff", "check", "--no-cache", *CHECKED)
+    assert done.returncode == 0, done.stdout + done.stderr
