@@ -1,5 +1,6 @@
-"""What the terminal shows: T for a TODO, B for a module that does not import, and at the end
-each TODO once, with how many tests wait on it, and where to start. A failure that many tests
+"""What the terminal shows: T for a TODO, B for a module that does not import, L for a test
+stopped by its time limit (a loop, as a rule) or waiting on one, and at the end each TODO and
+each loop once, with how many tests wait on it, and where to start. A failure that many tests
 share (the same error at the same line of the learner's code, or the same message) is shown in
 full once, with the tests that share it, and in one line for each of the others."""
 
@@ -12,7 +13,8 @@ import pytest
 from grader.results import Kind
 
 _STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
-           Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True}))}
+           Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True})),
+           Kind.TIMEOUT: ("timeout", "L", ("TIMEOUT", {"red": True}))}
 
 
 class _Shown:
@@ -67,6 +69,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     tr = terminalreporter
     broken = _unique_messages(tr.stats.get("broken", []))
     todos = _unique_messages(tr.stats.get("todo", []))
+    _loops(tr)
     if broken:
         tr.section("could not import", sep="=", red=True, bold=True)
         for message, count in broken.items():
@@ -83,6 +86,27 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             f"Stuck? `kata hint {lesson}` gives a hint, one level at a time.",
             yellow=True,
         )
+
+
+def _loops(tr) -> None:
+    """Each test the time limit stopped, with how many later tests waited on its loop
+    (grader.plugin.loops): those are not shown one by one."""
+    stopped, waiting = {}, {}
+    for report in tr.stats.get("timeout", []):
+        first = getattr(report, "kata_loop", report.nodeid)
+        if first == report.nodeid:
+            stopped.setdefault(report.nodeid, report)
+        else:
+            waiting.setdefault(first, set()).add(report.nodeid)
+    if not stopped:
+        return
+    tr.section("TIMEOUT", sep="=", red=True, bold=True)
+    for nodeid, report in stopped.items():
+        tr.line(str(report.longrepr))
+        count = len(waiting.get(nodeid, ()))
+        if count:
+            tr.line(f"  ({count} more test{'s that reach it' if count != 1 else ' that reaches it'} ended at once, "
+                    "waiting on it)")
 
 
 def _unique_messages(reports) -> dict[str, int]:
