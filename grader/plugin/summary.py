@@ -89,21 +89,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
 
 def _loops(tr) -> None:
-    """Each test the time limit stopped, with how many later tests waited on its loop
-    (grader.plugin.loops): those are not shown one by one."""
-    stopped, waiting = {}, {}
+    """Each line the time limit stopped a test at, once: how many more tests it stopped there
+    (a loop that runs as a module is imported, say), and how many later tests waited on its
+    loop (grader.plugin.loops); those are not shown one by one."""
+    stopped: dict[str, list] = {}  # the line (or the message, where no line is known) -> the reports of the tests stopped there
+    waiting: dict[str, set[str]] = {}  # the test that hit the limit -> the tests that waited on its loop
     for report in tr.stats.get("timeout", []):
         first = getattr(report, "kata_loop", report.nodeid)
-        if first == report.nodeid:
-            stopped.setdefault(report.nodeid, report)
-        else:
+        if first != report.nodeid:
             waiting.setdefault(first, set()).add(report.nodeid)
+            continue
+        group = stopped.setdefault(report.kata_failure.where or str(report.longrepr), [])
+        if report.nodeid not in (r.nodeid for r in group):
+            group.append(report)
     if not stopped:
         return
     tr.section("TIMEOUT", sep="=", red=True, bold=True)
-    for nodeid, report in stopped.items():
-        tr.line(str(report.longrepr))
-        count = len(waiting.get(nodeid, ()))
+    for group in stopped.values():
+        tr.line(str(group[0].longrepr))
+        again = len(group) - 1
+        if again:
+            tr.line(f"  ({again} more test{'s were' if again != 1 else ' was'} stopped there too)")
+        count = sum(len(waiting.get(r.nodeid, ())) for r in group)
         if count:
             tr.line(f"  ({count} more test{'s that reach it' if count != 1 else ' that reaches it'} ended at once, "
                     "waiting on it)")

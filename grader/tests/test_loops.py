@@ -166,16 +166,31 @@ def test_add_given_again(lesson, x):
 """
 
 
-def test_a_loop_reached_in_a_hypothesis_test(kit):
+@pytest.mark.parametrize("where", ["in-process", "remote"])
+def test_a_loop_reached_in_a_hypothesis_test(kit, where):
     """A @given test stopped by the limit ends there (hypothesis would run the looping example
     again, with no limit left, to shrink it); one that reaches the loop later ends at once."""
     lesson(kit, "def add(a, b):\n    while a < b:\n        pass\n    return a + b\n", GIVEN)
-    result, tests = results(kit, "exercises/98_demo")
+    result, tests = results(kit, "exercises/98_demo", *(["--kata-remote"] if where == "remote" else []))
     assert_outcomes(result, timeout=2)
     at = tests["test_add_given"].failure.where
     assert at in ("exercises/98_demo/demo.py:2", "exercises/98_demo/demo.py:3")
     assert_waited(tests, "test_add_given", ["test_add_given_again"], at)
     assert "Falsifying" not in result.stdout.str()
+
+
+def test_a_loop_as_the_module_is_imported_is_told_once(kit):
+    """Nothing to replace (no function ran it): each test that imports the module is stopped
+    there, and the terminal tells the line once, with how many more it stopped."""
+    (kit.path / "exercises/98_demo/demo.py").write_text("while True:\n    pass\n")
+    result, tests = results(kit, "exercises/98_demo", "-m", "not speed")
+    assert_outcomes(result, timeout=3)
+    (where,) = {t.failure.where for t in tests.values()}
+    assert where in ("exercises/98_demo/demo.py:1", "exercises/98_demo/demo.py:2")
+    result.stdout.fnmatch_lines([f"TIMEOUT: test_add did not finish in 2.0 s; it was running <module> ({where}).",
+                                 "  Look there for a loop that never ends*",
+                                 "  (2 more tests were stopped there too)"])
+    assert result.stdout.str().count("did not finish") == 1
 
 
 @pytest.mark.timeout(300)
