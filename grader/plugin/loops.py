@@ -76,36 +76,32 @@ def loops(config: pytest.Config) -> list[Loop]:
 
 
 def stand_in(found: list[tuple[object, dict]], key: int) -> str | None:
-    """Bind the name of the innermost function of `found` ((code, its module's namespace) for
-    each of the learner's frames, outermost first) that its module or one of its classes holds
-    by name to a stand-in raising LoopReached(`key`); its qualified name, or None where no
-    frame's function is held so."""
+    """Bind each name under which the module of the innermost function of `found` ((code, its
+    module's namespace) for each of the learner's frames, outermost first), or a class it
+    defines, holds that function to a stand-in raising LoopReached(`key`), the innermost that
+    is held so; its qualified name, or None where no frame's function is held so."""
     for code, namespace in reversed(found):
-        home = _home(code, namespace)
-        if home is not None:
-            owner, name, original = home
+        homes = _homes(code, namespace)
+        for owner, name, original in homes:
             replacement = _stand_in_for(original, key)
             if isinstance(owner, dict):
                 owner[name] = replacement
             else:
                 setattr(owner, name, replacement)
-            return _function(original).__qualname__
+        if homes:
+            return _function(homes[0][2]).__qualname__
     return None
 
 
-def _home(code, namespace: dict) -> tuple[dict | type, str, object] | None:
-    """(where the name is held, the name, what it holds) for the function running `code`: a
-    function of the module, or a method (static and class methods too) of a class it defines."""
+def _homes(code, namespace: dict) -> list[tuple[dict | type, str, object]]:
+    """(where the name is held, the name, what it holds) for each name of the function running
+    `code`: in the module, and in the classes it defines (static and class methods too)."""
     module = namespace.get("__name__")
-    for name, value in list(namespace.items()):
-        if _runs(value, code):
-            return namespace, name, value
+    found = [(namespace, name, value) for name, value in list(namespace.items()) if _runs(value, code)]
     for value in list(namespace.values()):
         if isinstance(value, type) and vars(value).get("__module__") == module:
-            for name, member in list(vars(value).items()):
-                if _runs(member, code):
-                    return value, name, member
-    return None
+            found += [(value, name, member) for name, member in list(vars(value).items()) if _runs(member, code)]
+    return found
 
 
 def _function(value):
