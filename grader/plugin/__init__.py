@@ -16,7 +16,7 @@ conftest.py), one module per concern:
   a stand-in, and every later test that reaches it ends at once, waiting on it;
 - record: each test's final result (grader.results.TestResult), handed to the writers through
   the kit's hooks (hooks); jsonreport is one writer (``--kata-report PATH``);
-- summary: the TODO section and where to start.
+- summary: the TODO and TIMEOUT sections and where to start.
 
 The same plugin runs for a learner's ``pytest``, for ``kata verify`` and for every student
 ``kata grade`` grades. INSTALLED names the two installed plugins the kit needs; the plugin loads
