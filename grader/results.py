@@ -26,7 +26,7 @@ class Outcome(str, enum.Enum):
     SKIPPED = "skipped"  # counts on neither side (a CUDA test on a machine without a GPU)
     TODO = "todo"  # it reached an untouched stub
     BROKEN = "broken"  # the module under test could not be imported
-    TIMEOUT = "timeout"  # stopped by the per-test time limit
+    TIMEOUT = "timeout"  # stopped by the per-test time limit, or it reached a function an earlier one stopped
 
     def __str__(self) -> str:
         return self.value

@@ -12,10 +12,12 @@ conftest.py), one module per concern:
 - failures: each failure recorded as data (grader.results.Failure), and told so the learner can
   act on it: a module that does not import, a timeout with the line that looped, CUDA asked
   for on a machine without it;
+- loops: a loop that never ends is stopped once a session: the function it ran is replaced by
+  a stand-in, and every later test that reaches it ends at once, waiting on it;
 - record: each test's final result (grader.results.TestResult), handed to the writers through
   the kit's hooks (hooks); jsonreport is one writer (``--kata-report PATH``);
-- summary: the TODO section and where to start, each reason for a skip, and a lesson that
-  passes said so.
+- summary: the TODO and TIMEOUT sections and where to start, each reason for a skip, and a
+  lesson that passes said so.
 
 The same plugin runs for a learner's ``pytest``, for ``kata verify`` and for every student
 ``kata grade`` grades. INSTALLED names the two installed plugins the kit needs; the plugin loads
@@ -27,7 +29,8 @@ from __future__ import annotations
 import pytest
 
 INSTALLED = ("pytest_timeout", "_hypothesis_pytestplugin")
-MODULES = ("target", "remote", "collection", "process", "todo", "failures", "record", "jsonreport", "summary")
+# loops after failures: its report wrapper reads what failures' made of the phase.
+MODULES = ("target", "remote", "collection", "process", "todo", "failures", "loops", "record", "jsonreport", "summary")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

@@ -3,7 +3,9 @@
 `diagnose` looks at the exception itself (its type, its traceback's frames), never at text:
 
 - a Todo (grader.plugin.todo) or a module that could not be imported: the kit's one-line message;
-- a test stopped by pytest-timeout: TIMEOUT, with the learner's line it was running;
+- a test stopped by its time limit: TIMEOUT, with the learner's line it was running; a test
+  that reached a function an earlier test's loop stopped (grader.plugin.loops): TIMEOUT, that
+  loop's line and test;
 - code that asked for CUDA on a machine without it: how to write device-agnostic code;
 - a name the tests use that the learner's module lacks: keep the stub's names;
 - MemoryError, and a write past the file-size limit (EFBIG): kinds class grading reports on;
@@ -25,17 +27,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.plugin.loops import TIMEOUT_S, LoopReached, timed_out, waiting
 from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
 from grader.plugin.todo import Todo, worker_traceback
 from grader.results import Failure, Kind
-
-TIMEOUT_S = pytest.StashKey[float]()  # per item: the time limit pytest-timeout set for it
-
-
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
-    item.stash[TIMEOUT_S] = settings.timeout  # then pytest-timeout sets its timer as ever
-
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
@@ -63,11 +58,18 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     exception = type(exc).__name__
     if isinstance(exc, Todo):  # the kit's own: it knows where (an untouched lesson fails this way throughout)
         return Failure(Kind.TODO, "NotImplementedError", exc.msg, exc.where), exc.msg
+    if isinstance(exc, LoopReached):  # a function an earlier test's loop stopped (grader.plugin.loops)
+        found = waiting(item, exc)
+        if found is None:
+            message = f"the code under test's process said {item.name} reached a loop it was never told of"
+            return Failure(None, exception, message, None), message
+        loop, message = found
+        return Failure(Kind.TIMEOUT, loop.exception, message, loop.where), message
     if isinstance(exc, NotImportable):
         return Failure(Kind.BROKEN, exception, exc.msg, exc.where), None
     frame = _last_frame_in(exc, code)
     at = where(frame, config) if frame else None
-    if _timed_out(exc):
+    if timed_out(exc):
         running = f"; it was running {shown(frame, config)}" if frame else ""
         message = (f"TIMEOUT: {item.name} did not finish in {item.stash.get(TIMEOUT_S, 0.0)} s{running}.\n"
                    "  Look there for a loop that never ends (a condition that never changes, "
@@ -137,14 +139,6 @@ def _learners_frames(item: pytest.Item, exc: BaseException, code: tuple[Path, ..
 def _last_frame_in(exc: BaseException, code: tuple[Path, ...]):
     """The innermost traceback entry in the code under test, or None."""
     return next((tb for tb in reversed(frames(exc)) if is_learners(tb.tb_frame.f_code.co_filename, code)), None)
-
-
-def _timed_out(exc: BaseException) -> bool:
-    """pytest-timeout's signal handler failed the test (its frame is in the traceback)."""
-    handler = getattr(sys.modules.get("pytest_timeout"), "timeout_sigalrm", None)
-    if handler is None or not isinstance(exc, pytest.fail.Exception):
-        return False
-    return any(tb.tb_frame.f_code is handler.__code__ for tb in frames(exc))
 
 
 def _asked_for_cuda(exc: BaseException) -> bool:

@@ -1,5 +1,6 @@
-"""What the terminal shows: T for a TODO, B for a module that does not import, and at the end
-each TODO once, with how many tests wait on it, and where to start. A failure that many tests
+"""What the terminal shows: T for a TODO, B for a module that does not import, L for a test
+stopped by its time limit (a loop, as a rule) or waiting on one, and at the end each TODO and
+each loop once, with how many tests wait on it, and where to start. A failure that many tests
 share (the same error at the same line of the learner's code, or the same message) is shown in
 full once, with the tests that share it, and in one line for each of the others. At the end,
 each reason tests were skipped for, once, with a count; and when every test run passes, whether
@@ -20,7 +21,8 @@ from grader.results import Kind
 LESSONS = pytest.StashKey[dict[str, tuple[str, bool]]]()
 
 _STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
-           Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True}))}
+           Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True})),
+           Kind.TIMEOUT: ("timeout", "L", ("TIMEOUT", {"red": True}))}
 
 
 class _Shown:
@@ -97,6 +99,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.line(f"{count} test{'s' if count != 1 else ''} skipped: {reason}")
     broken = _unique_messages(tr.stats.get("broken", []))
     todos = _unique_messages(tr.stats.get("todo", []))
+    _loops(tr)
     if broken:
         tr.section("could not import", sep="=", red=True, bold=True)
         for message, count in broken.items():
@@ -152,6 +155,34 @@ def _skip_reasons(reports) -> dict[str, int]:
             reason = report.longrepr[2].removeprefix("Skipped: ")
             counts[reason] = counts.get(reason, 0) + 1
     return counts
+
+
+def _loops(tr) -> None:
+    """Each line the time limit stopped a test at, once: how many more tests it stopped there
+    (a loop that runs as a module is imported, say), and how many later tests waited on its
+    loop (grader.plugin.loops); those are not shown one by one."""
+    stopped: dict[str, list] = {}  # the line (or the message, where no line is known) -> the reports of the tests stopped there
+    waiting: dict[str, set[str]] = {}  # the test that hit the limit -> the tests that waited on its loop
+    for report in tr.stats.get("timeout", []):
+        first = getattr(report, "kata_loop", report.nodeid)
+        if first != report.nodeid:
+            waiting.setdefault(first, set()).add(report.nodeid)
+            continue
+        group = stopped.setdefault(report.kata_failure.where or str(report.longrepr), [])
+        if report.nodeid not in (r.nodeid for r in group):
+            group.append(report)
+    if not stopped:
+        return
+    tr.section("TIMEOUT", sep="=", red=True, bold=True)
+    for group in stopped.values():
+        tr.line(str(group[0].longrepr))
+        again = len(group) - 1
+        if again:
+            tr.line(f"  ({again} more test{'s were' if again != 1 else ' was'} stopped there too)")
+        count = sum(len(waiting.get(r.nodeid, ())) for r in group)
+        if count:
+            tr.line(f"  ({count} more test{'s that reach it' if count != 1 else ' that reaches it'} ended at once, "
+                    "waiting on it)")
 
 
 def _unique_messages(reports) -> dict[str, int]:

@@ -28,6 +28,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
+from grader.plugin.loops import LoopReached
 from grader.plugin.remote import TIMEOUT_MARGIN
 from grader.remote import cputime, server, shared, wire
 from grader.testing.forbid import FUNCTIONS_OPEN, OPEN, OpCall
@@ -94,6 +95,10 @@ class Connection:
         self.overhead: tuple[float, float] | None = None
         self.timing = True
         self.ahead: _Ahead | None = None  # the next timed call's inputs, written already
+        # A loop's number (grader.plugin.loops) whose stand-in S is to put in place of the function
+        # its call stopped by the limit was running, told with the next request: no request of its
+        # own, which would fall past the stopped test's time limit.
+        self.loop: int | None = None
 
     @classmethod
     def spawn(cls, cwd: Path) -> Connection:
@@ -129,6 +134,9 @@ class Connection:
         if self.to_free:
             message = {**message, "free": self.to_free}
             payload, self.to_free = None, []
+        if self.loop is not None and "op" in message:
+            message = {**message, "stand_in": self.loop}
+            payload, self.loop = None, None
         # S stops a call at its limit with an alarm; code that switched the alarm off or blocks it
         # in C does not stop, and would hold every later test: stopped here, it answers no more.
         self.sock.settimeout(None if self.deadline is None else self.left() + self.grace)
@@ -165,6 +173,11 @@ class Connection:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
+
+    def stand_in(self, key: int) -> None:
+        """Have S replace the function its call stopped by the time limit was running by a stand-in
+        that raises loop `key` at once (grader.plugin.loops.stand_in), before the next request."""
+        self.loop = key
 
     def broke(self, why: str) -> str:
         """S ended or broke the protocol (`why`): no more calls go to it. What to tell."""
@@ -259,6 +272,10 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
         raise Unremotable(f"{record.get('message', '')}: the tests cannot check this result from another process")
     message, name = str(record.get("message", "")), str(record.get("name", ""))
     kind = _RAISABLE.get(record.get("type"), RuntimeError)
+    frames = record.get("frames", [])
+    frames = frames if isinstance(frames, list) else []
+    if type(reply.get("waiting")) is int:  # a function stopped in an earlier test's loop (grader.plugin.loops)
+        raise LoopReached(reply["waiting"]).with_traceback(_traceback(frames, roots))
     if reply.get("timeout"):
         exc = TimeoutError("the call did not finish in its time limit")
         exc.kata_timeout = True
@@ -274,8 +291,7 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
             exc.errno = record["errno"]
     for note in record.get("notes", [])[:10]:
         exc.add_note(str(note))
-    frames = record.get("frames", [])
-    raise exc.with_traceback(_traceback(frames if isinstance(frames, list) else [], roots))
+    raise exc.with_traceback(_traceback(frames, roots))
 
 
 def _traceback(frames: list, roots: tuple[Path, ...]):

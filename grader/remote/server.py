@@ -15,6 +15,10 @@ Requests (dicts, grader.remote.wire) and what each answers:
 - ``backward``: the vector-Jacobian product of a kept graph; ``free``: forget graphs;
 - ``prepare`` and ``go``: a timed call, its inputs sent first, its start a one-byte message.
 
+Any request may carry ``stand_in``, a loop's number (grader.plugin.loops): the function the
+last call stopped by its limit was running is replaced, before the request, by a stand-in that
+ends each call at once, its answer saying which loop it waits on (``waiting``).
+
 Every call runs under a time limit of its own, which stops it with the line it was running.
 """
 
@@ -23,12 +27,14 @@ from __future__ import annotations
 import signal
 import socket
 import sys
+import traceback
 from pathlib import Path
 from types import FunctionType, ModuleType
 
 import torch
 from torch.utils._pytree import tree_flatten
 
+from grader.plugin.loops import LoopReached, stand_in
 from grader.remote import shared, wire
 
 
@@ -51,6 +57,7 @@ class Server:
         self.prepared = None
         self.next_handle = 0
         self.test_files: dict[str, ModuleType] = {}  # path -> a test file, imported here for its scenarios
+        self.stopped: list = []  # (code, its module's namespace) of the learner's frames of the call the limit stopped last
 
     def serve(self) -> None:
         from grader.testing.speed import keep_freed_memory
@@ -73,16 +80,28 @@ class Server:
                 continue
             for handle in request.get("free", ()):
                 self.graphs.pop(handle, None)
+            if "stand_in" in request:
+                self._stand_in(request["stand_in"])
             try:
                 reply = getattr(self, "op_" + request["op"])(request)
             except _TimedOut as exc:
                 reply = {"error": wire.error_record(exc, self.roots), "timeout": True}
+                self.stopped = [(frame.f_code, frame.f_globals) for frame, _ in traceback.walk_tb(exc.__traceback__)
+                                if wire.under(frame.f_code.co_filename, self.roots)]
+            except LoopReached as exc:
+                reply = {"error": wire.error_record(exc, self.roots), "waiting": exc.key}
             except BaseException as exc:  # noqa: BLE001 (the learner's error is data, a pytest.skip's too)
                 reply = {"error": wire.error_record(exc, self.roots)}
             try:
                 wire.send(self.sock, reply)
             except TypeError as exc:  # a result that cannot cross
                 wire.send(self.sock, {"error": wire.error_record(exc, ()), "unremotable": True})
+
+    def _stand_in(self, key) -> None:
+        """Replace the function the call the limit stopped last was running by loop `key`'s stand-in."""
+        if type(key) is int and self.stopped:
+            stand_in(self.stopped, key)
+        self.stopped = []
 
     # --- requests ------------------------------------------------------------------------
 

@@ -297,7 +297,7 @@ def error_record(exc: BaseException, roots: tuple[Path, ...]) -> dict:
     `roots` (the learner's), outermost first. A SyntaxError keeps where it is."""
     builtin = next(t for t in type(exc).__mro__ if getattr(builtins, t.__name__, None) is t)
     frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)
-              if _under(f.filename, roots)]
+              if under(f.filename, roots)]
     record = {"type": builtin.__name__, "name": type(exc).__name__, "message": str(exc)[:MAX_TEXT],
               "notes": [str(n)[:MAX_TEXT] for n in getattr(exc, "__notes__", ())][:10], "frames": frames[-MAX_FRAMES:]}
     if isinstance(exc, SyntaxError):
@@ -307,7 +307,7 @@ def error_record(exc: BaseException, roots: tuple[Path, ...]) -> dict:
     return record
 
 
-def _under(filename: str, roots: tuple[Path, ...]) -> bool:
+def under(filename: str, roots: tuple[Path, ...]) -> bool:
     try:
         path = Path(filename).resolve()
     except (OSError, ValueError):

@@ -1,6 +1,7 @@
 """expect: points=2 state=in progress
 
-add() never returns: each of its tests is stopped by the per-test timeout; scale still counts."""
+add() never returns: its first test is stopped by the per-test timeout, and the other test that
+calls it ends at once, waiting on it; scale still counts."""
 
 
 def add(a, b):
