@@ -3,10 +3,12 @@
 Each lesson's tests run against exercises/ in a process of their own, as many at once as this
 process may use CPUs, each under the limits of a learner's own run (grader.grading.sandbox:
 ``Limits.ungraded``), so a lesson that hangs, crashes or does not even import cannot stop the
-others: it is named, and the others are graded. The runs are forked from one process that has
-imported torch, pytest and hypothesis once (grader/forking.py, as ``kata verify`` forks its
-runs), not each a fresh ``python -m pytest`` that imports torch again (docs/PERFORMANCE.md has
-the figures). That process is itself a child, so the caller (``kata next``, ``kata watch``)
+others: it is named, and the others are graded. Where there are more lessons to run than CPUs,
+the runs are forked from one process that has imported torch, pytest and hypothesis once
+(grader/forking.py, as ``kata verify`` forks its runs), not each a fresh ``python -m pytest``
+that imports torch again; with no more than that, each is a fresh process, all at once, which
+costs no more than the preloading would (docs/PERFORMANCE.md has the figures). The preloading
+process is itself a child, so the caller (``kata next``, ``kata watch``)
 keeps its own imports and environment, and the learner's modules are imported in the runs
 only. The forked runs use ``kata grade``'s hypothesis profile: the examples and verdicts of
 the learner's own ``pytest``, without shrinking a failure to its smallest example, which status
@@ -121,10 +123,14 @@ def statuses(lessons: list[Lesson], *, cache: Cache, jobs: int, progress=None, r
 
 def check(lessons: list[Lesson], *, jobs: int, timeout: float = RUN_TIMEOUT,
           on_done: Callable[[Lesson, LessonSummary], None]) -> None:
-    """Run the lessons' tests against exercises/ now, `jobs` at once: forked where the system
-    can, else (and for any lesson the forked runs did not report) in fresh subprocesses.
-    on_done(lesson, status) as each finishes."""
-    left = _forked(lessons, jobs, timeout, on_done) if hasattr(os, "fork") else lessons
+    """Run the lessons' tests against exercises/ now, `jobs` at once; on_done(lesson, status)
+    as each finishes.
+
+    Forked where a CPU runs more than one lesson and the system can fork; else, and for any
+    lesson the forked runs did not report, in fresh subprocesses. (The preloading costs more
+    than one fresh run's imports: it pays for itself from a CPU's second run on.)
+    """
+    left = _forked(lessons, jobs, timeout, on_done) if len(lessons) > jobs and hasattr(os, "fork") else lessons
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(_fresh, lesson, timeout): lesson for lesson in left}
         for future in as_completed(futures):

@@ -84,10 +84,11 @@ def test_status_is_cached_until_a_file_changes(quick_kit):
     assert "98_demo" in ran(fresh)
 
 
-def test_a_broken_lesson_is_named_and_the_others_are_still_graded(quick_kit):
+@pytest.mark.parametrize("jobs", ["1", "2"])  # forked runs, fresh ones
+def test_a_broken_lesson_is_named_and_the_others_are_still_graded(quick_kit, jobs):
     (quick_kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a +"))
     solve(quick_kit, "99_other")
-    result = kata(quick_kit, "status")
+    result = kata(quick_kit, "status", "-j", jobs)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["98_demo * 0/3 * 0/4  broken: exercises/98_demo/demo.py:8: SyntaxError*", "99_other * 3/3 * 4/4  done"])
 
@@ -134,8 +135,9 @@ def test_a_change_to_any_module_of_the_plugin_runs_the_lessons_again(quick_kit):
         assert ran(again) == "ran: 98_demo", f"a change to grader/{module} left the cached result standing"
 
 
-# statuses() with a time limit of its own for each run, as `kata status` calls it; "no-fork"
-# first takes os.fork away, as on Windows.
+# statuses() with a time limit of its own for each run, as `kata status` calls it, `jobs` at
+# once (forked where there are more lessons to run than that); "no-fork" first takes os.fork
+# away, as on Windows.
 STATUSES = """\
 import os, sys
 from pathlib import Path
@@ -145,13 +147,13 @@ from grader.learner.status import Cache, print_table, statuses
 from grader.lessons import all_lessons
 print("status pid", os.getpid())
 root = Path.cwd()
-print_table(statuses(all_lessons(root), cache=Cache(root, enabled=False), jobs=2, timeout=float(sys.argv[2])))
+print_table(statuses(all_lessons(root), cache=Cache(root, enabled=False), jobs=int(sys.argv[3]), timeout=float(sys.argv[2])))
 print("the caller imported torch:", "torch" in sys.modules)
 """
 
 
-def statuses_run(kit: pytest.Pytester, how: str, timeout: float = 60) -> pytest.RunResult:
-    result = kit.run(sys.executable, "-c", STATUSES, how, str(timeout))
+def statuses_run(kit: pytest.Pytester, how: str, timeout: float = 60, jobs: int = 1) -> pytest.RunResult:
+    result = kit.run(sys.executable, "-c", STATUSES, how, str(timeout), str(jobs))
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     return result
 
@@ -164,7 +166,7 @@ def test_a_lesson_that_hangs_or_exits_is_named_and_the_others_are_graded(quick_k
     hang = "import time\ntime.sleep(3600)\n" + STUB
     (quick_kit.path / "exercises/98_demo/demo.py").write_text(hang, encoding="utf-8")
     solve(quick_kit, "99_other")
-    result = statuses_run(quick_kit, how, timeout=20)
+    result = statuses_run(quick_kit, how, timeout=20, jobs=2)
     result.stdout.fnmatch_lines(["97_exits *", "98_demo *", "99_other * 3/3 * 4/4  done", "total * 1 of 3 lessons done"])
     if how == "fork":
         result.stdout.fnmatch_lines([
@@ -174,19 +176,23 @@ def test_a_lesson_that_hangs_or_exits_is_named_and_the_others_are_graded(quick_k
         ])
 
 
-@pytest.mark.parametrize("how", ["fork", "no-fork"])
-def test_each_run_imports_the_learners_module_itself(quick_kit, how):
+@pytest.mark.parametrize("how, jobs, forked", [
+    ("fork", 1, True),
+    ("fork", 2, False),  # no more lessons than runs at once: each a fresh process, no preloading
+    ("no-fork", 1, False),
+])
+def test_each_run_imports_the_learners_module_itself(quick_kit, how, jobs, forked):
     # Forked: by a run the runner child forked, never by the runner (which would hand every
-    # run the module as it was then) or by the caller. Without os.fork: by a fresh pytest
-    # process of the caller's. The results are the same either way.
+    # run the module as it was then) nor by the caller, which imports no torch. Else by a
+    # fresh pytest process of the caller's. The results are the same either way.
     record = "import os\nwith open('importers.txt', 'a') as f:\n    f.write(f'{os.getpid()} {os.getppid()}\\n')\n"
     (quick_kit.path / "exercises/98_demo/demo.py").write_text(record + SOLUTION, encoding="utf-8")
-    result = statuses_run(quick_kit, how)
+    result = statuses_run(quick_kit, how, jobs=jobs)
     result.stdout.fnmatch_lines(["98_demo * 3/3 * 4/4  done", "99_other * 0/3 * 0/4  not started*"])
     status = result.stdout.lines[0].split()[-1]
     importers = {tuple(line.split()) for line in (quick_kit.path / "importers.txt").read_text().splitlines()}
     assert importers and all(pid != status for pid, _ in importers)
-    if how == "fork":
+    if forked:
         assert all(parent != status for _, parent in importers), "the module was imported by the runner itself"
         assert result.stdout.lines[-1] == "the caller imported torch: False"
     else:
