@@ -56,7 +56,7 @@ class State(str, enum.Enum):
     BROKEN = "broken"  # the learner's module does not import
     ERROR = "error"  # nothing could be graded (no tests collected, pytest did not finish)
     TAMPERED = "tampered"  # class grading: scored 0 and flagged
-    STOPPED = "stopped"  # class grading: the run ended early; what passed before counts
+    STOPPED = "stopped"  # a forked run ended early (a limit, a crash, an exit); what passed before counts
 
     def __str__(self) -> str:
         return self.value
@@ -270,4 +270,10 @@ def summarize(lesson: str, run: RunResult) -> LessonSummary:
         summary.state, summary.problem = State.ERROR, "no tests were collected"
     elif len(todos) == len(counted):
         summary.state = State.NOT_STARTED
+    if run.ended:  # (a forked run) what passed before counts; the tests it never reported count as failed
+        reported = {t.nodeid for t in run.tests}
+        unreported = [t for t in run.collected or [] if t.nodeid not in reported]
+        summary.total += len(unreported)
+        summary.max_points += sum(t.max_points for t in unreported)
+        summary.state, summary.problem = State.STOPPED, f"the run {run.ended}"
     return summary

@@ -30,17 +30,9 @@ from pathlib import Path
 from grader.lessons import KitError, Lesson, chosen_lessons, mutant_target
 from grader.authoring.twins import check_trees
 from grader.results import Outcome, RunResult, TestResult
-from grader.runs import RUN_TIMEOUT, pytest_args, run_pytest
+from grader.runs import pytest_args, run_pytest
 
 MIN_PUBLIC_TESTS = 2
-
-
-def _limits():
-    from grader.grading.sandbox import Limits
-
-    # As generous as a learner's own run: the kit's per-test timeout (pyproject.toml), no
-    # memory limit a lesson could meet (DataLoader workers count separately), output kept.
-    return Limits(wall=RUN_TIMEOUT, cpu=RUN_TIMEOUT, memory=16 << 30, output=1 << 20, test_timeout=None)
 
 
 @dataclass
@@ -301,7 +293,7 @@ def execute(runs: list[Run], *, jobs: int, on_done) -> None:
 
     with tempfile.TemporaryDirectory(prefix="kata-verify-") as tmp:
         pending = (run.job(Path(tmp) / f"{number:03d}") for number, run in enumerate(runs))
-        sandbox.run_jobs(pending, parallel=jobs, limits=_limits(), on_done=taken)
+        sandbox.run_jobs(pending, parallel=jobs, limits=sandbox.Limits.ungraded(), on_done=taken)
 
 
 def _print_table(results: list[LessonResult], verbose: bool, out) -> None:

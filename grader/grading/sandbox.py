@@ -45,7 +45,7 @@ from grader.grading import seccomp
 from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
 from grader.results import Failure, Kind, Outcome, RunResult, TestInfo, TestResult
-from grader.runs import kill_group
+from grader.runs import RUN_TIMEOUT, kill_group
 
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
 
@@ -63,6 +63,13 @@ class Limits:
     test_timeout: float | None = 15.0  # seconds per test (pytest-timeout), well under `wall`; None: the kit's own
     processes: int = 256  # processes and threads at once (behind the namespaces: grader.grading.isolation)
     disk: int = 512 << 20  # bytes each of its private tmpfs folders (/tmp, HOME, /dev/shm) may hold
+
+    @classmethod
+    def ungraded(cls, wall: float = RUN_TIMEOUT) -> Limits:
+        """As generous as a learner's own run, for ``kata verify`` and ``kata status``: `wall`
+        seconds of clock and of CPU, the kit's own per-test timeout (pyproject.toml), no memory
+        limit a lesson could meet (DataLoader workers count separately), the output kept."""
+        return cls(wall=wall, cpu=wall, memory=16 << 30, output=1 << 20, test_timeout=None)
 
 
 @dataclass
@@ -91,6 +98,9 @@ class Job:
     # each test is reported so at once, with the message the tests give, none of them run.
     expected: tuple[TestInfo, ...] = ()
     imports: tuple[str, ...] = ()
+    # Whether the run's tamper checks run (grader.grading.guard): not for code that is the
+    # learner's own, on their own machine (``kata status``), where they cost a third of a run.
+    guarded: bool = True
 
 
 def why_ended(run: RunResult, limits: Limits) -> str | None:
@@ -386,7 +396,7 @@ def _set_up_and_run(job: Job, limits: Limits, channel_fd: int, cpu: int | None =
     _environment(job)
     from grader.grading import pipe
 
-    return _pytest(job, limits, pipe.PipeWriter(channel_fd))
+    return _pytest(job, limits, pipe.PipeWriter(channel_fd, guarded=job.guarded))
 
 
 def _not_compiling(job: Job) -> tuple[Path, SyntaxError] | None:

@@ -68,8 +68,7 @@ def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInf
     out_of_memory = _ran_into(tests, Kind.MEMORY)
     if tampering:
         summary.state, summary.problem = State.TAMPERED, "tampering detected: " + "; ".join(tampering[:3])
-    elif run.ended:
-        summary.state, summary.problem = State.STOPPED, f"the run {run.ended}"
+    elif run.ended:  # (summarize made it STOPPED, and said why)
         if out_of_memory:
             summary.problem += f"; it ran out of memory (limit {limits.memory >> 20} MiB)"
     elif out_of_memory:
