@@ -23,7 +23,8 @@ The contract:
   watching" and exits 0, without a traceback. Only the watcher gets the terminal's Ctrl-C (the
   tests are in their own group), so the child never prints a traceback of its own for an
   interrupt that lands while it is still starting up.
-- When every test passes, it says so and offers the next lesson. On a terminal, keys act at
+- When every test passes, the run says so (grader.plugin.summary) and, on a terminal, the watcher
+  offers the key that moves on to the next lesson. On a terminal, keys act at
   once, during a run too (no Enter): ``r`` runs the tests again, ``n`` moves on to the next
   lesson (a run they stop ends with "(run stopped: r pressed)", or "(run stopped: n pressed,
   on to NN_topic)"), ``q`` quits (stopping a run, then "stopped watching"), ``h`` shows the
@@ -142,9 +143,9 @@ def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None)
                 _stop(child)
             stopped = event is not None  # by a save or a key, not ended by itself
             if not stopped:
-                if child.returncode == 0:
+                if child.returncode == 0 and keys.live:  # the run itself said that every test passes
                     offer = f"press n for {after.name}" if after else "that was the last lesson"
-                    print(f"\nEvery test of {lesson.name} passes. Well done: {offer}.", flush=True)
+                    print(f"\nWell done: {offer}.", flush=True)
                 print(f"\nwatching exercises/{lesson.name}/ for changes (Ctrl-C to stop)", flush=True)
                 if keys.live:
                     print("keys: h next hint, n next lesson, r run again, q quit", flush=True)

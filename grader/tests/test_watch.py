@@ -508,6 +508,8 @@ def test_h_during_a_run_waits_for_its_end(quick_kit, monkeypatch, capfd):
     assert "stop" not in keys.log, keys.log
     out = capfd.readouterr().out
     assert out.index("1 passed") < out.index(WATCHING) < out.index("98_demo, hint 1 of 3\n\nThink."), out
+    # The run says the lesson passes, once; the watcher only offers the key that moves on.
+    assert out.count("Every test of 98_demo passes") == 1 and "\nWell done: press n for 99_other.\n" in out, out
 
 
 def test_once_exits_with_pytests_status(quick_kit):
