@@ -63,7 +63,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
     assert_close, assert_no_loop, assert_speed, describe, explained, fail, function_name, functions_called, grad_of,
-    mismatch, raises_the_same, same, tolerance,
+    mismatch, raises_the_same, reported, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
@@ -97,7 +97,7 @@ def explains_mask_operators(what: str):
     """The lesson's advice where PyTorch's error names a pitfall of Python's operators on masks:
     bool() of a tensor (`and`, `or`, `not`, `if`, a chained comparison), `-` on a bool tensor."""
     __tracebackhide__ = True
-    with explained(
+    with reported(what), explained(
             what, when="Boolean value of Tensor",
             advice="This is Python's `and`, `or`, `not` (or an `if`, or a chained comparison like a < x < b) on a "
             "tensor: they call bool() on it. Combine masks with &, |, ~ and pick values with torch.where."):
@@ -179,7 +179,7 @@ def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
     for shape, layout in EDGE_CASES:
         x = edge_tensor(shape, layout, dtype)
         assert_same_as(lesson.row_sum, partial(torch.sum, dim=0), x, grads=True,
-                       what=f"row_sum(x) ({layout}), against torch.sum(x, dim=0),", tolerance=order_tolerance(x)
+                       what=f"row_sum(x) for x of {describe(x)} ({layout}), against torch.sum(x, dim=0)", tolerance=order_tolerance(x)
                        if dtype.is_floating_point else None)
 
 
@@ -194,7 +194,7 @@ def test_row_sum_of_edge_shapes(lesson, shape, dtype):
 @pytest.mark.points(2)
 def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
     assert_no_loop(
-        lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum", unit="rows",
+        lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum(x)", unit="rows",
         hint="This is a loop over the rows: indexing, unbind and Python's built-in sum() all go row by row. "
         "Reduce over dim 0 in one call.",
     )
@@ -380,7 +380,8 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
             values[(0,) * (values.dim() - 1)] = 0.0  # a zero row
         x = with_layout(values.to(dtype), layout)
         assert_same_as(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x, eps=eps, grads=True,
-                       what=f"normalize_rows(x, eps={eps}) ({layout}, a zero row), against F.normalize(x, p=2, dim=-1, eps={eps}),",
+                       what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row), against "
+                            f"F.normalize(x, p=2, dim=-1, eps={eps})",
                        tolerance=HALF_TOLERANCE.get(dtype))
 
 

@@ -89,7 +89,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.testing import assert_close, assert_speed, expect_raises, trace_ops
+from grader.testing import assert_close, assert_speed, describe, expect_raises, trace_ops
 from grader.testing.differential import assert_same_as
 from grader.testing.scenario import beside
 
@@ -547,8 +547,8 @@ def test_scale_matches_torch(lesson):
              for init_scale in (2.0**16, 3.0) for shape, dtype in SCALE_CASES]
     cases += [(2.0**16, torch.empty((), dtype=dtype, device="meta")) for dtype in (torch.float32, torch.float16)]
     for init_scale, loss in cases:
-        what = f"DynamicLossScaler(init_scale={init_scale}).scale(loss)" + (" for a loss on the meta device"
-                                                                           if loss.device.type == "meta" else "")
+        what = (f"DynamicLossScaler(init_scale={init_scale}).scale(loss) for loss of {describe(loss)}"
+                + (" on the meta device" if loss.device.type == "meta" else ""))
         report = your_scale(lesson, init_scale, loss)
         try:
             assert_same_as(lambda copy: replayed_scale(report, copy),
