@@ -14,5 +14,6 @@ from grader.testing.errors import expect_raises, explained, raises_the_same, rep
 from grader.testing.forbid import OpCall, assert_no_loop, count_ops, forbid, function_name, functions_called, trace_ops
 from grader.testing.speed import assert_speed, speed_ratio
 
-__all__ = ["OpCall", "assert_close", "assert_no_loop", "assert_speed", "count_ops", "counted", "describe", "expect_raises", "explained",
-           "fail", "forbid", "function_name", "functions_called", "grad_of", "mismatch", "raises_the_same", "reported", "same", "speed_ratio", "tolerance", "trace_ops"]
+__all__ = ["OpCall", "assert_close", "assert_no_loop", "assert_speed", "count_ops", "counted", "describe", "expect_raises",
+           "explained", "fail", "forbid", "function_name", "functions_called", "grad_of", "mismatch", "raises_the_same",
+           "reported", "same", "speed_ratio", "tolerance", "trace_ops"]

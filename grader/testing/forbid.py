@@ -18,6 +18,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from grader.testing.compare import counted
 from grader.testing.errors import reported
 from grader.testing.source import looped, normalise, spelled
 
@@ -269,7 +270,7 @@ def assert_no_loop(call_at: Callable[[int], Callable[[], object]], small: int, b
     grew = sorted(op for op in ops_big if ops_big[op] > ops_small[op])
     if grew:
         raise AssertionError(
-            f"{what} ran {sum(ops_small.values())} tensor ops for {small} {unit} but "
+            f"{what} ran {counted(sum(ops_small.values()), 'tensor op')} for {small} {unit} but "
             f"{sum(ops_big.values())} for {big} ({', '.join(f'{op}: {ops_small[op]} -> {ops_big[op]}' for op in grew)}): "
             f"the sign of a Python loop over the {unit}. {hint}"
         )

@@ -4,6 +4,7 @@ import re
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -500,15 +501,16 @@ def test_assert_same_as_starts_each_message_with_the_call_as_given():
         centred = t - t.mean(0, keepdim=True)
         return torch.softmax(t.detach(), 0) + centred - centred.detach()
 
-    assert_same_as(right_values_wrong_gradient, lambda t: torch.softmax(t, 0), x, what=what, grads=True)  # the plain sum agrees
+    softmax = partial(torch.softmax, dim=0)
+    assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True)  # the plain sum agrees
     with pytest.raises(AssertionError, match=rf"^the gradient of {re.escape(what)}, its entries weighted from 0.5 "
                                              r"to 2.0 and summed, with respect to its tensor input"):
-        assert_same_as(right_values_wrong_gradient, lambda t: torch.softmax(t, 0), x, what=what, grads=True, weighted=True)
+        assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True, weighted=True)
     with pytest.raises(pytest.fail.Exception, match=rf"^{re.escape(what)} raised IndexError\("):
         assert_same_as(lambda t: t[5], lambda t: t, x, what=what)
 
 
-def test_assert_no_loop_tells_an_error_with_the_size_that_raised_it():
+def test_assert_no_loop_tells_an_error_with_the_size_that_raised_it_and_counts_plainly():
     from grader.testing import assert_no_loop
 
     def call_at(n):
@@ -516,3 +518,5 @@ def test_assert_no_loop_tells_an_error_with_the_size_that_raised_it():
 
     with pytest.raises(pytest.fail.Exception, match=r"^f\(x\) for 2 rows raised IndexError\("):
         assert_no_loop(call_at, 2, 5, what="f(x)", unit="rows", hint="-")
+    with pytest.raises(AssertionError, match=r"^f\(x\) ran 1 tensor op for 2 rows but 2 for 3 "):
+        assert_no_loop(lambda n: lambda: [torch.ones(1) for _ in range(n - 1)], 2, 3, what="f(x)", unit="rows", hint="-")
