@@ -206,7 +206,7 @@ def test_row_sum_is_much_faster_than_the_slicing_loop(lesson):
     x = torch.rand([500, 10], generator=torch.Generator().manual_seed(2))
     assert_speed(
         lambda: slicing_loop(x), lambda: lesson.row_sum(x),
-        at_least=30, what="row_sum on a (500, 10) tensor", baseline_name="the loop `z += x[i]` over its rows",
+        at_least=30, what="row_sum(x) for x of shape (500, 10)", baseline_name="the loop `z += x[i]` over its rows",
         hint="One reduction over dim 0 replaces 500 selects and 500 additions.",
         fresh_at_least=15,  # fresh values each call, in another process (MEASUREMENTS.md)
     )
@@ -261,17 +261,19 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     __tracebackhide__ = True
     kwargs = {} if eps is None else {"eps": eps}
     eps = 1e-12 if eps is None else eps
-    try:
-        with not_calling_F_normalize(what):
-            out = lesson.normalize_rows(x, **kwargs)
-    except RuntimeError as exc:
-        error = exc
-    else:
-        error = None
+    with reported(what):
+        try:
+            with not_calling_F_normalize(what):
+                out = lesson.normalize_rows(x, **kwargs)
+        except RuntimeError as exc:
+            error = exc
+        else:
+            error = None
     if error is not None:
         if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
             fail(f"{what} raised '{error}'. {KEEPDIM}")
-        raise error
+        with reported(what):
+            raise error
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
     if wrong is None:
         return out
@@ -622,9 +624,10 @@ def test_runs_on_the_inputs_device(lesson):
     x = seeded(6, 5, seed=14)
     mask = x > 0
     cuda = torch.device("cuda")
-    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum on CUDA")
-    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda), what="normalize_rows on CUDA")
+    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum(x) for x of shape (6, 5) on CUDA")
+    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda),
+                 what="normalize_rows(x) for x of shape (6, 5) on CUDA")
     assert_close(
         lesson.masked_mean(x.to(cuda), mask.to(cuda), 1), reference_masked_mean(x, mask, 1).to(cuda),
-        what="masked_mean on CUDA",
+        what="masked_mean(x, x > 0, 1) for x of shape (6, 5) on CUDA",
     )

@@ -702,7 +702,7 @@ def test_much_faster_than_the_loop(lesson):
     tensor, indices = make_tensor((512, 1000, 16)), make_indices(1000, (512,))
     assert_speed(
         lambda: classic_loop(tensor, indices), lambda: lesson.batch_gather(tensor, indices),
-        at_least=5, what="batch_gather on a (512, 1000, 16) tensor with indices of shape (512,)",
+        at_least=5, what="batch_gather(tensor, indices) for tensor of shape (512, 1000, 16) and indices of shape (512,)",
         baseline_name="the loop `tensor[i][indices[i]]` over rows",
         hint=loop_hint(lesson),
         # Fresh values each call: the 512 rows read come from memory, not the cache (MEASUREMENTS.md).
@@ -744,7 +744,7 @@ def test_range_check_is_vectorised(lesson):
     try:
         assert_speed(
             lambda: advanced_indexing(tensor, indices), lambda: lesson.batch_gather(tensor, indices),
-            at_least=0.25, what="batch_gather on a (64, 100) tensor with indices of shape (64, 4096)",
+            at_least=0.25, what="batch_gather(tensor, indices) for tensor of shape (64, 100) and indices of shape (64, 4096)",
             baseline_name="the bare gather `tensor[rows, indices]` without any check",
             fresh_at_least=0.15,  # fresh indices each call, in another process (MEASUREMENTS.md)
         )
@@ -761,14 +761,16 @@ def test_result_is_on_the_inputs_device(lesson):
     tensor, indices = make_tensor((3, 4, 2)), torch.tensor([1, -1, 0])
     out = gather(lesson, tensor, indices)
     if out.device != tensor.device:
-        pytest.fail(f"batch_gather returned a tensor on {out.device} for input on {tensor.device}", pytrace=False)
+        pytest.fail(f"{call(tensor, indices)} returned a tensor on {out.device} for input on {tensor.device}",
+                    pytrace=False)
 
 
 @pytest.mark.cuda
 def test_runs_on_cuda(lesson):
     tensor, indices = make_tensor((6, 9, 4)).cuda(), make_indices(9, (6, 3)).cuda()
-    assert_close(gather(lesson, tensor, indices, "batch_gather on CUDA"), loop_gather(tensor.cpu(), indices.cpu()).cuda(),
-                 what="batch_gather on CUDA")
+    what = f"{call(tensor, indices)} on CUDA"
+    assert_close(gather(lesson, tensor, indices, what), loop_gather(tensor.cpu(), indices.cpu()).cuda(), what=what)
     indices[2, 1] = 9
-    expect_raises(lambda: lesson.batch_gather(tensor, indices), IndexError, what="batch_gather on CUDA, index 9 with N=9",
+    expect_raises(lambda: lesson.batch_gather(tensor, indices), IndexError,
+                  what=f"{call(tensor, indices)} on CUDA, index 9 with N=9",
                   why="out of range", mention=("row 2",))

@@ -192,8 +192,9 @@ def observed(scenario, lesson, *args) -> Iterator:
         for observation in report:
             if isinstance(observation, str) and observation == RAISED:
                 scenario(lesson, *args, catch=False)
-                raise AssertionError(f"{scenario.__name__}: the code under test raised an error beside the code "
-                                     "and none when run again")
+                raise AssertionError("your code raised an error, and none when the same calls ran again on the "
+                                     "same inputs: it depends on something other than its inputs (a global, state "
+                                     "left from an earlier call, an unseeded random number)")
             yield observation
     return each()
 
@@ -1398,7 +1399,7 @@ def test_checkerboard_trains_in_bfloat16(lesson):
     require(final < 0.1, (
         f"train_step with DynamicLossScaler and bfloat16 autocast on the 32x32 checkerboard: the mean loss of steps "
         f"{steps - 10}-{steps} is {final:.3f} (first {losses[0]:.3f}); expected < 0.1. Losses: "
-        f"{[round(v, 3) for v in losses[::10]]}"))
+        f"[{', '.join(f'{v:.3f}' for v in losses[::10])}]"))
 
 
 # --- speed ------------------------------------------------------------------------------------
