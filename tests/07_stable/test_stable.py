@@ -8,6 +8,7 @@ requires_grad, gradients) on 0-d, one-element, size-1-dim, empty, +-1e4 and mask
 float32/float64/float16/bfloat16, contiguous, transposed, strided and expanded; every call
 there is also checked for forbidden ops and for writes into its inputs.
 - the lesson text's examples: softmax [1000, 0], logsumexp [1000, 1000] -> test_softmax_of_large_logits, test_logsumexp_of_large_values
+- the signatures' `dim=-1`: the last dim when none is given -> test_dim_defaults_to_the_last
 - "any shape and any dim, negative ones too" (0-d and one element too) -> test_softmax_matches_torch,
   test_logsumexp_matches_torch, test_cross_entropy_matches_definition, Edge
 - "non-contiguous inputs" (expanded too) -> test_non_contiguous_input, Edge
@@ -380,7 +381,7 @@ def named_errors(what: str, x: torch.Tensor | None):
             if words is not None:
                 failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
             elif isinstance(exc, IndexError) and x is not None and x.dim() == 0:
-                failure = (f"{what} raised IndexError({str(exc)!r}). A 0-d tensor has no sizes to index (x.shape "
+                failure = (f"{what} raised IndexError({str(exc)!r}). A 0-d tensor has no sizes to index (its shape "
                            "is ()), yet dim 0 and -1 are valid for it, as for torch.softmax: test for an empty "
                            "input with x.numel() == 0, not x.shape[dim] == 0.")
             else:
@@ -478,6 +479,24 @@ def test_rows_of_very_different_scale(lesson):
     check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
     check(lesson, "softmax_cross_entropy", x, -1, labels=labels,
           what=call_for("softmax_cross_entropy", -1, x, labels, note=rows))
+
+
+def test_dim_defaults_to_the_last(lesson):
+    # On a 3-d input the last dim is not dim 1.
+    x = torch.linspace(-30, 30, 24).reshape(2, 3, 4)
+    labels = probabilities(x.shape, -1)
+    cases = [
+        ("stable_softmax(x)", lambda: lesson.stable_softmax(x), torch.softmax(x, -1)),
+        ("logsumexp(x)", lambda: lesson.logsumexp(x), torch.logsumexp(x, -1)),
+        ("softmax_cross_entropy(labels, logits)", lambda: lesson.softmax_cross_entropy(labels, x),
+         reference_cross_entropy(labels, x, -1)),
+    ]
+    for call, run, expected in cases:
+        inputs = "logits and labels" if call.startswith("softmax_cross_entropy") else "x"
+        what = f"{call} for {inputs} of {describe(x)}, dim left at its default (-1, the last dim)"
+        with named_errors(what, x):
+            got = run()
+        assert_close(got, expected, what=what)
 
 
 @pytest.mark.parametrize("layout", ["transposed", "sliced"])
