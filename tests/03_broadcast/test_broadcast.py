@@ -692,8 +692,8 @@ def test_broadcast_shape_works_out_the_rules_itself(lesson):
     with reported("broadcast_shape((5, 1, 6), (3, 1))"):
         ops = count_ops(lambda: lesson.broadcast_shape((5, 1, 6), (3, 1)))
     if ops:
-        fail(f"broadcast_shape ran tensor operations ({', '.join(sorted(ops))}); work with the shape tuples "
-             "alone: building tensors to read the shape of their sum is not applying the rules")
+        fail(f"broadcast_shape((5, 1, 6), (3, 1)) ran tensor operations ({', '.join(sorted(ops))}); work with the "
+             "shape tuples alone: building tensors to read the shape of their sum is not applying the rules")
     # Any other spelling (torch.functional.broadcast_shapes, np.lib.stride_tricks, NumPy arrays
     # added together, ...) is a call into torch or NumPy: none is needed to compare sizes.
     for (shape_a, shape_b), calls in zip(pairs, seen):
@@ -885,7 +885,8 @@ def test_pairwise_sq_dist_is_faster_than_a_row_loop(lesson):
     x, y = rand(1024, 4, seed=1), rand(32, 4, seed=2)
     assert_speed(
         lambda: row_loop_sq_dist(x, y), lambda: lesson.pairwise_sq_dist(x, y),
-        at_least=5, what="pairwise_sq_dist on (1024, 4) x (32, 4)", baseline_name="a loop over the rows of x",
+        at_least=5, what="pairwise_sq_dist(x, y) for x of shape (1024, 4) and y of shape (32, 4)",
+        baseline_name="a loop over the rows of x",
         hint="Compute the whole [N, M] table with broadcasting or a matrix product, not row by row.",
     )
 
@@ -894,7 +895,8 @@ def test_pairwise_sq_dist_is_faster_than_a_row_loop(lesson):
 def test_runs_on_the_inputs_device(lesson):
     merge = make_merge(lesson, 3, 4, 2).cuda()
     a, b = rand(2, 5, 3).cuda(), rand(2, 1, 4).cuda()
-    assert_close(merge(a, b), tiled_merge(merge, a, b), what="Merge on CUDA")
+    assert_close(merge(a, b), tiled_merge(merge, a, b),
+                 what="Merge(3, 4, 2)(a, b) for a of shape (2, 5, 3) and b of shape (2, 1, 4) on CUDA")
     x, y = rand(6, 3).cuda() + 1e3, rand(7, 3).cuda() + 1e3
     assert_close(lesson.pairwise_sq_dist(x, y), loop_sq_dist(x.cpu(), y.cpu()).float().cuda(),
-                 rtol=1e-3, atol=1e-2, what="pairwise_sq_dist on CUDA")
+                 rtol=1e-3, atol=1e-2, what="pairwise_sq_dist(x, y) for x of shape (6, 3) and y of shape (7, 3) on CUDA")
