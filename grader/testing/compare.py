@@ -58,13 +58,15 @@ def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool 
 
 
 def fail(message: str) -> None:
-    """Fail the test with the kit's message alone (no traceback, no pytest introspection). A
-    helper that reports each failure through this one line lets hypothesis count them as one
-    failure, not as "distinct failures" in an exception group."""
+    """Fail the test with the kit's message alone (no traceback, no pytest introspection, and
+    no "During handling of the above exception" banner where it is called while an error is
+    being handled: in an ``except``, or in a context manager's exit). A helper that reports
+    each failure through this one line lets hypothesis count them as one failure, not as
+    "distinct failures" in an exception group."""
     __tracebackhide__ = True
     import pytest
 
-    pytest.fail(message, pytrace=False)
+    raise pytest.fail.Exception(message, pytrace=False) from None
 
 
 def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
@@ -99,6 +101,12 @@ def _no_dtensor_import():
         yield
     finally:
         _comparison._HAS_DTENSOR = True
+
+
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`number` and `noun`, the noun plural unless the number is 1: "1 shard", "3 shards",
+    "0 shards" (`plural` for a noun that does not take an s: counted(2, "index", "indices"))."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def describe(t: torch.Tensor) -> str:

@@ -1,6 +1,6 @@
 """Differential checks: the learner's function against its PyTorch counterpart, call for call.
 
-    assert_same_as(lesson.logsumexp, torch.logsumexp, x, dim, what="logsumexp(x, dim=1)")
+    assert_same_as(lesson.logsumexp, torch.logsumexp, x, 1, what=f"logsumexp(x, dim=1) for x of {describe(x)}")
 
 Compares what a caller can see: the result's values, dtype, shape and device (all of them,
 with torch.testing.assert_close), the gradients it gives its floating inputs, and, where the
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-import pytest
 import torch
 
-from grader.testing.compare import assert_close, describe
+from grader.testing.compare import assert_close, describe, fail
+from grader.testing.errors import reported
 
 # Gradients in half precision: each path rounds its intermediates (exp, the sum, the division)
 # to 11 (float16) or 8 (bfloat16) bits, and two correct orders differ by a few of those steps.
@@ -22,13 +22,18 @@ _HALF_GRAD_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloa
 
 
 def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads: bool = False,
-                   tolerance: dict | None = None, **kwargs) -> object:
+                   weighted: bool = False, tolerance: dict | None = None, **kwargs) -> object:
     """`actual(*args, **kwargs)` must behave as `expected(*args, **kwargs)`.
 
+    what: the learner's call and its inputs, every argument named, e.g.
+    "logsumexp(x, dim=1) for x of shape (3, 4), float32": each message starts with it as it is.
     Each call gets its own copies of the tensor arguments (detached leaves; `grads=True` makes
-    the floating ones require grad and compares the gradients of ``result.sum()``; a complex
-    result's real part). Where `expected` raises, `actual` must raise the same exception type.
-    Returns `actual`'s result.
+    the floating ones require grad and compares the gradients of ``result.sum()``, or with
+    `weighted` of the sum of the result's entries times weights from 0.5 to 2.0, for a result
+    whose plain sum has the same gradient whatever the code, as a softmax's; a complex result's
+    real part). Where `expected` raises, `actual` must raise the same exception type; an error
+    `actual` raises where `expected` does not fails with `what` and the learner's lines
+    (grader.testing.errors.reported). Returns `actual`'s result.
     """
     __tracebackhide__ = True
     mine, theirs = _copies(args, grads), _copies(args, grads)
@@ -37,6 +42,7 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 (the counterpart's refusal is what to match)
+        refusal = f"PyTorch raises {type(exc).__name__}({str(exc)!r}) for this input"
         try:
             got = actual(*mine, **kwargs)
         except NotImplementedError:
@@ -44,14 +50,13 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
         except type(exc):
             return None
         except Exception as wrong:  # noqa: BLE001
-            pytest.fail(f"{what} raised {type(wrong).__name__}({str(wrong)!r}); PyTorch raises "
-                        f"{type(exc).__name__}({str(exc)!r}) for this input{_inputs(args)}", pytrace=False)
-        pytest.fail(f"{what} returned {_short(got)}; PyTorch raises {type(exc).__name__}({str(exc)!r}) "
-                    f"for this input{_inputs(args)}", pytrace=False)
-    got = actual(*mine, **kwargs)
-    assert_close(got, want, what=f"{what}{_inputs(args)}", **(tolerance or {}))
+            fail(f"{what} raised {type(wrong).__name__}({str(wrong)!r}); {refusal}")
+        fail(f"{what} returned {_short(got)}; {refusal}")
+    with reported(what):
+        got = actual(*mine, **kwargs)
+    assert_close(got, want, what=what, **(tolerance or {}))
     if grads:
-        _compare_grads(got, want, mine, theirs, what, tolerance)
+        _compare_grads(got, want, mine, theirs, what, tolerance, weighted)
     return got
 
 
@@ -71,30 +76,29 @@ def _copies(args, grads: bool):
     return tuple(copy(a) for a in args)
 
 
-def _compare_grads(got, want, mine, theirs, what, tolerance) -> None:
+def _compare_grads(got, want, mine, theirs, what, tolerance, weighted) -> None:
     __tracebackhide__ = True
     if not (isinstance(want, torch.Tensor) and want.requires_grad):
         return
     if not (isinstance(got, torch.Tensor) and got.requires_grad):
-        pytest.fail(f"{what}: the result does not require grad, so no gradient reaches the input; "
-                    "PyTorch's does. Build it from the input with differentiable operations (no .detach(), "
-                    ".item() or torch.no_grad()).", pytrace=False)
+        fail(f"{what}: the result does not require grad, so no gradient reaches the input; PyTorch's does. "
+             "Build it from the input with differentiable operations (no .detach(), .item() or torch.no_grad()).")
     if want.device.type == "meta":
         return
+    summed = ""
+    if weighted:
+        weights = torch.linspace(0.5, 2.0, want.numel(), dtype=torch.float64).reshape(want.shape).to(want)
+        want, got = want * weights, got * weights
+        summed = ", its entries weighted from 0.5 to 2.0 and summed,"
     (want.real if want.is_complex() else want).sum().backward()
     (got.real if got.is_complex() else got).sum().backward()
     graded = sum(isinstance(b, torch.Tensor) and b.grad is not None for b in theirs)
     for number, (a, b) in enumerate(zip(mine, theirs)):
         if isinstance(b, torch.Tensor) and b.grad is not None:
             which = "its tensor input" if graded == 1 else f"its argument {number + 1}"
-            assert_close(a.grad, b.grad, what=f"the gradient of {what} with respect to {which} (actual: yours, "
-                                              "expected: PyTorch's)",
+            assert_close(a.grad, b.grad, what=f"the gradient of {what}{summed} with respect to {which} "
+                                              "(actual: yours, expected: PyTorch's)",
                          **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})))
-
-
-def _inputs(args) -> str:
-    shown = [describe(a) + (", meta" if a.device.type == "meta" else "") for a in args if isinstance(a, torch.Tensor)]
-    return f" for input(s) of {'; '.join(shown)}" if shown else ""
 
 
 def _short(value) -> str:
@@ -111,7 +115,7 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
     returns a tensor that is not on the CPU, and the test fails saying so and how to `fix` it.
     Cheaper than inputs on meta, whose first elementwise op imports torch._dynamo (seconds).
     An error the call raises on the usual default device too is not the device's doing: that
-    error is raised as it is.
+    error fails the test with `what` and the learner's lines (grader.testing.errors.reported).
     """
     __tracebackhide__ = True
     try:
@@ -124,11 +128,12 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
     except RuntimeError as exc:
         out = exc
     if isinstance(out, RuntimeError):
-        call()  # raises again (then it is not the default device's doing), or the device is to blame
+        with reported(what):
+            call()  # raises again (then it is not the default device's doing), or the device is to blame
     if isinstance(out, RuntimeError) or (isinstance(out, torch.Tensor) and out.device.type != "cpu"):
         found = (f"raised {type(out).__name__}({str(out)[:160]!r})" if isinstance(out, RuntimeError)
                  else f"returned a tensor on {out.device}")
-        pytest.fail(f"{what} {found} while torch's default device was 'meta': it builds a tensor on the default "
-                    "device instead of the inputs' (on a GPU: 'Expected all tensors to be on the same device'). "
-                    f"{fix}", pytrace=False)
+        fail(f"{what} {found} while torch's default device was 'meta': it builds a tensor on the default "
+             "device instead of the inputs' (on a GPU: 'Expected all tensors to be on the same device'). "
+             f"{fix}")
     return out

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import errno
+import linecache
+import os
+import sys
+import sysconfig
+import traceback
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+
+from grader.testing.compare import fail
 
 
 def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, what: str, why: str,
@@ -43,7 +52,7 @@ def explained(what: str, *, when: str, advice: str,
     """Inside the block, PyTorch's error (a RuntimeError, or `exc_type`: a warning turned into
     an error, a ValueError) whose message contains `when` fails the test with the lesson's
     `advice` for that pitfall (and the original message); any other error passes through
-    unchanged (a stub's NotImplementedError too).
+    unchanged (a stub's NotImplementedError too; `reported` tells the others with their call).
 
     what: the learner's call, e.g. "Merge(...)(a, b)"; when: a piece of PyTorch's message that
     names the pitfall, e.g. "Boolean value of Tensor"; advice: what went wrong and the fix.
@@ -67,3 +76,105 @@ def raises_the_same(call: Callable[[], object], error: BaseException) -> bool:
     except Exception as exc:  # noqa: BLE001
         return type(exc) is type(error) and str(exc) == str(error)
     return False
+
+
+@contextmanager
+def reported(what: str) -> Iterator[None]:
+    """Inside the block, an error the code under test raises fails the test with `raised`'s
+    message: the call and its input (`what`, e.g. "stable_softmax(x, dim=0) for x of shape (),
+    float32"), the error, and the learner's own lines, never a frame of the tests, the grader or
+    a library, and no chained-exception banner.
+
+    What the kit's plugin tells by its kind passes through unchanged: a stub's
+    NotImplementedError (one the learner's line raises itself; torch's "not implemented for
+    'Half'" is the learner's error like any other), the tests' own failures (AssertionError,
+    pytest's outcomes), running out of memory, a file past the size limit, a name missing from
+    the learner's module, a call for CUDA where there is none.
+    """
+    __tracebackhide__ = True
+    try:
+        yield
+    except (AssertionError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 (the learner's error, told with its call)
+        if _kit_reports_by_kind(exc) or _a_stubs(exc):
+            raise
+        message = raised(what, exc)
+    else:
+        return
+    fail(message)
+
+
+def raised(what: str, exc: BaseException) -> str:
+    """"`what` raised TypeError('...')", then the learner's lines that raised it (file:line, the
+    function, its source line), outermost first."""
+    frames = _learners_frames(exc)
+    lines = [f"{what} raised {type(exc).__name__}({str(exc)!r})" + (":" if frames else ".")]
+    for path, line, function in frames:
+        lines.append(f"{_shown_path(path)}:{line}: in {function}")
+        source = linecache.getline(path, line).strip()
+        if source:
+            lines.append(f"    {source}")
+    return "\n".join(lines)
+
+
+# Where no learner's code lives: Python's own library, the installed packages, the grader.
+_NOT_THE_LEARNERS = tuple(sorted({os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+                                  for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+                                 | {os.path.realpath(Path(__file__).parents[1]) + os.sep}))
+
+
+def _learners_frames(exc: BaseException) -> list[tuple[str, int, str]]:
+    """(file, line, function) of each traceback entry in the code under test: not the
+    standard library's, an installed package's, the grader's, or a test file's (test_*.py,
+    conftest.py)."""
+    found = []
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        path = frame.f_code.co_filename
+        name = os.path.basename(path)
+        if path.startswith("<frozen") or name.startswith("test_") or name == "conftest.py":
+            continue
+        if os.path.realpath(path).startswith(_NOT_THE_LEARNERS):
+            continue
+        found.append((path, line, frame.f_code.co_name))
+    return found
+
+
+def _a_stubs(exc: BaseException) -> bool:
+    """A NotImplementedError the learner's line raised itself (a stub's TODO, as the kit's
+    plugin tells one), not one raised inside a library."""
+    if not isinstance(exc, NotImplementedError):
+        return False
+    last = None
+    for last in traceback.walk_tb(exc.__traceback__):
+        pass
+    if last is None:
+        return True
+    frame, line = last
+    return linecache.getline(frame.f_code.co_filename, line).strip().startswith("raise NotImplementedError")
+
+
+def _shown_path(path: str) -> str:
+    """`path` relative to the working folder (the kit's root in a run) where it lies under it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _kit_reports_by_kind(exc: BaseException) -> bool:
+    """An error the kit's plugin tells by its kind, not by its call: a name missing from the
+    learner's module (AttributeError on a module), CUDA asked for where it cannot start (raised
+    in torch.cuda's lazy initialisation), out of GPU memory, a file past the size limit."""
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return True
+    if isinstance(exc, AttributeError) and type(getattr(exc, "obj", None)) is type(sys):
+        return True
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    if isinstance(exc, getattr(torch, "OutOfMemoryError", ())):
+        return True
+    innermost = None
+    for innermost, _ in traceback.walk_tb(exc.__traceback__):
+        pass
+    lazy_init = getattr(getattr(torch, "cuda", None), "_lazy_init", None)
+    return innermost is not None and lazy_init is not None and innermost.f_code is lazy_init.__code__

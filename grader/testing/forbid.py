@@ -18,6 +18,8 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from grader.testing.compare import counted
+from grader.testing.errors import reported
 from grader.testing.source import looped, normalise, spelled
 
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
@@ -256,14 +258,19 @@ def assert_no_loop(call_at: Callable[[int], Callable[[], object]], small: int, b
     `call_at(n)` builds the inputs for size n and returns the call to count, so building them
     is not counted. Vectorised code runs the same ops at any size; a Python loop over `unit`
     (rows, points, ...) runs some of them once per item. `hint` says how to batch instead.
+    `what` names the call, e.g. "pairwise_sq_dist(x, y)"; an error the call raises fails the
+    test with it and the size (grader.testing.errors.reported).
     """
     __tracebackhide__ = True
-    recorders = [_traced(call_at(n)) for n in (small, big)]
+    recorders = []
+    for n in (small, big):
+        with reported(f"{what} for {n} {unit}"):
+            recorders.append(_traced(call_at(n)))
     ops_small, ops_big = (recorder.ops for recorder in recorders)
     grew = sorted(op for op in ops_big if ops_big[op] > ops_small[op])
     if grew:
         raise AssertionError(
-            f"{what} ran {sum(ops_small.values())} tensor ops for {small} {unit} but "
+            f"{what} ran {counted(sum(ops_small.values()), 'tensor op')} for {small} {unit} but "
             f"{sum(ops_big.values())} for {big} ({', '.join(f'{op}: {ops_small[op]} -> {ops_big[op]}' for op in grew)}): "
             f"the sign of a Python loop over the {unit}. {hint}"
         )

@@ -1,8 +1,10 @@
 """The shared test helpers in grader.testing: each one must be able to fail."""
 
+import re
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -379,7 +381,8 @@ def test_the_default_device_is_blamed_only_for_an_error_it_causes():
     x = torch.ones(3)
     with pytest.raises(pytest.fail.Exception, match="while torch's default device was 'meta'.*Fix it"):
         on_another_default_device(lambda: x + torch.zeros(3), what="f(x)", fix="Fix it.")
-    with pytest.raises(RuntimeError, match="size of tensor a"):  # wrong everywhere: its own error
+    with pytest.raises(pytest.fail.Exception, match=r"^f\(x\) raised RuntimeError\('The size of tensor a"):
+        # wrong everywhere: its own error, told with the call
         on_another_default_device(lambda: x + torch.ones(3, device="cpu")[:2], what="f(x)", fix="Fix it.")
     assert on_another_default_device(lambda: x * 2, what="f(x)", fix="-").device.type == "cpu"
 
@@ -403,3 +406,117 @@ def _error_of(call) -> BaseException:
     except Exception as exc:  # noqa: BLE001
         return exc
     raise AssertionError("no error")
+
+
+LEARNERS_CODE = """\
+import torch
+
+
+def first_size(x):
+    return x.shape[0]
+
+
+def todo(x):
+    raise NotImplementedError
+
+
+def half_distance(x):
+    return torch.cdist(x, x)
+"""
+
+
+def _learners_module(tmp_path):
+    import importlib.util
+
+    path = tmp_path / "stable.py"
+    path.write_text(LEARNERS_CODE)
+    spec = importlib.util.spec_from_file_location("learners_stable", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
+def test_reported_names_the_call_its_input_and_the_learners_lines_only(tmp_path):
+    from grader.testing import reported
+
+    learner, path = _learners_module(tmp_path)
+    x = torch.tensor(2.5)
+    with pytest.raises(pytest.fail.Exception) as failed:
+        with reported(f"first_size(x) for x of {describe(x)}"):
+            learner.first_size(x)
+    assert str(failed.value) == (f"first_size(x) for x of shape (), float32 raised IndexError('tuple index out of "
+                                 f"range'):\n{path}:5: in first_size\n    return x.shape[0]")
+    assert failed.value.pytrace is False and failed.value.__suppress_context__  # no chained banner
+    # torch's "not implemented for 'Half'" is the learner's error like any other, told the same way
+    with pytest.raises(pytest.fail.Exception, match=r"^half_distance\(x\) raised NotImplementedError\(.*Half"):
+        with reported("half_distance(x)"):
+            learner.half_distance(torch.ones(2, 2, dtype=torch.half))
+
+
+def test_reported_lets_through_what_the_kit_tells_by_its_kind(tmp_path):
+    from grader.testing import reported
+
+    learner, _ = _learners_module(tmp_path)
+    with pytest.raises(NotImplementedError):  # a stub's TODO stays a TODO
+        with reported("todo(x)"):
+            learner.todo(torch.ones(1))
+    with pytest.raises(AssertionError, match="the test's own"):
+        with reported("f(x)"):
+            raise AssertionError("the test's own")
+    with pytest.raises(AttributeError):  # a name missing from the learner's module
+        with reported("f(x)"):
+            learner.no_such_function  # noqa: B018
+    with reported("f(x)"):
+        pass  # no error: nothing to tell
+
+
+def test_fail_leaves_out_the_error_being_handled():
+    from grader.testing import fail
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        try:
+            raise ValueError("inner")
+        except ValueError:
+            fail("the kit's words")
+    assert failed.value.__suppress_context__ and failed.value.__cause__ is None
+
+
+def test_counted_says_one_thing_or_many():
+    from grader.testing import counted
+
+    assert [counted(n, "shard") for n in (0, 1, 2)] == ["0 shards", "1 shard", "2 shards"]
+    assert counted(1, "index", "indices") == "1 index" and counted(3, "index", "indices") == "3 indices"
+
+
+def test_assert_same_as_starts_each_message_with_the_call_as_given():
+    from grader.testing.differential import assert_same_as
+
+    x = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
+    what = f"my_softmax(x, dim=0) for x of {describe(x)}"
+    with pytest.raises(AssertionError) as values:
+        assert_same_as(lambda t: torch.softmax(t, 1), lambda t: torch.softmax(t, 0), x, what=what)
+    assert str(values.value).startswith(f"{what}:\nTensor-likes are not close!")  # nothing appended to the call
+
+    def right_values_wrong_gradient(t):  # right values, a wrong gradient whose plain sum (0) is softmax's
+        centred = t - t.mean(0, keepdim=True)
+        return torch.softmax(t.detach(), 0) + centred - centred.detach()
+
+    softmax = partial(torch.softmax, dim=0)
+    assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True)  # the plain sum agrees
+    with pytest.raises(AssertionError, match=rf"^the gradient of {re.escape(what)}, its entries weighted from 0.5 "
+                                             r"to 2.0 and summed, with respect to its tensor input"):
+        assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True, weighted=True)
+    with pytest.raises(pytest.fail.Exception, match=rf"^{re.escape(what)} raised IndexError\("):
+        assert_same_as(lambda t: t[5], lambda t: t, x, what=what)
+
+
+def test_assert_no_loop_tells_an_error_with_the_size_that_raised_it_and_counts_plainly():
+    from grader.testing import assert_no_loop
+
+    def call_at(n):
+        return lambda: torch.ones(n)[3]
+
+    with pytest.raises(pytest.fail.Exception, match=r"^f\(x\) for 2 rows raised IndexError\("):
+        assert_no_loop(call_at, 2, 5, what="f(x)", unit="rows", hint="-")
+    with pytest.raises(AssertionError, match=r"^f\(x\) ran 1 tensor op for 2 rows but 2 for 3 "):
+        assert_no_loop(lambda n: lambda: [torch.ones(1) for _ in range(n - 1)], 2, 3, what="f(x)", unit="rows", hint="-")

@@ -92,7 +92,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, describe, expect_raises, fail, tolerance
+from grader.testing import assert_close, counted, describe, expect_raises, fail, tolerance
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
 
@@ -859,7 +859,7 @@ def test_fit_follows_adam_step_by_step(lesson, case):
     expected = adam_by_hand(start, x, y, degree, steps, lr)
     try:
         assert_close(w, expected, rtol=1e-6, atol=atol, what=(
-            f"{what}, against torch.optim.Adam(lr={lr}) for {steps} step(s) on the mean squared error over all "
+            f"{what}, against torch.optim.Adam(lr={lr}) for {counted(steps, 'step')} on the mean squared error over all "
             "samples, from the start that steps=0 returns (after the same torch.manual_seed)"))
         return
     except AssertionError as exc:

@@ -76,7 +76,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.testing import assert_close, describe, expect_raises, fail, grad_of, tolerance
+from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, tolerance
 from grader.testing.scenario import beside
 from grader.testing.strategies import on_meta, shapes, tensors
 
@@ -583,12 +583,12 @@ def test_mlp_activation_is_a_fresh_instance_per_hidden_layer(lesson):
         fail(f"{what} has the activations {listed(acts)}; expected 3 PReLU().")
     distinct = len({a["first"] for a in acts})
     if distinct != 3:
-        fail(f"{what} uses {distinct} PReLU instance(s) for its 3 hidden layers, so they share a learnable slope. "
+        fail(f"{what} uses {counted(distinct, 'PReLU instance')} for its 3 hidden layers, so they share a learnable slope. "
              "This is the shared-activation pitfall: call activation() once per hidden layer.")
     linear = sum(n_in * n_out + n_out for n_in, n_out in zip(sizes, sizes[1:]))
     count = seen["size"]
     if count != linear + 3:
-        fail(f"{what} has {count} parameters; expected {linear} in the Linear layers plus 1 per PReLU.")
+        fail(f"{what} has {counted(count, 'parameter')}; expected {linear} in the Linear layers plus 1 per PReLU.")
 
 
 @beside
@@ -611,7 +611,7 @@ def test_mlp_calls_activation_once_per_hidden_layer(lesson):
         made, acts = mlp_made_by_a_factory(lesson, sizes)
         what = f"MLP({sizes}, activation=a factory function)"
         if made != len(sizes) - 2:
-            fail(f"{what} called activation() {made} times; expected once per hidden layer, {len(sizes) - 2}.")
+            fail(f"{what} called activation() {counted(made, 'time')}; expected once per hidden layer, {len(sizes) - 2}.")
         if acts != list(range(made)):
             fail(f"{what}: the activations in the model are not the {made} modules activation() returned, in order.")
 
@@ -1044,7 +1044,7 @@ def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype, steps):
     x, y = torch.randn(20, 3, dtype=dtype), torch.randn(20, 2, dtype=dtype)
     seen = fitted(lesson, handed([name], [start])[0], x, y, steps=steps, lr=0.3, dtype=dtype)
     losses = gradient_descent(reference, x, y, steps=steps, lr=0.3)
-    what = (f"after fit(model, x, y, steps={steps}, lr=0.3) with a {dtype} model, against {steps} step(s) of "
+    what = (f"after fit(model, x, y, steps={steps}, lr=0.3) with a {dtype} model, against {counted(steps, 'step')} of "
             "torch.optim.SGD(model.parameters(), lr=0.3) on the mean squared error")
     for (key, got), want in zip(seen["parameters"].items(), reference.state_dict().values()):
         assert_close(got, want, what=f"{key} {what}", **tolerance(dtype),
@@ -1175,7 +1175,8 @@ def test_fit_recovers_a_noisy_line(lesson):
     assert_close(b, best[1:], what=f"b {what} ({fix})", atol=1e-3, rtol=0)
     best_loss = F.mse_loss(design.float() @ best, y).item()
     if loss["value"] != pytest.approx(best_loss, abs=1e-5):
-        fail(f"fit returned {loss['repr']} {what}; the best line's loss is {best_loss:.6f}.")
+        got = f"{loss['value']:.6f}" if isinstance(loss["value"], float) else loss["repr"]
+        fail(f"fit returned {got} {what}; the best line's loss is {best_loss:.6f}.")
 
 
 # --- devices -------------------------------------------------------------------------------

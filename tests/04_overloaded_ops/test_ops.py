@@ -63,7 +63,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
     assert_close, assert_no_loop, assert_speed, describe, explained, fail, function_name, functions_called, grad_of,
-    mismatch, raises_the_same, same, tolerance,
+    mismatch, raises_the_same, reported, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
@@ -97,7 +97,7 @@ def explains_mask_operators(what: str):
     """The lesson's advice where PyTorch's error names a pitfall of Python's operators on masks:
     bool() of a tensor (`and`, `or`, `not`, `if`, a chained comparison), `-` on a bool tensor."""
     __tracebackhide__ = True
-    with explained(
+    with reported(what), explained(
             what, when="Boolean value of Tensor",
             advice="This is Python's `and`, `or`, `not` (or an `if`, or a chained comparison like a < x < b) on a "
             "tensor: they call bool() on it. Combine masks with &, |, ~ and pick values with torch.where."):
@@ -179,7 +179,7 @@ def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
     for shape, layout in EDGE_CASES:
         x = edge_tensor(shape, layout, dtype)
         assert_same_as(lesson.row_sum, partial(torch.sum, dim=0), x, grads=True,
-                       what=f"row_sum(x) ({layout}), against torch.sum(x, dim=0),", tolerance=order_tolerance(x)
+                       what=f"row_sum(x) for x of {describe(x)} ({layout}), against torch.sum(x, dim=0)", tolerance=order_tolerance(x)
                        if dtype.is_floating_point else None)
 
 
@@ -194,7 +194,7 @@ def test_row_sum_of_edge_shapes(lesson, shape, dtype):
 @pytest.mark.points(2)
 def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
     assert_no_loop(
-        lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum", unit="rows",
+        lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum(x)", unit="rows",
         hint="This is a loop over the rows: indexing, unbind and Python's built-in sum() all go row by row. "
         "Reduce over dim 0 in one call.",
     )
@@ -206,7 +206,7 @@ def test_row_sum_is_much_faster_than_the_slicing_loop(lesson):
     x = torch.rand([500, 10], generator=torch.Generator().manual_seed(2))
     assert_speed(
         lambda: slicing_loop(x), lambda: lesson.row_sum(x),
-        at_least=30, what="row_sum on a (500, 10) tensor", baseline_name="the loop `z += x[i]` over its rows",
+        at_least=30, what="row_sum(x) for x of shape (500, 10)", baseline_name="the loop `z += x[i]` over its rows",
         hint="One reduction over dim 0 replaces 500 selects and 500 additions.",
         fresh_at_least=15,  # fresh values each call, in another process (MEASUREMENTS.md)
     )
@@ -261,17 +261,19 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     __tracebackhide__ = True
     kwargs = {} if eps is None else {"eps": eps}
     eps = 1e-12 if eps is None else eps
-    try:
-        with not_calling_F_normalize(what):
-            out = lesson.normalize_rows(x, **kwargs)
-    except RuntimeError as exc:
-        error = exc
-    else:
-        error = None
+    with reported(what):
+        try:
+            with not_calling_F_normalize(what):
+                out = lesson.normalize_rows(x, **kwargs)
+        except RuntimeError as exc:
+            error = exc
+        else:
+            error = None
     if error is not None:
         if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
             fail(f"{what} raised '{error}'. {KEEPDIM}")
-        raise error
+        with reported(what):
+            raise error
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
     if wrong is None:
         return out
@@ -380,7 +382,8 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
             values[(0,) * (values.dim() - 1)] = 0.0  # a zero row
         x = with_layout(values.to(dtype), layout)
         assert_same_as(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x, eps=eps, grads=True,
-                       what=f"normalize_rows(x, eps={eps}) ({layout}, a zero row), against F.normalize(x, p=2, dim=-1, eps={eps}),",
+                       what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row), against "
+                            f"F.normalize(x, p=2, dim=-1, eps={eps})",
                        tolerance=HALF_TOLERANCE.get(dtype))
 
 
@@ -621,9 +624,10 @@ def test_runs_on_the_inputs_device(lesson):
     x = seeded(6, 5, seed=14)
     mask = x > 0
     cuda = torch.device("cuda")
-    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum on CUDA")
-    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda), what="normalize_rows on CUDA")
+    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum(x) for x of shape (6, 5) on CUDA")
+    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda),
+                 what="normalize_rows(x) for x of shape (6, 5) on CUDA")
     assert_close(
         lesson.masked_mean(x.to(cuda), mask.to(cuda), 1), reference_masked_mean(x, mask, 1).to(cuda),
-        what="masked_mean on CUDA",
+        what="masked_mean(x, x > 0, 1) for x of shape (6, 5) on CUDA",
     )

@@ -61,7 +61,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, expect_raises, grad_of
+from grader.testing import assert_close, assert_no_loop, assert_speed, describe, expect_raises, grad_of, reported
 from grader.testing.differential import assert_same_as
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, on_meta, shapes, with_layout
 
@@ -232,18 +232,19 @@ def gather(lesson, tensor, indices, what=None):
     """lesson.batch_gather(tensor, indices) for valid input; a named pitfall fails with its name and fix."""
     __tracebackhide__ = True
     what = what or call(tensor, indices)
-    try:
-        out = lesson.batch_gather(tensor, indices)
-    except NotImplementedError as exc:
-        if stub_todo(exc):
-            raise
-        out, message = None, f"{what} raised NotImplementedError({str(exc)[:200]!r})"
-    except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other passes through)
-        advice = pitfall_of_error(exc, tensor, indices)
-        if advice is None:
-            raise
-        out = None
-        message = f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}). {advice}"
+    with reported(what):  # an error no pitfall explains: told with the call and the learner's lines
+        try:
+            out = lesson.batch_gather(tensor, indices)
+        except NotImplementedError as exc:
+            if stub_todo(exc):
+                raise
+            out, message = None, f"{what} raised NotImplementedError({str(exc)[:200]!r})"
+        except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other is reported)
+            advice = pitfall_of_error(exc, tensor, indices)
+            if advice is None:
+                raise
+            out = None
+            message = f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}). {advice}"
     if out is None:
         pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
     if isinstance(out, torch.Tensor) and not tensor.is_meta and not indices.is_meta:
@@ -640,7 +641,7 @@ def test_same_as_advanced_indexing(lesson, shape, dtype, layout, index_shape, in
     indices = with_layout(make_indices(shape[1], index_shape, index_dtype), index_layout)
     if device == "meta":
         tensor, indices = on_meta(tensor), on_meta(indices)
-    what = f"batch_gather(tensor, indices) on {device} ({layout} tensor, {index_layout} {index_dtype} indices)"
+    what = f"{call(tensor, indices)} on {device} ({layout} tensor, {index_layout} indices)"
     assert_same_as(partial(gather, lesson, what=what), advanced_indexing, tensor, indices, what=what, grads=True)
     if device == "meta":
         return
@@ -691,7 +692,7 @@ def loop_hint(lesson) -> str:
 def test_runs_the_same_ops_for_8_or_256_rows(lesson):
     assert_no_loop(
         lambda b: partial(lesson.batch_gather, make_tensor((b, 50, 4)), make_indices(50, (b,))), 8, 256,
-        what="batch_gather", unit="rows", hint=loop_hint(lesson),
+        what="batch_gather(tensor, indices)", unit="rows", hint=loop_hint(lesson),
     )
 
 
@@ -701,7 +702,7 @@ def test_much_faster_than_the_loop(lesson):
     tensor, indices = make_tensor((512, 1000, 16)), make_indices(1000, (512,))
     assert_speed(
         lambda: classic_loop(tensor, indices), lambda: lesson.batch_gather(tensor, indices),
-        at_least=5, what="batch_gather on a (512, 1000, 16) tensor with indices of shape (512,)",
+        at_least=5, what="batch_gather(tensor, indices) for tensor of shape (512, 1000, 16) and indices of shape (512,)",
         baseline_name="the loop `tensor[i][indices[i]]` over rows",
         hint=loop_hint(lesson),
         # Fresh values each call: the 512 rows read come from memory, not the cache (MEASUREMENTS.md).
@@ -743,7 +744,7 @@ def test_range_check_is_vectorised(lesson):
     try:
         assert_speed(
             lambda: advanced_indexing(tensor, indices), lambda: lesson.batch_gather(tensor, indices),
-            at_least=0.25, what="batch_gather on a (64, 100) tensor with indices of shape (64, 4096)",
+            at_least=0.25, what="batch_gather(tensor, indices) for tensor of shape (64, 100) and indices of shape (64, 4096)",
             baseline_name="the bare gather `tensor[rows, indices]` without any check",
             fresh_at_least=0.15,  # fresh indices each call, in another process (MEASUREMENTS.md)
         )
@@ -760,14 +761,16 @@ def test_result_is_on_the_inputs_device(lesson):
     tensor, indices = make_tensor((3, 4, 2)), torch.tensor([1, -1, 0])
     out = gather(lesson, tensor, indices)
     if out.device != tensor.device:
-        pytest.fail(f"batch_gather returned a tensor on {out.device} for input on {tensor.device}", pytrace=False)
+        pytest.fail(f"{call(tensor, indices)} returned a tensor on {out.device} for input on {tensor.device}",
+                    pytrace=False)
 
 
 @pytest.mark.cuda
 def test_runs_on_cuda(lesson):
     tensor, indices = make_tensor((6, 9, 4)).cuda(), make_indices(9, (6, 3)).cuda()
-    assert_close(gather(lesson, tensor, indices, "batch_gather on CUDA"), loop_gather(tensor.cpu(), indices.cpu()).cuda(),
-                 what="batch_gather on CUDA")
+    what = f"{call(tensor, indices)} on CUDA"
+    assert_close(gather(lesson, tensor, indices, what), loop_gather(tensor.cpu(), indices.cpu()).cuda(), what=what)
     indices[2, 1] = 9
-    expect_raises(lambda: lesson.batch_gather(tensor, indices), IndexError, what="batch_gather on CUDA, index 9 with N=9",
+    expect_raises(lambda: lesson.batch_gather(tensor, indices), IndexError,
+                  what=f"{call(tensor, indices)} on CUDA, index 9 with N=9",
                   why="out of range", mention=("row 2",))

@@ -95,7 +95,7 @@ from hypothesis.extra import numpy as hnp
 from torch.utils.data import DataLoader, get_worker_info
 from torch.utils.data._utils import worker as _torch_worker
 
-from grader.testing import assert_close, describe, expect_raises
+from grader.testing import assert_close, counted, describe, expect_raises
 from grader.testing.scenario import beside
 from grader.testing.strategies import with_layout
 
@@ -628,7 +628,7 @@ def worker_share(lesson, spec: tuple, worker: int, num_workers: int) -> tuple[li
 
 @beside
 def pinned_batches(lesson) -> list[tuple[bool, torch.Tensor, torch.Tensor]]:
-    """For each batch of DataLoader(TarImageDataset(3 shards), batch_size=4, pin_memory=True):
+    """For each batch of DataLoader(TarImageDataset(paths of 3 shards), batch_size=4, pin_memory=True):
     whether it is pinned, the batch, and the batch copied to the GPU (non_blocking) and back."""
     with dataset(lesson, ("shards", 3)) as ds:
         return [(batch.is_pinned(), batch, batch.to("cuda", non_blocking=True).cpu())
@@ -685,9 +685,9 @@ def count_paths(listing: dict, what: str, expected: int) -> None:
     if count == expected:
         return
     in_subfolders = [name for _, _, name, parent in listing["paths"] if parent != "."]
-    pytest.fail(f"{what} has {count} items; root holds {expected} files matching the pattern (and a .txt, and a "
-                "subfolder more/ with one more .png, which is not in root). " + (RGLOB if in_subfolders else ""),
-                pytrace=False)
+    pytest.fail(f"{what} has {counted(count, 'item')}; root holds {counted(expected, 'file')} matching the pattern "
+                "(and a .txt, and a subfolder more/ with one more .png, which is not in root). "
+                + (RGLOB if in_subfolders else ""), pytrace=False)
 
 
 def item(lesson, name: str, index: int, what: str, **options):
@@ -846,7 +846,7 @@ def check_sizes(sizes: list[int], count: int, num_shards: int, what: str) -> Non
     if sizes == expected:
         return
     if sum(sizes) != count:
-        pytest.fail(f"{what} wrote {sum(sizes)} images in all (shard sizes {sizes}); expected {count}, "
+        pytest.fail(f"{what} wrote {counted(sum(sizes), 'image')} in all (shard sizes {sizes}); expected {count}, "
                     f"in shards of sizes {expected}", pytrace=False)
     if max(sizes) - min(sizes) > 1:
         pytest.fail(f"{what} wrote shards of sizes {sizes}: balance them (sizes differ by at most one, "
@@ -879,7 +879,7 @@ def members_of(written: tuple[str, list | None], num_shards: int, what: str) -> 
     if shards is None:
         pytest.fail(f"{what} returned {returned}; expected a list of pathlib.Path", pytrace=False)
     if len(shards) != num_shards:
-        pytest.fail(f"{what} returned {len(shards)} paths", pytrace=False)
+        pytest.fail(f"{what} returned {counted(len(shards), 'path')}", pytrace=False)
     not_tar = [name for name, _, is_tar, _ in shards if not is_tar]
     if not_tar:
         pytest.fail(f"{what} returned {[name for name, _, _, _ in shards]}: {not_tar} are not tar files", pytrace=False)
@@ -889,7 +889,7 @@ def members_of(written: tuple[str, list | None], num_shards: int, what: str) -> 
 @pytest.mark.points(2)
 @pytest.mark.parametrize(("count", "num_shards"), [(N, 1), (N, 3), (N, 4), (N, 5), (10, 4), (N, 12), (3, 5), (0, 2)])
 def test_write_tar_shards_balanced_contiguous_and_lossless(lesson, count, num_shards):
-    what = f"write_tar_shards({count} images, directory, num_shards={num_shards})"
+    what = f"write_tar_shards({counted(count, 'image')}, directory, num_shards={num_shards})"
     written = write_shards(lesson, IMAGES[:count], num_shards, what)
     members = members_of(written, num_shards, what)
     check_sizes([len(m) for m in members], count, num_shards, what)
@@ -920,7 +920,7 @@ class Shown(str):
 
 @pytest.mark.parametrize(("count", "num_shards"), [(3, 0), (3, -1), (0, 0)])
 def test_write_tar_shards_refuses_fewer_than_one_shard(lesson, count, num_shards):
-    what = f"write_tar_shards({count} images, a directory not yet made, num_shards={num_shards})"
+    what = f"write_tar_shards({counted(count, 'image')}, a directory not yet made, num_shards={num_shards})"
     expect_raises(lambda: Shown(shards_refused(lesson, count, num_shards)), ValueError,
                   what=what, why="the images cannot go into fewer than one shard.")
     if shards_refused(lesson, count, num_shards, then_look=True):
@@ -936,12 +936,12 @@ _rgb_images = hnp.arrays(np.uint8, st.tuples(st.integers(1, 5), st.integers(1, 5
 def test_write_tar_shards_round_trip(lesson, arrays, num_shards, layout):
     # Any sizes, any pixel values, non-contiguous views too: the shards give them back, in order.
     images = [with_layout(torch.from_numpy(a), layout) for a in arrays]
-    what = f"write_tar_shards({len(images)} images of {layout} layout, directory, num_shards={num_shards})"
+    what = f"write_tar_shards({counted(len(images), 'image')} of {layout} layout, directory, num_shards={num_shards})"
     members = members_of(write_shards(lesson, images, num_shards, what), num_shards, what)
     check_sizes([len(m) for m in members], len(images), num_shards, what)
     back = [decode_png(data, f"a member of {what}") for held in members for _, data in held]
     if len(back) != len(images):
-        pytest.fail(f"{what} wrote {len(back)} images", pytrace=False)
+        pytest.fail(f"{what} wrote {counted(len(back), 'image')}", pytrace=False)
     for i, (got, image) in enumerate(zip(back, images)):
         image = image.contiguous()
         if not torch.equal(got, image) and torch.equal(got.flip(-1), image):
@@ -968,7 +968,7 @@ def test_tar_members_of_any_name_and_kind_are_decoded(lesson):
     expected = mixed_members()
     members = [name for name, _, _, _ in expected]
     if len(images) != len(members):
-        pytest.fail(f"{what} gave {len(images)} images; mixed.tar holds {len(members)} regular files that "
+        pytest.fail(f"{what} gave {counted(len(images), 'image')}; mixed.tar holds {len(members)} regular files that "
                     f"cv2.imdecode decodes: {members}. Decode every regular file, whatever its name.", pytrace=False)
     for image, (name, _, rgb, kind) in zip(images, expected):
         check_three_uint8_channels(image, rgb, f"{what}, member {name} ({kind})")
@@ -1047,7 +1047,7 @@ def test_workers_share_the_shards(lesson, num_shards, num_workers):
             pytest.fail(f"{what} opened {others} but gave no image of them: each worker opens only its own "
                         f"shards (it read {read}).", pytrace=False)
         shares.append(read)
-    what = f"{num_workers} workers iterating TarImageDataset({names})"
+    what = f"{counted(num_workers, 'worker')} iterating TarImageDataset({names})"
     counts = Counter(name for share in shares for name in share)
     repeated = sorted(name for name, times in counts.items() if times > 1)
     if repeated:
@@ -1075,7 +1075,7 @@ def test_workers_share_the_shards(lesson, num_shards, num_workers):
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_tar_dataset_without_workers_gives_every_image_in_order(lesson):
-    what = "DataLoader(TarImageDataset(3 shards), num_workers=0)"
+    what = "DataLoader(TarImageDataset(paths of 3 shards), num_workers=0)"
     ids = loader_ids(lesson, what, ("shards", 3), num_workers=0)
     check_each_once(ids, what)
     if ids != list(range(N)):
@@ -1093,14 +1093,14 @@ def test_tar_dataset_with_two_workers_gives_every_image_once(lesson):
 @pytest.mark.parametrize("num_workers", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("num_shards", SHARD_COUNTS)
 def test_every_image_once_for_any_workers_and_shards(lesson, num_shards, num_workers):
-    what = f"DataLoader(TarImageDataset({num_shards} shards), num_workers={num_workers})"
+    what = f"DataLoader(TarImageDataset(paths of {counted(num_shards, 'shard')}), num_workers={num_workers})"
     check_each_once(loader_ids(lesson, what, ("shards", num_shards), num_workers), what, num_workers=num_workers)
 
 
 @pytest.mark.parametrize(("num_shards", "num_workers", "batch_size"),
                          [(1, 0, 2), (3, 2, 3), (5, 2, 2), (4, 3, 3), (5, 4, 2), (1, 3, 2)])
 def test_every_image_once_in_batches(lesson, num_shards, num_workers, batch_size):
-    what = f"DataLoader(TarImageDataset({num_shards} shards), num_workers={num_workers}, batch_size={batch_size})"
+    what = f"DataLoader(TarImageDataset(paths of {counted(num_shards, 'shard')}), num_workers={num_workers}, batch_size={batch_size})"
     check_each_once(loader_ids(lesson, what, ("shards", num_shards), num_workers, batch_size), what,
                     num_workers=num_workers)
 
@@ -1108,7 +1108,7 @@ def test_every_image_once_in_batches(lesson, num_shards, num_workers, batch_size
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_every_epoch_gives_every_image(lesson, num_workers):
     for epoch in (1, 2):  # two epochs of one DataLoader
-        what = f"epoch {epoch} of one DataLoader(TarImageDataset(3 shards), num_workers={num_workers}, batch_size=2)"
+        what = f"epoch {epoch} of one DataLoader(TarImageDataset(paths of 3 shards), num_workers={num_workers}, batch_size=2)"
         check_each_once(loader_ids(lesson, what, ("shards", 3), num_workers, batch_size=2, epochs=epoch), what,
                         num_workers=num_workers)
 
@@ -1163,7 +1163,7 @@ def recording_tar_opens():
 @pytest.mark.points(2)
 @pytest.mark.parametrize(("num_shards", "num_workers"), [(4, 2), (5, 2), (3, 3), (5, 4)])
 def test_each_worker_opens_only_its_own_shards(lesson, num_shards, num_workers):
-    what = f"DataLoader(TarImageDataset({num_shards} shards), num_workers={num_workers})"
+    what = f"DataLoader(TarImageDataset(paths of {counted(num_shards, 'shard')}), num_workers={num_workers})"
     opened = []
     ids = loader_ids(lesson, what, ("shards", num_shards), num_workers, opened=opened)
     check_each_once(ids, what, num_workers=num_workers)

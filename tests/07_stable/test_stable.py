@@ -8,6 +8,7 @@ requires_grad, gradients) on 0-d, one-element, size-1-dim, empty, +-1e4 and mask
 float32/float64/float16/bfloat16, contiguous, transposed, strided and expanded; every call
 there is also checked for forbidden ops and for writes into its inputs.
 - the lesson text's examples: softmax [1000, 0], logsumexp [1000, 1000] -> test_softmax_of_large_logits, test_logsumexp_of_large_values
+- the signatures' `dim=-1`: the last dim when none is given -> test_dim_defaults_to_the_last
 - "any shape and any dim, negative ones too" (0-d and one element too) -> test_softmax_matches_torch,
   test_logsumexp_matches_torch, test_cross_entropy_matches_definition, Edge
 - "non-contiguous inputs" (expanded too) -> test_non_contiguous_input, Edge
@@ -71,7 +72,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, grad_of, tolerance
+from grader.testing import assert_close, assert_no_loop, assert_speed, describe, fail, grad_of, reported, tolerance
 from grader.testing.differential import assert_same_as
 from grader.testing.forbid import ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
@@ -88,6 +89,21 @@ def probabilities(shape, dim, seed=0) -> torch.Tensor:
 
 def reference_cross_entropy(labels, logits, dim):
     return -(labels * torch.log_softmax(logits, dim)).sum(dim)
+
+
+def called(name, dim) -> str:
+    """The learner's call, every argument named: "logsumexp(x, dim=0)"."""
+    if name == "softmax_cross_entropy":
+        return f"softmax_cross_entropy(labels, logits, dim={dim})"
+    return f"{name}(x, dim={dim})"
+
+
+def call_for(name, dim, x, labels=None, note="") -> str:
+    """`called` and its inputs: "logsumexp(x, dim=0) for x of shape (3, 4), float32 (note)"."""
+    note = f" ({note})" if note else ""
+    if name == "softmax_cross_entropy":
+        return f"{called(name, dim)} for logits of {describe(x)}{note} and labels of {describe(labels)}"
+    return f"{called(name, dim)} for x of {describe(x)}{note}"
 
 
 # The aten ops that compute a softmax, a log-softmax, a logsumexp or a cross entropy, with the
@@ -112,7 +128,7 @@ def checked(fn, what, *watched, forbidding=True):
         __tracebackhide__ = True
         inputs = [t for t in (*args, *watched) if isinstance(t, torch.Tensor)]
         before = [t.detach().clone() for t in inputs]
-        with ops_run(FORBIDDEN_OPS if forbidding else ()) as ops, named_errors(what, next((t for t in args if isinstance(t, torch.Tensor)), torch.empty(0))):
+        with ops_run(FORBIDDEN_OPS if forbidding else ()) as ops, named_errors(what, inputs[0] if inputs else None):
             result = fn(*args, **kwargs)
         used = ops & FORBIDDEN_OPS.keys() if forbidding else ()
         if used:
@@ -349,26 +365,28 @@ NAMED_ERRORS = {
 
 
 @contextmanager
-def named_errors(what: str, x: torch.Tensor):
+def named_errors(what: str, x: torch.Tensor | None):
     """Inside the block, an error that a pitfall of the lesson raises fails the test naming the
-    pitfall and its fix; any other error passes through unchanged."""
+    pitfall and its fix; any other error of the learner's code fails with `what` and the
+    learner's lines (grader.testing.reported). `x`: the call's first tensor, or None."""
     __tracebackhide__ = True
-    try:
-        yield
-        return
-    except NotImplementedError:  # a stub's TODO stays a TODO
-        raise
-    except (RuntimeError, IndexError) as exc:
-        words = next((words for piece, words in NAMED_ERRORS.items() if piece in str(exc)), None)
-        if words is not None:
-            failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
-        elif isinstance(exc, IndexError) and x.dim() == 0:
-            failure = (f"{what} raised IndexError({str(exc)!r}) for a 0-d x. A 0-d tensor has no sizes to index "
-                       "(x.shape is ()), yet dim 0 and -1 are valid for it, as for torch.softmax: test for an empty "
-                       "input with x.numel() == 0, not x.shape[dim] == 0.")
-        else:
+    with reported(what):
+        try:
+            yield
+            return
+        except NotImplementedError:  # a stub's TODO stays a TODO
             raise
-    pytest.fail(failure, pytrace=False)
+        except (RuntimeError, IndexError) as exc:
+            words = next((words for piece, words in NAMED_ERRORS.items() if piece in str(exc)), None)
+            if words is not None:
+                failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
+            elif isinstance(exc, IndexError) and x is not None and x.dim() == 0:
+                failure = (f"{what} raised IndexError({str(exc)!r}). A 0-d tensor has no sizes to index (its shape "
+                           "is ()), yet dim 0 and -1 are valid for it, as for torch.softmax: test for an empty "
+                           "input with x.numel() == 0, not x.shape[dim] == 0.")
+            else:
+                raise
+    fail(failure)
 
 
 def result_of(lesson, name, x, dim, labels=None, *, what):
@@ -439,7 +457,7 @@ def test_cross_entropy_matches_definition(lesson, case, seed):
     logits, dim = case
     labels = probabilities(logits.shape, dim, seed)
     check(lesson, "softmax_cross_entropy", logits, dim, labels=labels,
-          what=f"softmax_cross_entropy(labels, logits, dim={dim}) for logits of {describe(logits)}")
+          what=call_for("softmax_cross_entropy", dim, logits, labels))
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1, -2])
@@ -455,37 +473,56 @@ def test_softmax_normalises_along_dim_of_a_square_input(lesson, dim):
 def test_rows_of_very_different_scale(lesson):
     base = torch.linspace(-3, 3, 6)
     x = torch.stack([base, base - 1e4, base * 1e3 + 5e3, base + 1e4])  # (4, 6)
-    check(lesson, "stable_softmax", x, -1, what="stable_softmax of rows near 0, -1e4, 5e3 and 1e4")
-    check(lesson, "logsumexp", x, -1, what="logsumexp of rows near 0, -1e4, 5e3 and 1e4")
-    check(lesson, "softmax_cross_entropy", x, -1, labels=probabilities(x.shape, -1),
-          what="softmax_cross_entropy of rows near 0, -1e4, 5e3 and 1e4")
+    rows = "rows near 0, -1e4, 5e3 and 1e4"
+    labels = probabilities(x.shape, -1)
+    check(lesson, "stable_softmax", x, -1, what=call_for("stable_softmax", -1, x, note=rows))
+    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
+    check(lesson, "softmax_cross_entropy", x, -1, labels=labels,
+          what=call_for("softmax_cross_entropy", -1, x, labels, note=rows))
+
+
+def test_dim_defaults_to_the_last(lesson):
+    # On a 3-d input the last dim is not dim 1.
+    x = torch.linspace(-30, 30, 24).reshape(2, 3, 4)
+    labels = probabilities(x.shape, -1)
+    cases = [
+        ("stable_softmax(x)", lambda: lesson.stable_softmax(x), torch.softmax(x, -1)),
+        ("logsumexp(x)", lambda: lesson.logsumexp(x), torch.logsumexp(x, -1)),
+        ("softmax_cross_entropy(labels, logits)", lambda: lesson.softmax_cross_entropy(labels, x),
+         reference_cross_entropy(labels, x, -1)),
+    ]
+    for call, run, expected in cases:
+        inputs = "logits and labels" if call.startswith("softmax_cross_entropy") else "x"
+        what = f"{call} for {inputs} of {describe(x)}, dim left at its default (-1, the last dim)"
+        with named_errors(what, x):
+            got = run()
+        assert_close(got, expected, what=what)
 
 
 @pytest.mark.parametrize("layout", ["transposed", "sliced"])
 def test_non_contiguous_input(lesson, layout):
     g = torch.Generator().manual_seed(3)
-    x = torch.randn(6, 5, generator=g).t() * 50 if layout == "transposed" else torch.randn(10, 5, generator=g)[::2] * 50
+    x = torch.randn(6, 5, generator=g).t() * 50 if layout == "transposed" else (torch.randn(10, 5, generator=g) * 50)[::2]
     for dim in (0, 1):
-        what = f"for x of {describe(x)}, dim={dim}"
-        check(lesson, "stable_softmax", x, dim, what=f"stable_softmax {what}")
-        check(lesson, "logsumexp", x, dim, what=f"logsumexp {what}")
+        check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x, note=layout))
+        check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x, note=layout))
 
 
 def varied_calls(lesson, name):
     """(what, the call): `name` on inputs of every dtype, both dims, two layouts, a 0-d one and
     a non-leaf that requires grad (autograd lets code write into that one in place)."""
     base = torch.randn(4, 5, generator=torch.Generator().manual_seed(1)) * 100
-    inputs = [(with_layout(base.to(dtype), layout), dim, f"{str(dtype).removeprefix('torch.')}, {layout}")
+    inputs = [(with_layout(base.to(dtype), layout), dim, "" if layout == "contiguous" else layout)
               for dtype in FLOATS for layout in ("contiguous", "transposed") for dim in (0, -1)]
-    inputs += [(base.clone().requires_grad_() * 1, -1, "a non-leaf that requires grad"), (torch.tensor(2.5), 0, "0-d")]
+    inputs += [(base.clone().requires_grad_() * 1, -1, "a non-leaf that requires grad"), (torch.tensor(2.5), 0, "")]
     fn = getattr(lesson, name)
-    for x, dim, what_x in inputs:
+    for x, dim, note in inputs:
         if name == "softmax_cross_entropy":
             labels = with_layout(probabilities(x.shape, dim).to(x.dtype), "transposed")
-            what = f"softmax_cross_entropy(labels, logits, dim={dim}) for logits of {what_x}"
+            what = call_for(name, dim, x, labels, note)
             yield what, (lambda fn=fn, labels=labels, x=x, dim=dim: fn(labels, x, dim=dim)), (x, labels)
         else:
-            yield f"{name}(x, dim={dim}) for x of {what_x}", (lambda fn=fn, x=x, dim=dim: fn(x, dim=dim)), (x,)
+            yield call_for(name, dim, x, note=note), (lambda fn=fn, x=x, dim=dim: fn(x, dim=dim)), (x,)
 
 
 def right_first(lesson, name, property_: str) -> None:
@@ -496,7 +533,7 @@ def right_first(lesson, name, property_: str) -> None:
     x = torch.randn(4, 5, generator=torch.Generator().manual_seed(1)) * 100
     labels = probabilities(x.shape, -1) if name == "softmax_cross_entropy" else None
     check(lesson, name, x, -1, labels=labels,
-          what=f"{name}(x, dim=-1) for x of {describe(x)} (checked first: {property_} counts for a right answer only)")
+          what=f"{call_for(name, -1, x, labels)} (checked first: {property_} counts for a right answer only)")
 
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
@@ -511,29 +548,29 @@ def test_inputs_are_not_modified(lesson, name):
 _LARGE = torch.tensor([[1e4, 0.0, -1e4, 5.0], [3.0, 2.0, 1.0, 11.2], [-1e4, -1e4, 1e4 + 1, 0.0]])
 _MASKED = torch.tensor([[0.0, -INF, 1.0, 5.0], [-INF, -INF, -INF, -INF], [2.0, -INF, -INF, 1e3]])
 EDGE_INPUTS = [  # (what x is, x, dim): for all three functions, in every dtype
-    ("0-d", torch.tensor(3.5), 0),
-    ("0-d", torch.tensor(-1e4), -1),
-    ("of one element", torch.tensor([1e4]), 0),
+    ("", torch.tensor(3.5), 0),
+    ("", torch.tensor(-1e4), -1),
+    ("", torch.tensor([1e4]), 0),
     ("a single row", torch.tensor([[-3.0, 88.8, 0.5]]), -1),
     ("a single column", torch.tensor([[1.0], [1e3], [-2.0]]), 0),
-    ("with a size-1 dim", torch.tensor([[[5.0, -1e3, 0.0]], [[88.8, 1.0, 2.0]]]), -1),
-    ("empty", torch.empty(0), 0),
+    ("", torch.tensor([[[5.0, -1e3, 0.0]], [[88.8, 1.0, 2.0]]]), -1),
+    ("", torch.empty(0), 0),
     ("empty along dim", torch.empty(3, 0), -1),
     ("empty along dim", torch.empty(2, 0, 4), 1),
     ("empty along another dim", torch.empty(0, 3), -1),
     ("empty along another dim", torch.empty(3, 0), 0),
 ]
 LAYOUT_INPUTS = [  # in every memory layout too (float32 and float16)
-    ("of logits up to +-1e4", _LARGE, 0),
-    ("of logits up to +-1e4", _LARGE, -1),
-    ("3-d", torch.linspace(-90, 90, 24).reshape(2, 3, 4).sin() * 90, -2),
+    ("entries up to +-1e4", _LARGE, 0),
+    ("entries up to +-1e4", _LARGE, -1),
+    ("", torch.linspace(-90, 90, 24).reshape(2, 3, 4).sin() * 90, -2),
 ]
 MASKED_INPUTS = [  # softmax and logsumexp only: the cross entropy promises finite logits
-    ("with rows partly and entirely -inf", _MASKED, -1),
-    ("with columns partly and entirely -inf", _MASKED, 0),
+    ("rows partly and entirely -inf", _MASKED, -1),
+    ("columns partly and entirely -inf", _MASKED, 0),
 ]
 INFINITE_INPUTS = [  # logsumexp only: "one holding +inf gives +inf"
-    ("with slices holding +inf", torch.tensor([[INF, 0.0, 1.0], [INF, -INF, 0.0], [INF, INF, -INF]]), -1),
+    ("slices holding +inf", torch.tensor([[INF, 0.0, 1.0], [INF, -INF, 0.0], [INF, INF, -INF]]), -1),
 ]
 
 
@@ -541,11 +578,11 @@ def check_like_torch(lesson, name, x, dim, what_x, layout):
     """`name` on x: the same result and gradient as torch's."""
     __tracebackhide__ = True
     tol = HALF_TOLERANCE.get(x.dtype)
+    note = ", ".join(words for words in (what_x, layout if layout != "contiguous" else "") if words)
     if name == "softmax_cross_entropy":
         # Each slice of labels along dim must sum to 1: an expanded copy may repeat only across another dim.
         labels = probabilities(x.shape, dim).to(x.dtype)
         labels = with_layout(labels, layout) if layout != "expanded" or dim % x.dim() != 0 else labels
-        what = f"softmax_cross_entropy(labels, logits, dim={dim}) for logits {what_x} ({layout})"
 
         def mine(t, labels=labels):
             return lesson.softmax_cross_entropy(labels, t, dim=dim)
@@ -553,7 +590,7 @@ def check_like_torch(lesson, name, x, dim, what_x, layout):
         def theirs(t, labels=labels):
             return reference_cross_entropy(labels.to(t.dtype), t, dim)
     elif name == "logsumexp":
-        what, labels = f"logsumexp(x, dim={dim}) for x {what_x} ({layout})", None
+        labels = None
 
         def mine(t):
             return lesson.logsumexp(t, dim=dim)
@@ -561,18 +598,19 @@ def check_like_torch(lesson, name, x, dim, what_x, layout):
         def theirs(t):
             return torch.logsumexp(t, dim)
     else:
-        # The gradient of sum(softmax) is 0 whatever the code: weigh the entries so it says something.
-        weights = torch.linspace(0.5, 2.0, x.numel()).reshape(x.shape).to(x.dtype)
-        what, labels = f"stable_softmax(x, dim={dim}) * weights for x {what_x} ({layout})", None
+        labels = None
 
-        def mine(t, weights=weights):
-            return lesson.stable_softmax(t, dim=dim) * weights
+        def mine(t):
+            return lesson.stable_softmax(t, dim=dim)
 
-        def theirs(t, weights=weights):
-            return torch.softmax(t, dim) * weights
+        def theirs(t):
+            return torch.softmax(t, dim)
+    what = call_for(name, dim, x, labels, note)
     watched = () if labels is None else (labels,)
     try:
-        assert_same_as(checked(mine, what, *watched), in_float32(theirs), x, what=what, tolerance=tol, grads=True)
+        # The gradient of sum(softmax) is 0 whatever the code: weighted entries make it say something.
+        assert_same_as(checked(mine, what, *watched), in_float32(theirs), x, what=what, tolerance=tol, grads=True,
+                       weighted=name == "stable_softmax")
         return
     except (AssertionError, pytest.fail.Exception) as exc:
         pitfall = pitfall_of(lesson, name, x, dim, labels)
@@ -600,15 +638,15 @@ def _column(values):
     return torch.tensor(values).reshape(-1, 1)
 
 
-CE_LABELS = [  # (what the labels are, labels (float32), logits shape, dim)
-    ("of shape (4,): one distribution for every row", probabilities((4,), -1), (3, 4), -1),
-    ("of shape (1, 4)", probabilities((1, 4), -1), (3, 4), -1),
-    ("expanded from (1, 4) to (3, 4) (stride 0)", probabilities((1, 4), -1).expand(3, 4), (3, 4), -1),
-    ("transposed (non-contiguous)", probabilities((4, 3), 0).t(), (3, 4), -1),
+CE_LABELS = [  # (what the labels are, beyond their shape and dtype; labels (float32); logits shape; dim)
+    ("one distribution for every row", probabilities((4,), -1), (3, 4), -1),
+    ("", probabilities((1, 4), -1), (3, 4), -1),
+    ("expanded from (1, 4), stride 0", probabilities((1, 4), -1).expand(3, 4), (3, 4), -1),
+    ("transposed", probabilities((4, 3), 0).t(), (3, 4), -1),
     ("every other row of a (6, 4) tensor", probabilities((6, 4), -1)[::2], (3, 4), -1),
-    ("of shape (3, 4) for logits of shape (1, 4)", probabilities((3, 4), -1), (1, 4), -1),
-    ("of shape (2, 1, 4) for logits of shape (3, 4)", probabilities((2, 1, 4), -1), (3, 4), -1),
-    ("a column of shape (3, 1), dim=-2", _column([0.2, 0.3, 0.5]), (3, 4), -2),
+    ("", probabilities((3, 4), -1), (1, 4), -1),
+    ("", probabilities((2, 1, 4), -1), (3, 4), -1),
+    ("a column", _column([0.2, 0.3, 0.5]), (3, 4), -2),
 ]
 
 
@@ -619,7 +657,8 @@ def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype
     for what_labels, labels, shape, dim in CE_LABELS:
         labels = labels.to(dtype) if dtype != torch.float32 else labels
         logits = logits_values[: shape[0]].to(dtype)
-        what = f"softmax_cross_entropy(labels, logits, dim={dim}) for labels {what_labels}, logits of {describe(logits)}"
+        what = (f"{called('softmax_cross_entropy', dim)} for labels of {describe(labels)}"
+                + (f" ({what_labels})" if what_labels else "") + f" and logits of {describe(logits)}")
 
         def mine(t, labels=labels, dim=dim):
             return lesson.softmax_cross_entropy(labels, t, dim=dim)
@@ -647,11 +686,10 @@ def test_works_on_whole_tensors_without_a_python_loop(lesson, name):
             x = torch.randn((n, 6) if dim == -1 else (6, n), generator=torch.Generator().manual_seed(n))
             labels = probabilities(x.shape, dim)
             return (lambda: fn(labels, x, dim=dim)) if name == "softmax_cross_entropy" else (lambda: fn(x, dim=dim))
-        with named_errors(f"{name}(x, dim={dim})", torch.empty(0)):
-            assert_no_loop(
-                call_at, 2, 5, what=f"{name}(x, dim={dim})", unit="rows" if dim == -1 else "columns",
-                hint="Work on whole tensors: amax, exp, sum and log along `dim` reduce every slice at once.",
-            )
+        assert_no_loop(
+            call_at, 2, 5, what=called(name, dim), unit="rows" if dim == -1 else "columns",
+            hint="Work on whole tensors: amax, exp, sum and log along `dim` reduce every slice at once.",
+        )
 
 
 # --- masks, infinities and empty dims: match torch --------------------------------------------
@@ -660,31 +698,29 @@ def test_works_on_whole_tensors_without_a_python_loop(lesson, name):
 @pytest.mark.public
 def test_masked_and_fully_masked_rows(lesson):
     x = torch.tensor([[0.0, -INF, 1.0], [-INF, -INF, -INF], [2.0, 2.0, -INF]])
-    what = "for rows partly and entirely masked with -inf"
-    check(lesson, "stable_softmax", x, -1, what=f"stable_softmax {what}")
-    check(lesson, "logsumexp", x, -1, what=f"logsumexp {what}")
+    rows = "rows partly and entirely masked with -inf"
+    check(lesson, "stable_softmax", x, -1, what=call_for("stable_softmax", -1, x, note=rows))
+    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
 
 
 @given(tensor_and_dim(masked=True))
 @pytest.mark.points(2)
 def test_random_masks_match_torch(lesson, case):
     x, dim = case
-    what = f"(x, dim={dim}) for x of {describe(x)} with -inf entries"
-    check(lesson, "stable_softmax", x, dim, what=f"stable_softmax{what}")
-    check(lesson, "logsumexp", x, dim, what=f"logsumexp{what}")
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x, note="with -inf entries"))
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x, note="with -inf entries"))
 
 
 def test_logsumexp_of_infinities(lesson):
     x = torch.tensor([[INF, 0.0], [INF, -INF], [-INF, -INF], [1.0, INF]])
-    check(lesson, "logsumexp", x, -1, what="logsumexp of rows holding +inf or -inf")
+    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note="rows holding +inf or -inf"))
 
 
 @pytest.mark.parametrize(("shape", "dim"), [((0,), 0), ((3, 0), -1), ((0, 3), -1), ((0, 3), 0), ((2, 0, 4), 1)])
 def test_empty_dims(lesson, shape, dim):
     x = torch.empty(shape)
-    what = f"(x, dim={dim}) for x of shape {shape}"
-    check(lesson, "stable_softmax", x, dim, what=f"stable_softmax{what}")
-    check(lesson, "logsumexp", x, dim, what=f"logsumexp{what}")
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x))
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x))
 
 
 # --- low precision ---------------------------------------------------------------------------
@@ -695,13 +731,12 @@ def test_empty_dims(lesson, shape, dim):
 def test_low_precision_keeps_dtype(lesson, case):
     x, dim = case
     tol = tolerance(x.dtype)
-    what = f"(x, dim={dim}) for x of {describe(x)}"
     # Compare with torch's float32 result rounded to the input's dtype.
-    check(lesson, "stable_softmax", x, dim, what=f"stable_softmax{what}", **tol)
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x), **tol)
     # logsumexp = shift + log(sum): the log term is rounded to x's dtype before the add, so a
     # result near 0 can be off by a few eps in absolute terms, not only relative ones.
     atol = 4 * torch.finfo(x.dtype).eps
-    check(lesson, "logsumexp", x, dim, what=f"logsumexp{what}", rtol=tol["rtol"], atol=atol)
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x), rtol=tol["rtol"], atol=atol)
 
 
 # --- gradients -------------------------------------------------------------------------------
@@ -721,7 +756,8 @@ def test_gradients_match_torch_float64(lesson, name, dim):
     }[name]
     expected = reference(x)
     upstream = torch.randn(expected.shape, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
-    what = f"the gradient of {name}(x, dim={dim}) for float64 x of shape (3, 4), times random upstream gradients"
+    what = (f"the gradient of {call_for(name, dim, x, labels if name == 'softmax_cross_entropy' else None)}, "
+            "times random upstream gradients")
     got = grad_of(result_of(lesson, name, x, dim, labels, what=what), x, what, upstream)
     expect_like_torch(lesson, name, x, dim, got, labels=labels, expected=grad_of(expected, x, what, upstream), what=what)
 
@@ -732,14 +768,19 @@ def test_gradients_at_extreme_logits_are_finite_and_right(lesson):
     labels = probabilities(logits.shape, -1)
     upstream = torch.randn(3, 3, generator=torch.Generator().manual_seed(2))
     cases = [
-        ("stable_softmax", lambda t: lesson.stable_softmax(t), lambda t: torch.softmax(t, -1), upstream),
-        ("logsumexp", lambda t: lesson.logsumexp(t), lambda t: torch.logsumexp(t, -1), upstream[:, 0]),
-        ("softmax_cross_entropy", lambda t: lesson.softmax_cross_entropy(labels, t),
+        ("stable_softmax(x)", lambda t: lesson.stable_softmax(t), lambda t: torch.softmax(t, -1), upstream),
+        ("logsumexp(x)", lambda t: lesson.logsumexp(t), lambda t: torch.logsumexp(t, -1), upstream[:, 0]),
+        ("softmax_cross_entropy(labels, logits)", lambda t: lesson.softmax_cross_entropy(labels, t),
          lambda t: reference_cross_entropy(labels, t, -1), upstream[:, 0]),
     ]
-    for name, fn, reference, up in cases:
-        what = f"the gradient of {name} at logits of +-1e4"
-        got = grad_of(fn(logits), logits, what, up)
+    for call, fn, reference, up in cases:
+        name = call.partition("(")[0]
+        inputs = "logits" if name == "softmax_cross_entropy" else "x"
+        call = f"{call} for {inputs} of {describe(logits)} (entries up to +-1e4)"
+        what = f"the gradient of {call}, times random upstream gradients"
+        with named_errors(call, logits):
+            out = fn(logits)
+        got = grad_of(out, logits, what, up)
         if not torch.isfinite(got).all():
             pitfall = pitfall_of(lesson, name, logits, -1, labels if name == "softmax_cross_entropy" else None)
             pytest.fail(f"{what} has non-finite entries:\n{got}" + (f"\n{pitfall}" if pitfall else ""), pytrace=False)
@@ -755,8 +796,8 @@ def test_does_not_call_the_builtins(lesson, name):
     # At the dispatcher: every alias (torch.special.*, Tensor methods, nn modules, F.*) runs
     # the same aten op. (Every call in test_edge_inputs_match_torch is checked the same way.)
     right_first(lesson, name, "doing without the built-ins")
-    for what, call, _ in varied_calls(lesson, name):
-        checked(call, what)()
+    for what, call, inputs in varied_calls(lesson, name):
+        checked(call, what, *inputs)()
 
 
 # --- speed and devices ------------------------------------------------------------------------
@@ -779,9 +820,11 @@ def test_softmax_works_on_whole_tensors(lesson):
 def test_runs_on_the_inputs_device(lesson):
     x = torch.randn(8, 16, device="cuda") * 100
     labels = probabilities(x.shape, -1).cuda()
-    assert_close(result_of(lesson, "stable_softmax", x, -1, what="stable_softmax on CUDA"), torch.softmax(x, -1),
-                 what="stable_softmax on CUDA")
-    assert_close(result_of(lesson, "logsumexp", x, -1, what="logsumexp on CUDA"), torch.logsumexp(x, -1),
-                 what="logsumexp on CUDA")
-    assert_close(result_of(lesson, "softmax_cross_entropy", x, -1, labels, what="softmax_cross_entropy on CUDA"),
-                 reference_cross_entropy(labels, x, -1), what="softmax_cross_entropy on CUDA")
+    what = {name: call_for(name, -1, x, labels if name == "softmax_cross_entropy" else None, "on CUDA")
+            for name in ("stable_softmax", "logsumexp", "softmax_cross_entropy")}
+    assert_close(result_of(lesson, "stable_softmax", x, -1, what=what["stable_softmax"]), torch.softmax(x, -1),
+                 what=what["stable_softmax"])
+    assert_close(result_of(lesson, "logsumexp", x, -1, what=what["logsumexp"]), torch.logsumexp(x, -1),
+                 what=what["logsumexp"])
+    assert_close(result_of(lesson, "softmax_cross_entropy", x, -1, labels, what=what["softmax_cross_entropy"]),
+                 reference_cross_entropy(labels, x, -1), what=what["softmax_cross_entropy"])

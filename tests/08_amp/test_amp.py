@@ -89,7 +89,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.testing import assert_close, assert_speed, expect_raises, trace_ops
+from grader.testing import assert_close, assert_speed, describe, expect_raises, trace_ops
 from grader.testing.differential import assert_same_as
 from grader.testing.scenario import beside
 
@@ -192,8 +192,9 @@ def observed(scenario, lesson, *args) -> Iterator:
         for observation in report:
             if isinstance(observation, str) and observation == RAISED:
                 scenario(lesson, *args, catch=False)
-                raise AssertionError(f"{scenario.__name__}: the code under test raised an error beside the code "
-                                     "and none when run again")
+                raise AssertionError("your code raised an error, and none when the same calls ran again on the "
+                                     "same inputs: it depends on something other than its inputs (a global, state "
+                                     "left from an earlier call, an unseeded random number)")
             yield observation
     return each()
 
@@ -547,8 +548,8 @@ def test_scale_matches_torch(lesson):
              for init_scale in (2.0**16, 3.0) for shape, dtype in SCALE_CASES]
     cases += [(2.0**16, torch.empty((), dtype=dtype, device="meta")) for dtype in (torch.float32, torch.float16)]
     for init_scale, loss in cases:
-        what = f"DynamicLossScaler(init_scale={init_scale}).scale(loss)" + (" for a loss on the meta device"
-                                                                           if loss.device.type == "meta" else "")
+        what = (f"DynamicLossScaler(init_scale={init_scale}).scale(loss) for loss of {describe(loss)}"
+                + (" on the meta device" if loss.device.type == "meta" else ""))
         report = your_scale(lesson, init_scale, loss)
         try:
             assert_same_as(lambda copy: replayed_scale(report, copy),
@@ -1398,7 +1399,7 @@ def test_checkerboard_trains_in_bfloat16(lesson):
     require(final < 0.1, (
         f"train_step with DynamicLossScaler and bfloat16 autocast on the 32x32 checkerboard: the mean loss of steps "
         f"{steps - 10}-{steps} is {final:.3f} (first {losses[0]:.3f}); expected < 0.1. Losses: "
-        f"{[round(v, 3) for v in losses[::10]]}"))
+        f"[{', '.join(f'{v:.3f}' for v in losses[::10])}]"))
 
 
 # --- speed ------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
-from grader.testing import assert_close, expect_raises
+from grader.testing import assert_close, counted, expect_raises
 from grader.testing.scenario import beside
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
@@ -293,7 +293,7 @@ def picked(lesson, gpus: int, mps: bool, *prefer):
 @pytest.mark.parametrize(("gpus", "mps", "expected"), [(0, False, "cpu"), (2, False, "cuda"), (0, True, "mps"), (1, True, "cuda")])
 def test_pick_device_default(lesson, gpus, mps, expected):
     got = picked(lesson, gpus, mps)
-    what = f"pick_device() on a machine with {gpus} GPU(s){' and MPS' if mps else ''}"
+    what = f"pick_device() on a machine with {counted(gpus, 'GPU')}{' and MPS' if mps else ''}"
     if not isinstance(got, torch.device):
         pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
     if got != torch.device(expected):
@@ -301,7 +301,7 @@ def test_pick_device_default(lesson, gpus, mps, expected):
 
 
 def on_machine(gpus: int, mps: bool) -> str:
-    return f"a machine with {gpus} GPU(s){' and MPS' if mps else ''}"
+    return f"a machine with {counted(gpus, 'GPU')}{' and MPS' if mps else ''}"
 
 
 @pytest.mark.parametrize(("gpus", "mps", "prefer"), [
@@ -1334,7 +1334,7 @@ def load_calls(lesson, location: str) -> list:
 def test_load_passes_map_location_and_weights_only(lesson, location):
     calls = load_calls(lesson, location)
     if len(calls) != 1:
-        pytest.fail(f"load_checkpoint called torch.load {len(calls)} times, expected once", pytrace=False)
+        pytest.fail(f"load_checkpoint called torch.load {counted(len(calls), 'time')}, expected once", pytrace=False)
     passed_through, passed, weights_only = calls[0]
     if not passed_through:
         pytest.fail((

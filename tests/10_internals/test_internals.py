@@ -62,7 +62,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, describe, expect_raises, explained, forbid, trace_ops
+from grader.testing import assert_close, counted, describe, expect_raises, explained, forbid, reported, trace_ops
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, cast, edge_shapes, on_meta, shapes, tensors, with_layout
 
@@ -79,7 +79,9 @@ def bits_of(t: torch.Tensor) -> torch.Tensor:
 
 
 def show(bits: int, value: float) -> str:
-    return f"0x{bits & 0xFFFF_FFFF:08X} ({value:.9g})"
+    """A float32 as its bits and its value, the value as Python writes a float (repr: 1.0, -0.0,
+    1.00390625, 4.591774807899561e-41), the one float format of this lesson's messages."""
+    return f"0x{bits & 0xFFFF_FFFF:08X} ({float(value)!r})"
 
 
 TRUNCATION = ("these are x's bits with the low 16 cleared, which truncates (rounds toward zero): round to nearest "
@@ -286,14 +288,14 @@ def test_round_does_not_modify_x(lesson):
     changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
     if changed:
         pytest.fail((
-            f"round_to_bfloat16(x) changed {changed} elements of the caller's x. x.view(torch.int32) shares x's "
+            f"round_to_bfloat16(x) changed {counted(changed, 'element')} of the caller's x. x.view(torch.int32) shares x's "
             "memory: an in-place op on it (+=, add_, bitwise_and_) writes into x. Use out-of-place ops."
         ), pytrace=False)
     out.view(torch.int32).fill_(0x3F80_0000)  # the caller writes to the result: x must not see it
     changed = (bits_of(x) != bits_of(EVERY_CLASS)).sum().item()
     if changed:
         pytest.fail((
-            f"writing to the result of round_to_bfloat16(x) changed {changed} elements of x: return a new tensor, "
+            f"writing to the result of round_to_bfloat16(x) changed {counted(changed, 'element')} of x: return a new tensor, "
             "not x or a view of x's memory"
         ), pytrace=False)
 
@@ -451,7 +453,7 @@ OUT_OF_BOUNDS = ("the view asked of as_strided reaches past the end of x's stora
 def windows_of(lesson, x: torch.Tensor, size: int, step: int, what: str):
     """lesson.sliding_windows(x, size, step), with as_strided's out-of-bounds error explained."""
     __tracebackhide__ = True
-    with explained(what, when="out of bounds for storage", advice=OUT_OF_BOUNDS):
+    with reported(what), explained(what, when="out of bounds for storage", advice=OUT_OF_BOUNDS):
         return lesson.sliding_windows(x, size, step)
 
 
@@ -566,8 +568,8 @@ def test_windows_match_unfold(lesson, case):
 def test_windows_of_views(lesson, layout):
     base = torch.arange(40.0).reshape(10, 4)
     x = {"x[3:]": base[3:], "x[::2]": base[::2], "x.t()": base.t(), "x[2:, 1]": base[2:, 1]}[layout]
-    what = (f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4) (stride {x.stride()}, "
-            f"storage offset {x.storage_offset()})")
+    what = (f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4), where {layout} has shape "
+            f"{tuple(x.shape)}, stride {x.stride()}, storage offset {x.storage_offset()}")
     assert_windows(windows_of(lesson, x, 2, 1, what), x, 2, 1, what)
 
 
@@ -575,7 +577,8 @@ def test_windows_of_any_dtype(lesson):
     for dtype in ANY_DTYPE:
         x = cast(np.linspace(-3, 3, 27).reshape(9, 3), dtype)
         for name, view in (("x[2:]", x[2:]), ("x[::2]", x[::2]), ("x.t()", x.t())):
-            what = f"sliding_windows({name}, 2, 2) for x of {describe(x)}, stride {x.stride()}"
+            what = (f"sliding_windows({name}, 2, 2) for x of {describe(x)}, where {name} has shape "
+                    f"{tuple(view.shape)}, stride {view.stride()}, storage offset {view.storage_offset()}")
             assert_windows(windows_of(lesson, view, 2, 2, what), view, 2, 2, what)
 
 
@@ -603,7 +606,7 @@ def test_windows_see_writes_to_x(lesson):
     x[5] = 100.0  # lies in window 1 (elements 2-5) at 3 and window 2 (elements 4-7) at 1
     seen = (out[1, 3].item(), out[2, 1].item())
     if seen != (100.0, 100.0):
-        pytest.fail(f"after x[5] = 100, sliding_windows(x, 4, 2) shows {seen} at [1, 3] and [2, 1], not 100: the "
+        pytest.fail(f"after x[5] = 100.0, sliding_windows(x, 4, 2) shows {seen} at [1, 3] and [2, 1], not 100.0: the "
                     "windows are a copy. Make them a view of x's storage with as_strided.", pytrace=False)
 
 
