@@ -9,10 +9,10 @@ allocates, with the profiler) and ``grader.testing.strategies`` (hypothesis stra
 """
 
 from grader.testing.autograd import grad_of
-from grader.testing.compare import assert_close, describe, fail, mismatch, same, tolerance
+from grader.testing.compare import assert_close, assert_defaults, describe, fail, mismatch, same, tolerance
 from grader.testing.errors import expect_raises, explained, raises_the_same
 from grader.testing.forbid import OpCall, assert_no_loop, count_ops, forbid, function_name, functions_called, trace_ops
 from grader.testing.speed import assert_speed, speed_ratio
 
-__all__ = ["OpCall", "assert_close", "assert_no_loop", "assert_speed", "count_ops", "describe", "expect_raises", "explained",
+__all__ = ["OpCall", "assert_close", "assert_defaults", "assert_no_loop", "assert_speed", "count_ops", "describe", "expect_raises", "explained",
            "fail", "forbid", "function_name", "functions_called", "grad_of", "mismatch", "raises_the_same", "same", "speed_ratio", "tolerance", "trace_ops"]
