@@ -10,6 +10,8 @@ there is also checked for forbidden ops and for writes into its inputs.
 - the lesson text's examples: softmax [1000, 0], logsumexp [1000, 1000] -> test_softmax_of_large_logits, test_logsumexp_of_large_values
 - "any shape and any dim, negative ones too" (0-d and one element too) -> test_softmax_matches_torch,
   test_logsumexp_matches_torch, test_cross_entropy_matches_definition, Edge
+- `dim: int = -1` in each signature: `dim` left out is the last dim (3 dims, where 1 is another)
+  -> test_dim_left_out_is_the_last_dim
 - "non-contiguous inputs" (expanded too) -> test_non_contiguous_input, Edge
 - "the input is not modified" (labels too; every dtype; a non-leaf that requires grad) -> test_inputs_are_not_modified, Edge
 - "float16 and bfloat16 in, the same dtype out" (all three functions) -> test_low_precision_keeps_dtype, Edge,
@@ -71,7 +73,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, grad_of, tolerance
+from grader.testing import assert_close, assert_defaults, assert_no_loop, assert_speed, describe, grad_of, tolerance
 from grader.testing.differential import assert_same_as
 from grader.testing.forbid import ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
@@ -497,6 +499,18 @@ def right_first(lesson, name, property_: str) -> None:
     labels = probabilities(x.shape, -1) if name == "softmax_cross_entropy" else None
     check(lesson, name, x, -1, labels=labels,
           what=f"{name}(x, dim=-1) for x of {describe(x)} (checked first: {property_} counts for a right answer only)")
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_dim_left_out_is_the_last_dim(lesson, name):
+    right_first(lesson, name, "the default dim")
+    x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(3)) * 3  # dims 1 and -1 differ
+    fn = getattr(lesson, name)
+    if name == "softmax_cross_entropy":
+        labels = probabilities(x.shape, -1)
+        assert_defaults(lambda **dim: fn(labels, x, **dim), what=f"{name}(labels, x) for x of {describe(x)}", dim=-1)
+    else:
+        assert_defaults(lambda **dim: fn(x, **dim), what=f"{name}(x) for x of {describe(x)}", dim=-1)
 
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
