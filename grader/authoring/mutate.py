@@ -2,7 +2,10 @@
 
 cosmic-ray's operators (every one that takes no arguments: arithmetic, comparison, boolean,
 unary and number replacement, break/continue, exceptions, decorators, zero-iteration loops)
-make every single-point mutant of solutions/NN/*.py. Each mutant runs against its lesson's tests
+make every single-point mutant of solutions/NN/*.py, and one more operator of the kit's own,
+`kata/UnsetDefault`: a parameter's default that is not a number or a bool (cosmic-ray's number
+and boolean operators mutate those) becomes ``object()``, which fails wherever it is used: the
+mutant survives when no test ever relies on that default. Each mutant runs against its lesson's tests
 as a hand-written mutant does (``pytest tests/NN --mutant=FILE -x``), forked from this process
 by `grader.authoring.verify.execute`: a fresh ``cosmic-ray exec`` worker would pay
 `import torch` again for each of ~1,500 runs.
@@ -19,14 +22,21 @@ in tests/NN/equivalent_mutants.toml with the reason; the score counts it as acco
 Annotations in a module with ``from __future__ import annotations`` are never evaluated, so
 they are not mutated at all.
 
-Results and the command that reproduces them: docs/MUTATION.md.
+Results and the command that reproduces them: docs/MUTATION.md, whose table this command
+writes (``--write-docs``) with each row's fingerprint: a hash of the files that decide the row
+(the lesson's answer and tests, the grader.testing modules its tests import, this module). A
+test (grader/tests/test_mutate.py) recomputes them, so a row whose files changed since it was
+measured fails CI, naming the command that measures it again.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import datetime
+import hashlib
 import os
+import re
 import sys
 import tempfile
 import time
@@ -38,6 +48,8 @@ from grader.lessons import KitError, Lesson, chosen_lessons
 from grader.results import Outcome
 
 EQUIVALENTS = "equivalent_mutants.toml"
+UNSET_DEFAULT = "kata/UnsetDefault"
+DOCS = Path("docs/MUTATION.md")
 PER_TEST_TIMEOUT = 30  # s; a mutant that loops forever is killed by pytest-timeout, as a learner's is
 
 
@@ -122,7 +134,38 @@ def mutants_of(lesson: Lesson) -> list[Mutant]:
                     line=_code_of(lines[lineno] if lineno < len(lines) else ""),
                     mutated=_code_of(new_lines[lineno] if lineno < len(new_lines) else ""),
                 ))
+        found += _unset_defaults(lesson, stem, code, holders)
     return found
+
+
+def _unset_defaults(lesson: Lesson, stem: str, code: str, holders: dict[int, str]) -> list[Mutant]:
+    """One mutant per parameter default that is not made of numbers and bools alone: the default
+    replaced by ``object()``, which no op accepts (and which is truthy, as True is: hence no
+    bools). It survives when no test calls the function without that argument."""
+    lines = code.splitlines(keepends=True)
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+        for occurrence, default in enumerate(d for d in defaults if not _numeric(d)):
+            start, end = default.lineno - 1, default.end_lineno - 1
+            # ast's columns count UTF-8 bytes, not characters
+            head = lines[start].encode()[:default.col_offset].decode()
+            tail = lines[end].encode()[default.end_col_offset:].decode()
+            mutated = "".join([*lines[:start], head, "object()", tail, *lines[end + 1:]])
+            found.append(Mutant(
+                lesson=lesson, stem=stem, operator=UNSET_DEFAULT, occurrence=occurrence, code=mutated,
+                lineno=start + 1, function=holders.get(start + 1, "<module>"), line=_code_of(lines[start]),
+                mutated=_code_of(head + "object()" + tail),
+            ))
+    return found
+
+
+def _numeric(expr: ast.expr) -> bool:
+    """Whether an expression is made of number and bool constants alone (``-1``, ``2.0 ** 16``)."""
+    leaves = [n for n in ast.walk(expr) if not isinstance(n, (ast.UnaryOp, ast.BinOp, ast.operator, ast.unaryop))]
+    return all(isinstance(n, ast.Constant) and isinstance(n.value, (bool, int, float, complex)) for n in leaves)
 
 
 def _annotations(code: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -235,6 +278,86 @@ def run_mutants(mutants: list[Mutant], *, jobs: int, out) -> None:
         execute(runs, jobs=jobs, on_done=finished)
 
 
+# --- the figures in docs/MUTATION.md ------------------------------------------------------------------
+
+
+def fingerprint(lesson: Lesson) -> str:
+    """A hash of the files that decide a lesson's row: its answer (solutions/NN), its tests
+    (tests/NN but its hand-written mutants and hints), the grader.testing modules they import
+    (directly or through one another) and this module, which makes the mutants."""
+    import grader.testing
+
+    testing = Path(grader.testing.__file__).parent
+    files = {f"{lesson.name}/{p.relative_to(lesson.root).as_posix()}": p for tree in ("solutions", "tests")
+             for p in lesson.dir(tree).rglob("*") if p.is_file() and _decides(p.relative_to(lesson.dir(tree)))}
+    files |= {f"grader/testing/{p.name}": p for p in _testing_modules(lesson, testing)}
+    files["grader/authoring/mutate.py"] = Path(__file__)
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def _decides(relative: Path) -> bool:
+    """Whether a file of a lesson's folder can change what its mutants do (hints and the
+    hand-written mutants cannot; neither can Python's caches)."""
+    return relative.parts[0] not in ("mutants", "__pycache__", "hints.md") and relative.suffix != ".pyc"
+
+
+def _testing_modules(lesson: Lesson, testing: Path) -> list[Path]:
+    """The grader.testing modules the lesson's tests import, and those they import in turn."""
+    seen: set[Path] = set()
+    todo = [p for p in lesson.tests_dir.glob("*.py")]
+    while todo:
+        tree = ast.parse(todo.pop().read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("grader.testing"):
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names if alias.name.startswith("grader.testing")]
+            for name in names:
+                parts = name.split(".")[2:]
+                path = testing / (f"{parts[0]}.py" if parts else "__init__.py")
+                if path.is_file() and path not in seen:
+                    seen.add(path)
+                    todo.append(path)
+    return sorted(seen)
+
+
+TABLE = re.compile(r"^```\n(lesson +mutants[^\n]*\n(?:[^`\n][^\n]*\n)*)```$", re.MULTILINE)
+HEADER = ("lesson", "mutants", "killed", "equivalent", "survived", "untested", "score", "measured", "fingerprint")
+
+
+def documented(root: Path) -> dict[str, list[str]]:
+    """The rows of docs/MUTATION.md's table, by lesson: its cells as written."""
+    match = TABLE.search((root / DOCS).read_text(encoding="utf-8"))
+    if match is None:
+        raise KitError(f"{root / DOCS} has no table of scores (a fenced block whose first line starts with 'lesson  mutants')")
+    return {cells[0]: cells for cells in (line.split() for line in match.group(1).splitlines()[1:]) if cells}
+
+
+def write_docs(root: Path, scores: list[LessonScore], today: str | None = None) -> None:
+    """Put the measured lessons' rows in docs/MUTATION.md's table, each with today's date and its
+    fingerprint; the other rows stay as they were."""
+    path = root / DOCS
+    rows = documented(root)
+    today = today or datetime.date.today().isoformat()
+    for s in scores:
+        rows[s.lesson.name] = [*_cells(s), today, fingerprint(s.lesson)]
+    table = [list(HEADER), *(rows[name] for name in sorted(rows))]
+    widths = [max(len(row[i]) for row in table if i < len(row)) for i in range(len(HEADER))]
+    text = "".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() + "\n" for row in table)
+    old = path.read_text(encoding="utf-8")
+    match = TABLE.search(old)
+    path.write_text(old[:match.start(1)] + text + old[match.end(1):], encoding="utf-8")
+
+
+def _cells(s: LessonScore) -> list[str]:
+    return [s.lesson.name, str(len(s.mutants)), str(s.count("killed")), str(s.count("equivalent")),
+            str(s.count("survived")), str(s.count("untested")), f"{100 * s.score:.1f}%"]
+
+
 # --- the command -----------------------------------------------------------------------------------------
 
 
@@ -251,6 +374,8 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
                         help="the least share of mutants killed or recorded equivalent, per lesson (default 95)")
     parser.add_argument("--list", action="store_true", help="list the mutants without running them")
     parser.add_argument("-v", "--verbose", action="store_true", help="each mutant's fate, and the equivalent ones")
+    parser.add_argument("--write-docs", action="store_true",
+                        help=f"put the measured lessons' rows, dated and fingerprinted, in {DOCS.as_posix()}'s table")
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
@@ -262,11 +387,11 @@ def run(args: argparse.Namespace, root: Path) -> int:
         return 2
     lessons = chosen_lessons(root, args.lessons)
     return mutate(lessons, jobs=max(1, args.jobs), fail_under=args.fail_under, list_only=args.list,
-                  verbose=args.verbose)
+                  verbose=args.verbose, docs_root=root if args.write_docs else None)
 
 
 def mutate(lessons: list[Lesson], *, jobs: int, fail_under: float = 95.0, list_only: bool = False,
-           verbose: bool = False, out=None) -> int:
+           verbose: bool = False, docs_root: Path | None = None, out=None) -> int:
     out = out or sys.stdout
     scores = [LessonScore(lesson, mutants_of(lesson)) for lesson in lessons]
     for score in scores:
@@ -283,14 +408,14 @@ def mutate(lessons: list[Lesson], *, jobs: int, fail_under: float = 95.0, list_o
     run_mutants(pending, jobs=jobs, out=out)
     failed = _report(scores, fail_under, verbose, out)
     print(f"\nmutate took {time.perf_counter() - start:.0f} s", file=out)
+    if docs_root is not None:
+        write_docs(docs_root, scores)
+        print(f"mutate: {len(scores)} row(s) written to {DOCS.as_posix()}", file=out)
     return 1 if failed else 0
 
 
 def _report(scores: list[LessonScore], fail_under: float, verbose: bool, out) -> bool:
-    rows = [("lesson", "mutants", "killed", "equivalent", "survived", "untested", "score")]
-    for s in scores:
-        rows.append((s.lesson.name, str(len(s.mutants)), str(s.count("killed")), str(s.count("equivalent")),
-                     str(s.count("survived")), str(s.count("untested")), f"{100 * s.score:.1f}%"))
+    rows = [HEADER[:7], *(_cells(s) for s in scores)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     print("", file=out)
     for row in rows:

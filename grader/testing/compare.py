@@ -78,6 +78,24 @@ def mismatch(actual, expected, *, what: str, **tolerance) -> str | None:
     return None
 
 
+def assert_defaults(call: Callable[..., object], *, what: str, **defaults) -> None:
+    """``call()`` must give what ``call(**defaults)`` gives: each argument left out takes the
+    default the lesson's docstring states. `what` names the call without them, e.g.
+    ``"logsumexp(x) for x of shape (2, 3, 4)"``. The two results are compared exactly: tensors
+    (alone or in tuples, lists and dicts) as assert_close does, anything else with ``==``."""
+    __tracebackhide__ = True
+    given, left_out = call(**defaults), call()
+    said = ", ".join(f"{name}={value!r}" for name, value in defaults.items())
+    where = f"{what}, which leaves out {said}, against the same call with {said} given"
+    if isinstance(given, (torch.Tensor, tuple, list, dict)):
+        wrong = mismatch(left_out, given, what=where, rtol=0, atol=0)
+    else:
+        wrong = None if left_out == given else f"{where}: {left_out!r} instead of {given!r}"
+    if wrong is not None:
+        fail(f"{wrong}\nA caller who leaves an argument out gets the default the docstring's signature states "
+             f"({said}): give the parameter that default.")
+
+
 def same(actual, expected, **tolerance) -> bool:
     """Whether assert_close would accept `actual` as `expected` (what a pitfall's signature is
     compared with)."""

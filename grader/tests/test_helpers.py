@@ -14,7 +14,7 @@ from hypothesis import given, settings
 
 from grader.plugin import measurements as records
 from grader.plugin.hypothesis_profile import examples_a_test
-from grader.testing import assert_close, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio, trace_ops
+from grader.testing import assert_close, assert_defaults, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, speed_ratio, trace_ops
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
 from grader.tests.kits import ROOT
@@ -57,6 +57,27 @@ def test_forbid_rejects_unknown_names():
     with pytest.raises(ValueError, match="does not know"):
         with forbid("torch.no_such_thing", what="f", why="-"):
             pass
+
+
+def test_assert_defaults_compares_the_call_that_leaves_an_argument_out_with_the_one_that_gives_it():
+    x = torch.ones(2, 3, 4)
+
+    def total(x, dim=-1):
+        return x.sum(dim)
+
+    def total_over_1(x, dim=1):
+        return x.sum(dim)
+
+    def place(location="cpu"):
+        return location
+
+    assert_defaults(lambda **dim: total(x, **dim), what="total(x)", dim=-1)
+    assert_defaults(lambda **location: place(**location), what="place()", location="cpu")
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)total_over_1\(x\), which leaves out dim=-1, against the same "
+                       r"call with dim=-1 given:.*shape.*the default the docstring's signature states \(dim=-1\)"):
+        assert_defaults(lambda **dim: total_over_1(x, **dim), what="total_over_1(x)", dim=-1)
+    with pytest.raises(pytest.fail.Exception, match=r"place\(\), which leaves out location='cuda'.*: 'cpu' instead of 'cuda'"):
+        assert_defaults(lambda **location: place(**location), what="place()", location="cuda")
 
 
 READ_SOURCE = '''\

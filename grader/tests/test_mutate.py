@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from grader.authoring import mutate
-from grader.lessons import KitError, Lesson
+from grader.lessons import KitError, Lesson, all_lessons
+from grader.tests.kits import ROOT
 
 # Tests that check scale only at x = k = 2, where x * k, x + k and x ** k all give 4.
 WEAK_TESTS = '''\
@@ -57,3 +58,38 @@ def test_survivors_are_listed_and_an_equivalent_needs_a_reason(quick_kit):
     (tests / mutate.EQUIVALENTS).write_text('[[mutant]]\nline = "return x * k"\nmutant = "return x ** k"\nwhy = ""\n')
     with pytest.raises(KitError, match="non-empty why"):
         mutate.equivalents(Lesson(quick_kit.path, "99_other"))
+
+
+def test_a_default_no_test_leaves_out_survives_and_the_docs_row_is_written_with_its_fingerprint(quick_kit):
+    lesson = Lesson(quick_kit.path, "99_other")
+    (lesson.dir("solutions") / "demo.py").write_text('def greet(name, greeting="hello"):\n    return f"{greeting}{name}"\n')
+    tests = lesson.tests_dir / "test_demo.py"
+    tests.write_text('def test_greet(lesson):\n    assert lesson.greet("x", greeting="hi") == "hix"\n')
+    docs = quick_kit.path / mutate.DOCS
+    docs.parent.mkdir()
+    docs.write_text("# Figures\n\n```\nlesson  mutants\n98_demo  1  1  0  0  0  100.0%  2026-01-01  abc\n```\n\nMore.\n")
+    result = run_mutate(quick_kit, "99_other", "--write-docs")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(['*99_other/demo.py:1 (greet) kata/UnsetDefault#0: SURVIVED',
+                                 '*- def greet(name, greeting="hello"):', '*+ def greet(name, greeting=object()):'])
+    rows = mutate.documented(quick_kit.path)
+    assert rows["99_other"][:7] == ["99_other", "1", "0", "0", "1", "0", "0.0%"]
+    assert rows["99_other"][8] == mutate.fingerprint(lesson)
+    assert rows["98_demo"] == ["98_demo", "1", "1", "0", "0", "0", "100.0%", "2026-01-01", "abc"]  # not measured: kept
+    assert docs.read_text().startswith("# Figures\n\n```\nlesson ") and docs.read_text().endswith("```\n\nMore.\n")
+
+    tests.write_text(tests.read_text() + '    assert lesson.greet("x") == "hellox"\n')
+    assert mutate.fingerprint(lesson) != rows["99_other"][8]  # the tests changed: the row is stale
+    before = mutate.fingerprint(lesson)
+    lesson.hints_file.write_text(lesson.hints_file.read_text() + "More.\n")
+    assert mutate.fingerprint(lesson) == before  # the hints decide nothing
+
+
+def test_every_row_of_docs_mutation_md_was_measured_on_the_files_as_they_are():
+    rows = mutate.documented(ROOT)
+    stale = [lesson for lesson in all_lessons(ROOT) if rows.get(lesson.name, [""])[-1] != mutate.fingerprint(lesson)]
+    if stale:
+        numbers = " ".join(lesson.name.split("_")[0] for lesson in stale)
+        pytest.fail(f"{mutate.DOCS.as_posix()}'s rows for {', '.join(lesson.name for lesson in stale)} were measured "
+                    f"on other versions of their files (or are missing). Measure them again:\n"
+                    f"    python -m grader mutate -j 2 --write-docs {numbers}", pytrace=False)

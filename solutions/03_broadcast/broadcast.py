@@ -108,8 +108,9 @@ class Merge(nn.Module):
     dtype, with the tiled Linear's weight the two layers' weights side by side.
 
     The tests read these attributes: `linear1` = nn.Linear(in_features1, out_features),
-    `linear2` = nn.Linear(in_features2, out_features), and `activation` (a callable such as
-    torch.relu or nn.ReLU(), called once per forward, or None for no activation).
+    `linear2` = nn.Linear(in_features2, out_features) (one of the two may leave out its bias,
+    not both: two biases add up to one), and `activation` (a callable such as torch.relu or
+    nn.ReLU(), called once per forward, or None for no activation, the default).
     """
 
     def __init__(self, in_features1: int, in_features2: int, out_features: int,

@@ -13,6 +13,9 @@ Merge
   -> test_merge_keeps_the_inputs_dtype, test_merge_broadcasts_any_leading_dims
 - `linear1`/`linear2` are nn.Linear of the documented sizes, registered (one bias or two: hint 2)
   -> test_merge_layers_are_what_the_docstring_says, test_merge_trains_both_layers
+- Linear(cat(a, b)) has a bias: one of the layers keeps nn.Linear's (one bias or two: hint 2)
+  -> test_merge_has_the_bias_of_one_linear_layer
+- `activation=None` in the signature: left out, no activation -> test_merge_without_an_activation_applies_none
 - `activation`: a function or a module, or None for none, called once per forward, on the
   linear part's output (f(u) + f(v), one per part, is named as such) -> test_merge_applies_the_activation_to_the_sum, test_merge_layers_are_what_the_docstring_says,
   test_merge_broadcasts_any_leading_dims
@@ -65,8 +68,8 @@ from hypothesis.extra import numpy as hnp
 from torch import nn
 
 from grader.testing import (
-    assert_close, assert_no_loop, assert_speed, count_ops, describe, expect_raises, fail, grad_of, mismatch,
-    raises_the_same, reported, same,
+    assert_close, assert_defaults, assert_no_loop, assert_speed, count_ops, describe, expect_raises, fail, grad_of,
+    mismatch, raises_the_same, reported, same,
 )
 from grader.testing.differential import on_another_default_device
 from grader.testing.memory import Allocation, MiB, allocations, format_allocations
@@ -205,6 +208,16 @@ def merge_trained(lesson, sizes, activation, a, b, seed=0):
     out.square().mean().backward()
     grads = {name: param.grad for name, param in merge.named_parameters()}
     return out.detach(), parameters(merge), grads, a.grad, b.grad
+
+
+@beside
+def merge_made(lesson, sizes, a, b, **activation):
+    """Merge(*sizes, activation=ACTIVATIONS[...]), or with its default activation when none is
+    named, made after torch.manual_seed(0) and called on a and b: its output and parameters."""
+    torch.manual_seed(0)
+    with torch.device("cpu"):
+        merge = lesson.Merge(*sizes, **{name: ACTIVATIONS[value] for name, value in activation.items()})
+    return merge(a, b), parameters(merge)
 
 
 @beside
@@ -404,6 +417,21 @@ def test_merge_layers_are_what_the_docstring_says(lesson):
             fail(f"Merge(5, 6, 10).{name} is Linear({features[0]}, {features[1]}); expected Linear({fan_in}, 10)")
     if activation is not None:
         fail(f"Merge(5, 6, 10, activation=None).activation is {activation}; None means no activation")
+
+
+def test_merge_has_the_bias_of_one_linear_layer(lesson):
+    a, b = rand(2, 3, 5, seed=1), rand(2, 1, 6, seed=2)
+    what = "Merge(5, 6, 10)(a, b) for a (2, 3, 5), b (2, 1, 6)"
+    _, params, _ = run_merge(merge_run, lesson, (5, 6, 10), None, a, b, what)
+    if not {"linear1.bias", "linear2.bias"} & set(params):
+        fail(f"Merge(5, 6, 10) has no bias: its parameters are {', '.join(sorted(params))}. Linear(cat(a, b)) is an "
+             "nn.Linear, which has one: keep linear1's (nn.Linear's bias=True). One bias is enough, two do no harm.")
+
+
+def test_merge_without_an_activation_applies_none(lesson):
+    a, b = rand(2, 3, 5, seed=1), rand(2, 1, 6, seed=2)
+    assert_defaults(lambda **activation: merge_made(lesson, (5, 6, 10), a, b, **activation),
+                    what="Merge(5, 6, 10)(a, b) for a (2, 3, 5), b (2, 1, 6)", activation=None)
 
 
 @st.composite

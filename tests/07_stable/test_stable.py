@@ -8,9 +8,10 @@ requires_grad, gradients) on 0-d, one-element, size-1-dim, empty, +-1e4 and mask
 float32/float64/float16/bfloat16, contiguous, transposed, strided and expanded; every call
 there is also checked for forbidden ops and for writes into its inputs.
 - the lesson text's examples: softmax [1000, 0], logsumexp [1000, 1000] -> test_softmax_of_large_logits, test_logsumexp_of_large_values
-- the signatures' `dim=-1`: the last dim when none is given -> test_dim_defaults_to_the_last
 - "any shape and any dim, negative ones too" (0-d and one element too) -> test_softmax_matches_torch,
   test_logsumexp_matches_torch, test_cross_entropy_matches_definition, Edge
+- `dim: int = -1` in each signature: `dim` left out is the last dim (3 dims, where 1 is another)
+  -> test_dim_left_out_is_the_last_dim
 - "non-contiguous inputs" (expanded too) -> test_non_contiguous_input, Edge
 - "the input is not modified" (labels too; every dtype; a non-leaf that requires grad) -> test_inputs_are_not_modified, Edge
 - "float16 and bfloat16 in, the same dtype out" (all three functions) -> test_low_precision_keeps_dtype, Edge,
@@ -72,7 +73,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, fail, grad_of, reported, tolerance
+from grader.testing import assert_close, assert_defaults, assert_no_loop, assert_speed, describe, fail, grad_of, reported, tolerance
 from grader.testing.differential import assert_same_as
 from grader.testing.forbid import ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
@@ -481,24 +482,6 @@ def test_rows_of_very_different_scale(lesson):
           what=call_for("softmax_cross_entropy", -1, x, labels, note=rows))
 
 
-def test_dim_defaults_to_the_last(lesson):
-    # On a 3-d input the last dim is not dim 1.
-    x = torch.linspace(-30, 30, 24).reshape(2, 3, 4)
-    labels = probabilities(x.shape, -1)
-    cases = [
-        ("stable_softmax(x)", lambda: lesson.stable_softmax(x), torch.softmax(x, -1)),
-        ("logsumexp(x)", lambda: lesson.logsumexp(x), torch.logsumexp(x, -1)),
-        ("softmax_cross_entropy(labels, logits)", lambda: lesson.softmax_cross_entropy(labels, x),
-         reference_cross_entropy(labels, x, -1)),
-    ]
-    for call, run, expected in cases:
-        inputs = "logits and labels" if call.startswith("softmax_cross_entropy") else "x"
-        what = f"{call} for {inputs} of {describe(x)}, dim left at its default (-1, the last dim)"
-        with named_errors(what, x):
-            got = run()
-        assert_close(got, expected, what=what)
-
-
 @pytest.mark.parametrize("layout", ["transposed", "sliced"])
 def test_non_contiguous_input(lesson, layout):
     g = torch.Generator().manual_seed(3)
@@ -534,6 +517,19 @@ def right_first(lesson, name, property_: str) -> None:
     labels = probabilities(x.shape, -1) if name == "softmax_cross_entropy" else None
     check(lesson, name, x, -1, labels=labels,
           what=f"{call_for(name, -1, x, labels)} (checked first: {property_} counts for a right answer only)")
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_dim_left_out_is_the_last_dim(lesson, name):
+    right_first(lesson, name, "the default dim")
+    x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(3)) * 3  # dims 1 and -1 differ
+    fn = getattr(lesson, name)
+    if name == "softmax_cross_entropy":
+        labels = probabilities(x.shape, -1)
+        assert_defaults(lambda **dim: fn(labels, x, **dim), dim=-1,
+                        what=f"{name}(labels, logits) for logits of {describe(x)} and labels of {describe(labels)}")
+    else:
+        assert_defaults(lambda **dim: fn(x, **dim), what=f"{name}(x) for x of {describe(x)}", dim=-1)
 
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])

@@ -70,6 +70,8 @@ checkpoints
   test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
 - "a save that fails (an error, Ctrl-C: no Exception) leaves the old checkpoint and nothing else in its folder" -> test_failed_save_keeps_the_old_checkpoint
 - "one torch.load call, map_location passed through unchanged, weights_only=True said explicitly" -> test_load_passes_map_location_and_weights_only
+- `map_location=... = "cpu"` in the signature: left out, torch.load maps to the CPU ->
+  test_load_maps_to_the_cpu_when_map_location_is_left_out
 - "a file that would run code is refused" -> test_load_refuses_a_checkpoint_that_runs_code
 - "strict: missing or unexpected keys raise RuntimeError" -> test_load_refuses_a_model_that_does_not_match
 - "a GPU checkpoint loads on the CPU and back (map_location)" -> test_training_on_the_gpu_with_cpu_batches (cuda)
@@ -111,7 +113,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
-from grader.testing import assert_close, counted, expect_raises
+from grader.testing import assert_close, assert_defaults, counted, expect_raises
 from grader.testing.scenario import beside
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
@@ -1289,6 +1291,11 @@ def evil_loaded(lesson):
 
 
 @pytest.mark.points(2)
+def test_load_maps_to_the_cpu_when_map_location_is_left_out(lesson):
+    assert_defaults(lambda **map_location: load_location(lesson, **map_location),
+                    what="load_checkpoint(path, model, optimizer)", map_location="cpu")
+
+
 def test_load_refuses_a_checkpoint_that_runs_code(lesson):
     refused, ran = evil_loaded(lesson)
     if ran:
@@ -1310,13 +1317,11 @@ LOCATIONS = {  # map_location values, by the test's ids (a scenario takes the na
 }
 
 
-@beside
-def load_calls(lesson, location: str) -> list:
-    """load_checkpoint(..., map_location=LOCATIONS[location]), torch.load recorded: for each call,
-    whether its map_location was that very object (an identity the tests' process cannot see), its
-    repr, and its weights_only."""
+def loaded_with(lesson, **map_location) -> list[dict]:
+    """load_checkpoint(..., **map_location) of a fresh checkpoint, torch.load recorded: the
+    arguments of each of its calls, by name."""
     model, optimizer = new_run(seed=0)
-    map_location, real_load, calls = LOCATIONS[location], torch.load, []
+    real_load, calls = torch.load, []
 
     def recording_load(*args, **kwargs):
         calls.append(inspect.signature(real_load).bind(*args, **kwargs).arguments)
@@ -1325,9 +1330,27 @@ def load_calls(lesson, location: str) -> list:
     with scratch_folder() as folder:
         lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
         with mock.patch.object(torch, "load", recording_load):
-            lesson.load_checkpoint(folder / "ckpt.pt", *new_run(seed=1), map_location=map_location)
+            lesson.load_checkpoint(folder / "ckpt.pt", *new_run(seed=1), **map_location)
+    return calls
+
+
+@beside
+def load_calls(lesson, location: str) -> list:
+    """load_checkpoint(..., map_location=LOCATIONS[location]), torch.load recorded: for each call,
+    whether its map_location was that very object (an identity the tests' process cannot see), its
+    repr, and its weights_only."""
+    map_location = LOCATIONS[location]
     return [(call.get("map_location") is map_location, repr(call.get("map_location")), as_data(call.get("weights_only")))
-            for call in calls]
+            for call in loaded_with(lesson, map_location=map_location)]
+
+
+@beside
+def load_location(lesson, **map_location) -> str:
+    """Where load_checkpoint(..., **map_location) told torch.load to map the tensors, call by call:
+    the device for a string or a torch.device ("cpu" for both "cpu" and torch.device("cpu")), else
+    the repr of what it passed."""
+    passed = [call.get("map_location") for call in loaded_with(lesson, **map_location)]
+    return ", ".join(str(torch.device(m)) if isinstance(m, (str, torch.device)) else repr(m) for m in passed)
 
 
 @pytest.mark.parametrize("location", list(LOCATIONS))
