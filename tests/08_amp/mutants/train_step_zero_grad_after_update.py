@@ -1,0 +1,23 @@
+"""train_step clears the gradients last, after update(): the first step adds to gradients left from earlier code,
+and SGD makes a momentum buffer for a parameter that had none. That failure must name its call and step, and the
+extra key alone (no empty list of missing ones), before the pitfall."""
+
+EXPECT = (r"train_step with sgd, max_grad_norm=0\.05, .*, step 0 \(.*\): the optimizer state:\n"
+          r"The keys differ: not expected \['param 3 momentum_buffer'\]\nThe gradients were cleared after the step")
+
+import torch
+
+
+def train_step(model, optimizer, scaler, inputs, targets, loss_fn, *, device_type="cpu", dtype=torch.bfloat16,
+               max_grad_norm=None):
+    with torch.autocast(device_type, dtype=dtype):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    if max_grad_norm is not None:
+        scaler.unscale_(optimizer)
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+    return loss.item()
