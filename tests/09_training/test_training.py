@@ -57,6 +57,7 @@ evaluate
 - "every submodule has the flag it had before"; "putting back 'the model's mode' overwrites a frozen part" ->
   test_evaluate_restores_every_submodules_mode (names: left in eval mode, one flag for all, the first level only)
 - "however it ends, even by an exception" (the loader raises) -> test_evaluate_restores_modes_when_the_loader_fails
+  (a missing `finally:` named only when nothing was put back; else the pitfall behind the flags that came back)
 checkpoints
 - "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
   test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
@@ -65,6 +66,7 @@ checkpoints
   Gaussian) -> test_resumed_training_is_bitwise_identical
 - "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
 - "types that weights_only=True accepts, the random states included" (NumPy's array named) -> test_checkpoint_loads_with_weights_only
+  (every test that loads what save_checkpoint wrote says the same when weights_only refuses it: reads_back)
 - "atomic: the old file never rewritten in place; a rename is atomic within one file system only (not from
   /tmp)"; str or PathLike ->
   test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
@@ -1293,7 +1295,7 @@ def interrupted_save(lesson, failure: str):
             raise  # a TODO, not a broken file
         except Exception as exc:  # noqa: BLE001 (a broken file: the test says so)
             if refused_type(exc):
-                raise  # a file no save could make readable: reads_back says so
+                raise  # not a broken file: one weights_only refuses, which reads_back names
             broken = f"{type(exc).__name__}: {str(exc)[:120]}"
     return raised, left, epoch, broken
 
