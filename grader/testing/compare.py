@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from contextlib import contextmanager
 from typing import Callable
@@ -51,10 +52,35 @@ def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool 
             f"{what}: expected a torch.Tensor, got {type(actual).__name__}"
             + (" (did the function forget to `return`?)" if actual is None else "")
         )
-    with _no_dtensor_import():
-        torch.testing.assert_close(
-            actual, expected, equal_nan=equal_nan, msg=lambda message: f"{what}:\n{message}", **kwargs
-        )
+    try:
+        with _no_dtensor_import():
+            torch.testing.assert_close(actual, expected, equal_nan=equal_nan, **kwargs)
+    except AssertionError as exc:
+        message = _in_our_words(str(exc), what)
+    else:
+        return
+    raise AssertionError(message)  # outside `except`: no chained traceback
+
+
+def _in_our_words(message: str, what: str) -> str:
+    """torch's assert_close message after `what`: the item of a mapping or sequence it is about
+    named there ("..., at '0.weight':"), a mismatch of keys said in one line, an empty list of
+    keys left out. torch adds no `msg` to a mismatch of keys or lengths: `what` is added here."""
+    item = re.search(r"\n\nThe failure occurred for item (\S+)$", message)
+    if item:
+        message = message[:item.start()]
+        path = item.group(1)  # ['0.weight'], [2], ['state'][0]
+        one = re.fullmatch(r"\[([^\[\]]+)\]", path)
+        if one:  # a key as it is ('0.weight'), a position as "item 2"
+            path = one.group(1) if one.group(1)[0] in "'\"" else f"item {one.group(1)}"
+        what = f"{what}, at {path}"
+    keys = re.fullmatch(r"The keys of the mappings do not match:\nMissing keys in the actual mapping: (.*)\n"
+                        r"Additional keys in the actual mapping: (.*)", message)
+    if keys:
+        missing, extra = keys.groups()
+        message = "The keys differ: " + "; ".join(
+            f"{said} {names}" for said, names in (("missing", missing), ("not expected", extra)) if names != "[]")
+    return f"{what}:\n{message}"
 
 
 def fail(message: str) -> None:

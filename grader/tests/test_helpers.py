@@ -216,6 +216,19 @@ def test_assert_close_says_what_was_called_and_by_how_much():
     assert_close(torch.tensor([float("nan")]), torch.tensor([float("nan")]))  # nan matches nan
 
 
+def test_assert_close_names_the_item_and_the_keys_in_its_own_words():
+    with pytest.raises(AssertionError, match=r"^the parameters, at '0\.weight':\nTensor-likes are not close!") as info:
+        assert_close({"0.weight": torch.ones(2)}, {"0.weight": torch.zeros(2)}, what="the parameters")
+    assert "failure occurred" not in str(info.value)
+    with pytest.raises(AssertionError, match=r"^the state, at item 1:\n"):
+        assert_close([torch.ones(1), torch.ones(1)], [torch.ones(1), torch.zeros(1)], what="the state")
+    # torch adds no msg to a mismatch of keys: the kit names the call, and leaves out an empty list.
+    with pytest.raises(AssertionError, match=r"^the optimizer state:\nThe keys differ: not expected \['param 3 step'\]$"):
+        assert_close({"a": torch.ones(1), "param 3 step": torch.ones(1)}, {"a": torch.ones(1)}, what="the optimizer state")
+    with pytest.raises(AssertionError, match=r"^s:\nThe keys differ: missing \['b'\]; not expected \['a'\]$"):
+        assert_close({"a": torch.ones(1)}, {"b": torch.ones(1)}, what="s")
+
+
 def test_grad_of_says_when_the_graph_was_cut():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     assert_close(grad_of((x * x).sum(), x, "x*x"), torch.tensor([2.0, 4.0]))

@@ -610,10 +610,17 @@ def test_mlp_calls_activation_once_per_hidden_layer(lesson):
     for sizes in ([3, 2], [3, 4, 2], [3, 4, 4, 4, 2]):
         made, acts = mlp_made_by_a_factory(lesson, sizes)
         what = f"MLP({sizes}, activation=a factory function)"
-        if made != len(sizes) - 2:
-            fail(f"{what} called activation() {counted(made, 'time')}; expected once per hidden layer, {len(sizes) - 2}.")
+        hidden = len(sizes) - 2
+        if made != hidden:
+            called = "never called activation()" if made == 0 else f"called activation() {times(made)}"
+            fail(f"{what} {called}; expected " + (f"once per hidden layer: {times(hidden)}." if hidden else
+                                                  "no call at all: it has no hidden layer."))
         if acts != list(range(made)):
             fail(f"{what}: the activations in the model are not the {made} modules activation() returned, in order.")
+
+
+def times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 def test_mlp_loads_a_checkpoint_of_the_same_layers(lesson):
@@ -634,7 +641,13 @@ def test_mlp_loads_a_checkpoint_of_the_same_layers(lesson):
     seen = loaded(lesson, model, expected_model.state_dict(), x)  # strict: the same keys, the same shapes
     if seen["error"]:
         fail(with_cause(f"{what} raised: {seen['error'][1]}", naming_mistake(seen["held"], seen["names"])))
-    assert_close(seen["out"], expected_model(x), what=f"the model after {what}, on x of shape (6, 3)")
+    held, saved = len(seen["parameters"]), len(list(expected_model.parameters()))
+    shared = ("" if held == saved else
+              f"The model holds {held} parameter tensors for the checkpoint's {saved}: some of its keys name one "
+              "tensor, so act1's slope (-0.3) overwrote act0's (0.1) as it loaded. This is the shared-activation "
+              "pitfall: call activation() once per hidden layer.")
+    assert_close(seen["out"], expected_model(x), what=f"the model after {what}, on x of shape (6, 3)",
+                 explain=lambda: shared)
 
 
 @beside

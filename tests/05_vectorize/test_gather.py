@@ -158,9 +158,10 @@ def same(a, b) -> bool:
             and a.device == b.device and torch.equal(a.detach(), b.detach()))
 
 
-def lookalikes(tensor, indices):
-    """(what computed it, its result, the pitfall's fix) for each wrong result a pitfall of the lesson gives."""
-    tensor, indices = tensor.detach(), indices.detach()
+def lookalikes(tensor, indices, graph: bool = False):
+    """(what computed it, its result, the pitfall's fix) for each wrong result a pitfall of the lesson gives;
+    with `graph`, results that carry `tensor`'s gradients back to it."""
+    tensor, indices = (tensor if graph else tensor.detach()), indices.detach()
     if tensor.is_meta or tensor.dim() < 2 or indices.dim() < 1 or indices.dtype not in INDEX_DTYPES:
         return
     b, n = tensor.shape[:2]
@@ -209,6 +210,21 @@ def named_pitfall(out, tensor, indices, expected=None):
     return None
 
 
+def gradient_pitfall(lesson, tensor, indices):
+    """The failure's second line when batch_gather's gradient is exactly what a named pitfall gives
+    (its values can be right: the rows of an expanded tensor are all alike), or None."""
+    if tensor.is_meta or not tensor.is_floating_point():
+        return None
+    leaf = tensor.detach().clone().requires_grad_()
+    (mine,) = torch.autograd.grad(lesson.batch_gather(leaf, indices).sum(), leaf)
+    (expected,) = torch.autograd.grad(advanced_indexing(leaf, indices).sum(), leaf)
+    for how, wrong, advice in lookalikes(leaf, indices, graph=True):
+        (grad,) = torch.autograd.grad(wrong.sum(), leaf)
+        if same(mine, grad) and not same(grad, expected):
+            return f"That gradient is exactly the one you get from {how}. {advice}"
+    return None
+
+
 def pitfall_of_error(exc, tensor, indices):
     """The advice for an error a named pitfall raises, or None."""
     text = str(exc)
@@ -219,6 +235,8 @@ def pitfall_of_error(exc, tensor, indices):
     if "shape mismatch: indexing tensors could not be broadcast" in text and indices.dim() >= 2:
         return ROWS
     if "must match the size of tensor" in text and indices.dim() >= 2:
+        return ROWS
+    if "Attempting to broadcast a dimension" in text and indices.dim() >= 2:  # the same, on meta
         return ROWS
     if "cannot be called on meta tensors" in text or ("meta" in text and "data" in text and indices.is_meta):
         return META
@@ -605,7 +623,7 @@ def test_inputs_are_not_modified(lesson):
     tensor, indices = make_tensor((4, 6, 3)), torch.tensor([[-1, 2], [0, -6], [5, -3], [-2, -2]])
     tensor_before, indices_before = tensor.clone(), indices.clone()
     what = "batch_gather(tensor, indices) with negative indices"
-    lesson.batch_gather(tensor, indices)
+    gather(lesson, tensor, indices, what)
     check_unchanged("tensor", tensor, tensor_before, what)
     check_unchanged("indices", indices, indices_before, what)
 
@@ -641,8 +659,18 @@ def test_same_as_advanced_indexing(lesson, shape, dtype, layout, index_shape, in
     indices = with_layout(make_indices(shape[1], index_shape, index_dtype), index_layout)
     if device == "meta":
         tensor, indices = on_meta(tensor), on_meta(indices)
-    what = f"{call(tensor, indices)} on {device} ({layout} tensor, {index_layout} indices)"
-    assert_same_as(partial(gather, lesson, what=what), advanced_indexing, tensor, indices, what=what, grads=True)
+    what = f"{call(tensor, indices)} on {device} ({layout} tensor, {index_layout} {index_dtype} indices)"
+    try:
+        assert_same_as(partial(gather, lesson, what=what), advanced_indexing, tensor, indices, what=what, grads=True)
+    except AssertionError as exc:  # the values are named by gather; a gradient's pitfall here
+        pitfall = gradient_pitfall(lesson, tensor, indices)
+        if pitfall is None:
+            raise
+        message = f"{exc}\n{pitfall}"
+    else:
+        message = None
+    if message:
+        pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
     if device == "meta":
         return
     tensor_before, indices_before = tensor.clone(), indices.clone()
@@ -741,10 +769,12 @@ def test_range_check_is_vectorised(lesson):
     # 262144 indices: one comparison over all of them costs about as much as the gather itself;
     # a Python loop over indices.tolist() (no tensor ops, so the op count cannot see it) is ~40x slower.
     tensor, indices = make_tensor((64, 100)), make_indices(100, (64, 4096))
+    what = call(tensor, indices)
+    gather(lesson, tensor, indices, what)  # an error or a pitfall named before any timing
     try:
         assert_speed(
             lambda: advanced_indexing(tensor, indices), lambda: lesson.batch_gather(tensor, indices),
-            at_least=0.25, what="batch_gather(tensor, indices) for tensor of shape (64, 100) and indices of shape (64, 4096)",
+            at_least=0.25, what=what,
             baseline_name="the bare gather `tensor[rows, indices]` without any check",
             fresh_at_least=0.15,  # fresh indices each call, in another process (MEASUREMENTS.md)
         )

@@ -57,6 +57,7 @@ evaluate
 - "every submodule has the flag it had before"; "putting back 'the model's mode' overwrites a frozen part" ->
   test_evaluate_restores_every_submodules_mode (names: left in eval mode, one flag for all, the first level only)
 - "however it ends, even by an exception" (the loader raises) -> test_evaluate_restores_modes_when_the_loader_fails
+  (a missing `finally:` named only when nothing was put back; else the pitfall behind the flags that came back)
 checkpoints
 - "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
   test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
@@ -65,6 +66,7 @@ checkpoints
   Gaussian) -> test_resumed_training_is_bitwise_identical
 - "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
 - "types that weights_only=True accepts, the random states included" (NumPy's array named) -> test_checkpoint_loads_with_weights_only
+  (every test that loads what save_checkpoint wrote says the same when weights_only refuses it: reads_back)
 - "atomic: the old file never rewritten in place; a rename is atomic within one file system only (not from
   /tmp)"; str or PathLike ->
   test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
@@ -93,6 +95,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import functools
 import gc
 import inspect
 import io
@@ -191,9 +194,10 @@ def mean_pitfall(got, losses: list, expected: float) -> str:
     sizes = [size for _, size in losses]
     batch_means = sum(loss.item() for loss, _ in losses) / len(losses)
     if got == pytest.approx(batch_means, rel=1e-6) and batch_means != pytest.approx(expected, rel=1e-6):
-        return (f" That is the mean of the batch means: the last batch ({sizes[-1]} samples) weighs as much as a "
-                f"full one ({sizes[0]}). Weigh each batch by its size: the sum of loss.item() * batch size over the "
-                "number of samples.")
+        weighs = (f"the last batch ({sizes[-1]} samples) weighs as much as a full one ({sizes[0]})" if sizes[-1] < sizes[0]
+                  else f"batches of {' and '.join(map(str, sizes))} samples weigh alike")
+        return (f" That is the mean of the batch means: {weighs}. Weigh each batch by its size: the sum of "
+                "loss.item() * batch size over the number of samples.")
     tensor_sum = 0.0
     for loss, size in losses:
         tensor_sum = tensor_sum + loss * size
@@ -623,10 +627,11 @@ def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
     got, seen, moved_to = run_elsewhere(lesson, "train_epoch", device)
     what = f"train_epoch(model, loader, optimizer, loss_fn, device={device!r}) with batches on another device"
     assert_moved(what, seen, moved_to, device)
-    reference = MOVED_RUNS["train_epoch"]()
-    expected = reference_epoch(reference, two_batches(), sgd(reference))
+    reference, losses = MOVED_RUNS["train_epoch"](), []
+    expected = reference_epoch(reference, two_batches(), sgd(reference), losses=losses)
     if got != pytest.approx(expected, rel=1e-6):
-        pytest.fail(f"{what} returned {got!r}, expected {expected}", pytrace=False)
+        pytest.fail(f"{what} moved every batch there, but returned {got!r}, expected {expected} (the mean loss "
+                    f"over the samples)." + mean_pitfall(got, losses, expected), pytrace=False)
 
 
 class SpareHead(nn.Module):
@@ -852,9 +857,12 @@ def test_evaluate_moves_every_batch_to_the_device(lesson, device):
     got, seen, moved_to = run_elsewhere(lesson, "evaluate", device)
     what = f"evaluate(model, loader, loss_fn, device={device!r}) with batches on another device"
     assert_moved(what, seen, moved_to, device)
-    expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches())
+    losses = []
+    expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches(), losses)
     if got != pytest.approx(expected, rel=1e-6):
-        pytest.fail(f"{what} returned {got!r}, expected {expected}", pytrace=False)
+        pitfall = mean_pitfall(got[0], losses, expected[0]) if isinstance(got, tuple) and got else ""
+        pytest.fail(f"{what} moved every batch there, but returned {got!r}, expected {expected} (the mean loss "
+                    "over the samples, the accuracy)." + pitfall, pytrace=False)
 
 
 def frozen_batchnorm(model: nn.Module) -> nn.Module:
@@ -886,16 +894,18 @@ MODE_CASES = {
 }
 
 
-def modes_pitfall(before: list, after: list) -> str:
-    """Why the flags `after` evaluate are wrong when they are what a pitfall the lesson names gives, else ""."""
-    top = before[0][1]
+def modes_pitfall(model: nn.Module, after: list) -> str:
+    """Why the flags `after` evaluate on `model` (as it was before the call) are wrong when they
+    are what a pitfall the lesson names gives, else ""."""
+    before, top = modes(model), model.training
     if all(not flag for _, flag in after) and top:
         return (" evaluate left the model in eval mode: the caller's next epoch would train without dropout. Put "
                 "every flag back afterwards.")
     if all(flag == top for _, flag in after):
+        kept = " and ".join(f"the {type(m).__name__} {name!r}" for name, m in model.named_modules() if m.training != top)
         return (f" Every flag is now {top}, the model's own: one flag was put back for the whole model "
-                "(model.train(was_training) sets every submodule), which overwrites a submodule kept in the other "
-                "mode on purpose (a frozen BatchNorm). Record each submodule's own flag and put each one back.")
+                f"(model.train(was_training) sets every submodule), which overwrites {kept}, kept in "
+                f"{'eval' if top else 'train'} mode on purpose. Record each submodule's own flag and put each one back.")
     wrong = [name for (name, was), (_, now) in zip(before, after) if was != now]
     if wrong and all(name.count(".") >= 1 for name in wrong):
         return (f" Only the deeper submodules ({', '.join(wrong)}) lost their flags: model.children() lists the "
@@ -914,11 +924,11 @@ def modes_after_evaluate(lesson, case: str) -> list:
 @pytest.mark.points(2)
 @pytest.mark.parametrize("case", list(MODE_CASES))
 def test_evaluate_restores_every_submodules_mode(lesson, case):
-    before = modes(MODE_CASES[case]())
-    after = modes_after_evaluate(lesson, case)
+    model = MODE_CASES[case]()
+    before, after = modes(model), modes_after_evaluate(lesson, case)
     if after != before:
         pytest.fail(f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
-                    f"{after} after." + (modes_pitfall(before, after) or " Put back every submodule's own flag."),
+                    f"{after} after." + (modes_pitfall(model, after) or " Put back every submodule's own flag."),
                     pytrace=False)
 
 
@@ -951,11 +961,16 @@ def test_evaluate_restores_modes_when_the_loader_fails(lesson):
     if raised is None:
         pytest.fail("evaluate returned although its loader raised LoaderFailed: let the loader's error out",
                     pytrace=False)
-    before = modes(frozen_batchnorm(make_model(batchnorm=True)))
-    if after != before:
+    model = frozen_batchnorm(make_model(batchnorm=True))
+    before = modes(model)
+    if after == before:
+        return
+    if not any(flag for _, flag in after):  # all still in eval mode: nothing was put back
         pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}: code after the "
                     "loop never ran. Restore them in a `finally:` block, which runs however the block ends.",
                     pytrace=False)
+    pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}."
+                + (modes_pitfall(model, after) or " Put back every submodule's own flag."), pytrace=False)
 
 
 # --- checkpoints ------------------------------------------------------------------------------
@@ -1007,16 +1022,60 @@ def test_checkpoint_loads_with_weights_only(lesson):
     try:
         torch.load(io.BytesIO(written.numpy().tobytes()), weights_only=True)
     except Exception as exc:  # noqa: BLE001 (the message is the point)
-        # torch's message is long; the line that names the offending type is the useful one.
-        lines = [line.strip() for line in str(exc).splitlines() if "Unsupported global" in line]
-        reason = lines[0].split(" was not an allowed")[0] if lines else str(exc)[:300]
+        reason = refused_type(exc) or f"{type(exc).__name__}: {str(exc)[:300]}"
     if reason:  # failed outside the except block: the learner needs no chained traceback
-        numpy = (" That is a NumPy object: np.random.get_state() holds an np.ndarray, store it as a list "
-                 "(.tolist()).") if "numpy" in reason else ""
-        pytest.fail(
-            f"torch.load(path, weights_only=True) cannot read what save_checkpoint wrote ({reason}). "
-            f"Store only tensors, dicts, lists, tuples, strings and numbers.{numpy}", pytrace=False,
-        )
+        pytest.fail(f"torch.load(path, weights_only=True) cannot read what save_checkpoint wrote (it refuses {reason}). "
+                    f"{store_plain_data(reason)}", pytrace=False)
+
+
+def refused_type(exc: BaseException) -> str | None:
+    """The name torch.load(weights_only=True) refused to unpickle (numpy._core.multiarray._reconstruct,
+    say), read from torch's long message, or None when `exc` is no such refusal."""
+    for line in str(exc).splitlines():
+        if "Unsupported global: " in line:
+            return line.split("Unsupported global: ")[1].removeprefix("GLOBAL ").split(" was not an allowed")[0]
+    return None
+
+
+def store_plain_data(reason: str) -> str:
+    """What to store instead of the type weights_only refused (`reason`, from refused_type)."""
+    numpy = (" That is a NumPy object: np.random.get_state() holds an np.ndarray, store it as a list "
+             "(.tolist()).") if "numpy" in reason else ""
+    return f"Store only tensors, dicts, lists, tuples, strings and numbers.{numpy}"
+
+
+REFUSED = "weights_only refused"  # the key of what a reads_back scenario returns for such a checkpoint
+
+
+def reads_back(fn):
+    """A scenario (grader.testing.scenario.beside) that loads what save_checkpoint wrote. Where
+    torch.load(weights_only=True) refuses a type in that file, the test fails saying what to
+    store instead, as test_checkpoint_loads_with_weights_only does: the load never got to what the
+    test checks, and torch's own message advises dropping weights_only."""
+    @functools.wraps(fn)
+    def refusal_as_data(lesson, *args, **kwargs):
+        try:
+            return fn(lesson, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 (only the refusal is caught; the rest is re-raised)
+            reason = refused_type(exc)
+            if reason is None:
+                raise
+        return {REFUSED: reason}
+
+    scenario = beside(refusal_as_data)
+
+    @functools.wraps(fn)
+    def checked(lesson, *args, **kwargs):
+        __tracebackhide__ = True
+        result = scenario(lesson, *args, **kwargs)
+        if isinstance(result, dict) and set(result) == {REFUSED}:
+            pytest.fail(f"load_checkpoint cannot read back what save_checkpoint wrote: torch.load(path, "
+                        f"weights_only=True) refuses {result[REFUSED]}. {store_plain_data(str(result[REFUSED]))}",
+                        pytrace=False)
+        return result
+
+    checked._kata_scenario_of = refusal_as_data  # what the code's process runs (beside)
+    return checked
 
 
 def random_states() -> dict:
@@ -1057,7 +1116,7 @@ def first_epochs():
     return model, optimizer, losses
 
 
-@beside
+@reads_back
 def resumed_run(lesson):
     """first_epochs() saved with save_checkpoint at epoch 2; then, as in a new process, other random
     states (seed_all(12345)) and new_run(seed=1), load_checkpoint, and 2 more epochs: what load
@@ -1102,7 +1161,7 @@ def trained_run():
     return model, optimizer
 
 
-@beside
+@reads_back
 def restored_run(lesson):
     """trained_run() saved at epoch 3, loaded into new_run(seed=1, batchnorm=True): what load returned,
     that model's state_dict and that optimizer's state afterwards."""
@@ -1136,7 +1195,7 @@ def test_load_restores_model_optimizer_and_epoch(lesson):
             assert_close(optimizer_state[index][key], value, what=f"optimizer state {key!r} of parameter {index} after load_checkpoint")
 
 
-@beside
+@reads_back
 def saved_twice(lesson):
     """save_checkpoint of new_run(seed=0) at epoch 1 (a Path), then at epoch 2 onto the same path
     (a str), in a folder of its own: what the folder holds then, and what load_checkpoint returns."""
@@ -1206,7 +1265,7 @@ FAILURES = {  # what stops a save midway: its type, its message
 }
 
 
-@beside
+@reads_back
 def interrupted_save(lesson, failure: str):
     """save_checkpoint onto a checkpoint of epoch 1, with a torch.save that writes half a file and then
     raises FAILURES[failure]: the message of that error as it came out of save_checkpoint (None if
@@ -1237,6 +1296,8 @@ def interrupted_save(lesson, failure: str):
         except NotImplementedError:
             raise  # a TODO, not a broken file
         except Exception as exc:  # noqa: BLE001 (a broken file: the test says so)
+            if refused_type(exc):
+                raise  # not a broken file: one weights_only refuses, which reads_back names
             broken = f"{type(exc).__name__}: {str(exc)[:120]}"
     return raised, left, epoch, broken
 
@@ -1334,7 +1395,7 @@ def loaded_with(lesson, **map_location) -> list[dict]:
     return calls
 
 
-@beside
+@reads_back
 def load_calls(lesson, location: str) -> list:
     """load_checkpoint(..., map_location=LOCATIONS[location]), torch.load recorded: for each call,
     whether its map_location was that very object (an identity the tests' process cannot see), its
@@ -1344,7 +1405,7 @@ def load_calls(lesson, location: str) -> list:
             for call in loaded_with(lesson, map_location=map_location)]
 
 
-@beside
+@reads_back
 def load_location(lesson, **map_location) -> str:
     """Where load_checkpoint(..., **map_location) told torch.load to map the tensors, call by call:
     the device for a string or a torch.device ("cpu" for both "cpu" and torch.device("cpu")), else
@@ -1371,7 +1432,7 @@ def test_load_passes_map_location_and_weights_only(lesson, location):
         ), pytrace=False)
 
 
-@beside
+@reads_back
 def mismatched_load(lesson, saved_spare: bool, loaded_spare: bool):
     """save_checkpoint of a SpareHead(spare=saved_spare), then load_checkpoint into a
     SpareHead(spare=loaded_spare), the optimizers alike: what load returned (its error is raised as itself)."""
@@ -1433,7 +1494,7 @@ class FakeCudaRandom:
             yield self
 
 
-@beside
+@reads_back
 def cuda_states_restored(lesson):
     """save_checkpoint on a machine with 2 GPUs (FakeCudaRandom(2, fill=10)), load_checkpoint on another
     (fill=50): that one's CUDA random states afterwards; then load_checkpoint on a machine without
@@ -1636,7 +1697,7 @@ def on_the_cpu(model: nn.Module) -> dict[str, torch.Tensor]:
     return {name: p.cpu() for name, p in parameters(model).items()}
 
 
-@beside
+@reads_back
 def gpu_round_trip(lesson):
     """On the device pick_device() gives: train_epoch and evaluate of make_model(dropout=0.2) with Adam
     over CPU batches; its checkpoint loaded into a CPU new_run(seed=1) (map_location="cpu"), whose

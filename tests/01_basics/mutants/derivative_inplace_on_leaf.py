@@ -1,6 +1,6 @@
-"""Hands fn the private leaf itself instead of a clone: breaks "fn ... may modify its argument in place" (an in-place fn now raises RuntimeError on a leaf that requires grad)."""
+"""Hands fn the private leaf itself instead of a clone, having cloned x before requires_grad_() (still a leaf): breaks "fn ... may modify its argument in place" (an in-place fn now raises RuntimeError on a leaf that requires grad); the failure must say what to hand fn, a clone made after requires_grad_()."""
 
-EXPECT = r"in-place pitfall: hand fn a \.clone\(\)"
+EXPECT = r"a tensor cloned before requires_grad_\(\) is a leaf too\)\. This is the in-place pitfall: hand fn leaf\.clone\(\)"
 
 import torch
 

@@ -1,6 +1,6 @@
 """Hands fn the leaf itself, not a clone: an fn that writes into its argument fails (or would write into the caller's memory)."""
 
-EXPECT = r"in-place pitfall: hand fn a \.clone\(\)"
+EXPECT = r"in-place pitfall: hand fn leaf\.clone\(\)"
 
 import torch
 

@@ -1,6 +1,6 @@
 """MLP calls activation() once and reuses that instance in every hidden layer: with nn.PReLU all layers share one slope."""
 
-EXPECT = r"shared-activation pitfall"
+EXPECT = r"called activation\(\) once; expected no call at all: it has no hidden layer\."
 
 from torch import nn
 

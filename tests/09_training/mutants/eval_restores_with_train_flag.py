@@ -1,6 +1,7 @@
-"""evaluate restores with model.train(was_training): a BatchNorm frozen in eval comes back in train mode."""
+"""evaluate restores with model.train(was_training), in a `finally:` block: a BatchNorm frozen in eval comes back in
+train mode, also when the loader raises, where the failure must name that one flag, not a missing `finally:`."""
 
-EXPECT = r"one flag was put back for the whole model"
+EXPECT = r"^after the loader raised inside evaluate, .*one flag was put back for the whole model.*overwrites the BatchNorm1d '1', kept in eval mode"
 
 
 def evaluate(model, loader, loss_fn, device):
