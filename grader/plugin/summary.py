@@ -71,7 +71,7 @@ class _SharedFailures:
         report.longrepr = _Shown(text, group, name)
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # dim=-1 and dim=0 alike
 _EXAMPLE = re.compile(r"^(?:Falsifying|Failing) ", re.MULTILINE)  # hypothesis's notes
 
 
@@ -90,7 +90,7 @@ def _parameters(items: list[pytest.Item], module) -> tuple[str, ...]:
     and test_x[logsumexp] test two functions: their failures are two)."""
     parts = {p for item in items if getattr(item, "callspec", None) is not None
              for part in item.callspec.id.split("-") if part for p in (part, part.rsplit(".", 1)[-1])}
-    kept = (p for p in parts if not hasattr(module, p) and not _NUMBER.fullmatch(p.lstrip("-")))
+    kept = (p for p in parts if not hasattr(module, p) and not _NUMBER.fullmatch(p))
     return tuple(sorted(kept, key=len, reverse=True))
 
 
