@@ -101,6 +101,7 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         f"{tmp_path}/exercises/01_basics/basics.py:3: in f",
         "f was 3.52x slower than the baseline (12.5 ms against 3.6 ms) on <object at 0x7f3a2b1c9e80>",
         "in /tmp/kata-verify-abc/001/home, DataLoader worker (pid 4242) exited",
+        "f is too slow: it took 81.9 times as long as g; it must take at most 5 times as long as g",
         "=============================== warnings summary ===============================",
         "  a warning about /usr/lib/python3/x.py:9",
         "===================================== TODO =====================================",
@@ -115,6 +116,7 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         "exercises/01_basics/basics.py:3: in f",
         "f was <ratio>x slower than the baseline (<time> against <time>) on <object at <address>>",
         "in <tmp>, DataLoader worker (pid <pid>) exited",
+        "f is too slow: it <measured speed against> g; it must take at most 5 times as long as g",
         "===================================== TODO =====================================",
         "TODO: g (exercises/01_basics/basics.py:9) is not implemented yet  (1 test waits on it)",
     ]
