@@ -94,6 +94,10 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
     # hypothesis's note names the example that failed: the input, which the learner needs
     examples = [_example(note) for note in getattr(exc, "__notes__", ()) if note.startswith(("Falsifying", "Failing"))]
+    handled = handled_error(exc)
+    if frame is None and handled is not None:  # the kit's message for an error of the learner's line: that line
+        inner = _last_frame_in(handled, code)
+        at = where(inner, config) if inner else None
     if isinstance(exc, AssertionError) and frame is None and not str(exc).startswith("assert "):
         message = "\n".join([_without_introspection(str(exc)), *examples])
         return Failure(kind, exception, message, at), message
@@ -108,6 +112,14 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     error = _error(exc)
     told = _learners_frames(exc, code, config) if frame is not None else error
     return Failure(kind, exception, error, at), "\n".join([told, *examples])
+
+
+def handled_error(exc: BaseException) -> BaseException | None:
+    """The error a test's own message was raised for (``raise AssertionError(...) from exc``, or
+    while handling it), or None: a test's message has no frame of the learner's, that error may."""
+    if not isinstance(exc, (AssertionError, pytest.fail.Exception)):
+        return None
+    return exc.__cause__ or exc.__context__
 
 
 def _error(exc: BaseException) -> str:

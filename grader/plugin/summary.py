@@ -2,9 +2,10 @@
 each TODO once, with how many tests wait on it, and where to start. A failure that many tests
 share is shown in full once, with how many tests share it and their names, and in one line for
 each of the others. Failures are the same when they are the same error at the same line of the
-learner's code, or the same message, once numbers, the tests' parameters (the parts of their
-ids in brackets, but a name of the learner's module) and a property test's example are left
-out: a message that differs only in a size, a tolerance or a dtype is one failure to the learner."""
+learner's code (the kit's message for it included), or the same message, once numbers, the
+tests' parameters (the parts of their ids in brackets, but a name of the learner's module) and
+a property test's example are left out: a message that differs only in a size, a tolerance or
+a dtype is one failure to the learner."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.plugin import untouched
+from grader.plugin import failures, untouched
 from grader.results import Kind
 
 _STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
@@ -50,6 +51,8 @@ class _SharedFailures:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         report = yield
+        handled = failures.handled_error(call.excinfo.value) if call.excinfo else None  # the kit's message's error
+        report.kata_handled = f"{type(handled).__name__}: {handled}" if handled is not None else None
         if self.parameters is None:  # the session's, for every message alike: test_x[float32] names
             # float32 where test_x[float16] names float16, and test_y[a] "a" where test_z says "a" too
             module = getattr(item, "funcargs", {}).get(untouched.FIXTURE)
@@ -63,7 +66,9 @@ class _SharedFailures:
             return
         text, parameters = str(report.longrepr), self.parameters or ()
         last = failure.summary.strip().splitlines()[-1:]  # the error itself, without a worker's number
-        key = ((failure.exception, failure.where, *(_alike(line, parameters) for line in last)) if failure.where
+        handled = getattr(report, "kata_handled", None)
+        key = ((failure.where, _alike(handled, parameters)) if failure.where and handled
+               else (failure.exception, failure.where, *(_alike(line, parameters) for line in last)) if failure.where
                else (failure.exception, _alike(text, parameters)))
         group = self.groups.setdefault(key, [])
         name = report.nodeid.split("::", 1)[-1]

@@ -273,9 +273,24 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
 
         def test_outside_the_learners_code(lesson):
             {}[lesson.add(1, 1)]
+
+
+        def explained(call, what):  # the kit's words for an error of the learner's line
+            try:
+                return call()
+            except TypeError as exc:
+                raise AssertionError(f"{what} raised {exc}: add numbers only") from exc
+
+
+        def test_explained(lesson):
+            explained(lambda: lesson.add(2, None), "add(2, None)")
+
+
+        def test_explained_again(lesson):
+            explained(lambda: lesson.add(3, (None,)[0]), "add(3, (None,)[0])")
     """))
     result = run(kit, "exercises/98_demo")
-    assert_outcomes(result, failed=6)
+    assert_outcomes(result, failed=8)
     result.stdout.fnmatch_lines([
         "*test_scale_sizes?2?*", "scale(2) gave 6; expected 4",  # sizes differ, the failure is one
         "(The same failure in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
@@ -284,6 +299,9 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
         "*test_through_a_helper*", "exercises/98_demo/demo.py:8: in add", "    return a + b",
         "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
         "*test_outside_the_learners_code*", "KeyError: 2",
+        "*test_explained*", "add(2, None) raised unsupported operand type(s) for +: 'int' and 'NoneType': add numbers only",
+        "(The same failure in 1 more test: test_explained_again.)",  # the same error at the same line
+        "*test_explained_again*", "The same failure as test_explained (shown above).",
     ])
     out = result.stdout.str().split("short test summary")[0]
     for leak in ("test_demo.py:", "During handling", "direct cause", "grader/"):
