@@ -77,16 +77,21 @@ class _SharedFailures:
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # dim=-1 and dim=0 alike
+_VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)")
 _EXAMPLE = re.compile(r"^(?:Falsifying|Failing) ", re.MULTILINE)  # hypothesis's notes
 
 
 def _alike(text: str, parameters: tuple[str, ...]) -> str:
     """`text` as the same failure reads in another test: without hypothesis's example, the
-    test's parameters or any number."""
+    tests' parameters, any number, or the contents of a list, a dict or a size."""
     text = _EXAMPLE.split(text, 1)[0].strip()
     for parameter in parameters:  # whole words only: "float16" is no "1" of test_x[1]
         text = re.sub(rf"(?<![\w.]){re.escape(parameter)}(?!\w)", "<parameter>", text)
-    return _NUMBER.sub("<number>", text)
+    text = _NUMBER.sub("<number>", text)
+    while True:  # lists, dicts and sizes of any length: ['part1.tar', 'part0.tar'], (4, 1, 2)
+        text, count = _VALUES.subn("<values>", text)
+        if not count:
+            return text
 
 
 def _parameters(items: list[pytest.Item], module) -> tuple[str, ...]:
