@@ -257,7 +257,7 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
         def test_scale_sizes(lesson, n):
             got = lesson.scale(n)
             if got != 2 * n:
-                pytest.fail(f"scale({n}) gave {got}; expected {2 * n}", pytrace=False)
+                pytest.fail(f"scale({n}) gave {got}; expected {2 * n} (of {list(range(n))})", pytrace=False)
 
 
         def test_while_handling(lesson):
@@ -292,7 +292,7 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=8)
     result.stdout.fnmatch_lines([
-        "*test_scale_sizes?2?*", "scale(2) gave 6; expected 4",  # sizes differ, the failure is one
+        "*test_scale_sizes?2?*", "scale(2) gave 6; expected 4 (of [0, 1])",  # sizes differ, the failure is one
         "(The same failure in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
         "*test_scale_sizes?3?*", "The same failure as test_scale_sizes[2] (shown above).",
         "*test_while_handling*", "the table has no 2",
