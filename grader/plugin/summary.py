@@ -77,6 +77,7 @@ class _SharedFailures:
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # dim=-1 and dim=0 alike
+_NAME = re.compile(r"[A-Za-z_][\w.]*")  # a parameter's id that is a name: float32, k1, sliced (a shape is values)
 _VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)")
 _EXAMPLE = re.compile(r"^(?:Falsifying|Failing) ", re.MULTILINE)  # hypothesis's notes
 
@@ -95,12 +96,13 @@ def _alike(text: str, parameters: tuple[str, ...]) -> str:
 
 
 def _parameters(items: list[pytest.Item], module) -> tuple[str, ...]:
-    """The parts of the tests' ids in brackets ("float32" and "3" in test_x[float32-3]), longest
-    first, less numbers (left out anyway) and the names of the learner's module (test_x[softmax]
-    and test_x[logsumexp] test two functions: their failures are two)."""
+    """The parts of the tests' ids in brackets that are names ("float32", not "3", in
+    test_x[float32-3]; numbers and sizes are left out anyway), longest first, less the names of
+    the learner's module (test_x[softmax] and test_x[logsumexp] test two functions: their
+    failures are two)."""
     parts = {p for item in items if getattr(item, "callspec", None) is not None
              for part in item.callspec.id.split("-") if part for p in (part, part.rsplit(".", 1)[-1])}
-    kept = (p for p in parts if not hasattr(module, p) and not _NUMBER.fullmatch(p))
+    kept = (p for p in parts if _NAME.fullmatch(p) and not hasattr(module, p))
     return tuple(sorted(kept, key=len, reverse=True))
 
 
