@@ -26,7 +26,7 @@ _LAST = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in [\d.]+s(?: \([\d:]+\))?\s*=*$"
 _DROPPED = ("warnings summary", "short test summary info")
 _VOLATILE = [  # (pattern, placeholder), in order
     (re.compile(r"/tmp/[\w./-]*"), "<tmp>"),
-    (re.compile(r"0x[0-9a-fA-F]{4,}"), "<address>"),
+    (re.compile(r"\b0x[0-9a-f]{10,16}\b"), "<address>"),  # an object's, not a bit pattern (0x80000000, 0x7FFF_0000)
     (re.compile(r"\b\d+(?:\.\d+\s?s|(?:\.\d+)?\s?(?:ms|µs|us|ns))\b"), "<time>"),  # (not "the 1s")
     (re.compile(r"\b\d+(?:\.\d+)?x\b"), "<ratio>x"),
     # a speed test's measured ratio in words (grader.testing.speed.plainly), not what it must reach
