@@ -175,9 +175,9 @@ def judge_runs(result: LessonResult) -> None:
 
 def check_transcript(result: LessonResult, write: bool) -> None:
     """The lesson's transcript against what its runs printed: written, with `write`; else a
-    problem where it differs. Not where a run said nothing of the tests (reported already)."""
-    runs = [result.exercises, *result.mutants]
-    if any(run.failed_to_run or run.mutant and not run.tested for run in runs):
+    problem where it differs. Not while the lesson has other problems (a run that said nothing
+    of the tests, a mutant that does not load): those come first, and their text is no lesson's."""
+    if result.problems:
         return
     lesson = result.lesson
     current = transcripts.transcript(lesson, result.exercises.result.output,
