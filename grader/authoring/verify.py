@@ -5,6 +5,9 @@ exercises/, the stubs are what the lesson's one source makes (a TODO and a NotIm
 in every stub), hints exist, and every mutant (a known-wrong version kept in tests/NN/mutants/)
 makes at least one test fail. A mutant that is a pitfall the lesson names declares the words
 its failure must show (``EXPECT = r"unscale_"``), and one failure's message must match them.
+Every test runs against every mutant, as in a learner's run, and what the stub's and the
+mutants' runs print is the lesson's committed transcript (grader/authoring/transcripts.py):
+verify fails when it reads otherwise, and ``--write-transcripts`` writes it again.
 
 Each pytest run is forked from this process once it has imported torch, pytest and hypothesis
 (grader/sandbox.py, as ``kata grade`` runs a class): a fresh process would pay `import torch`
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.lessons import KitError, Lesson, chosen_lessons, mutant_target
+from grader.authoring import transcripts
 from grader.authoring.twins import check_trees
 from grader.results import Outcome, RunResult, TestResult
 from grader.runs import pytest_args, run_pytest
@@ -49,10 +53,8 @@ class Run:
 
     def args(self) -> list[str]:
         args = [f"tests/{self.lesson.name}", *self.extra]
-        if self.kind == "mutant":
-            # One failing test is enough, unless the mutant declares what a failure must say:
-            # then every test runs, as in the learner's own run.
-            return [*args, f"--mutant={self.mutant}", *(() if self.expect else ("-x",))]
+        if self.kind == "mutant":  # every test, as in the learner's own run: its transcript is theirs
+            return [*args, f"--mutant={self.mutant}"]
         return [*args, f"--impl={self.kind}"]
 
     def execute(self) -> Run:
@@ -163,6 +165,24 @@ def judge_runs(result: LessonResult) -> None:
                            f"{_indent(said)}")
 
 
+def check_transcript(result: LessonResult, write: bool) -> None:
+    """The lesson's transcript against what its runs printed: written, with `write`; else a
+    problem where it differs. Not while the lesson has other problems (a run that said nothing
+    of the tests, a mutant that does not load): those come first, and their text is no lesson's."""
+    if result.problems:
+        return
+    lesson = result.lesson
+    current = transcripts.transcript(lesson, result.exercises.result.output,
+                                     [(run.mutant, run.result.output) for run in result.mutants])
+    file = transcripts.path(lesson)
+    if write:
+        file.write_text(current, encoding="utf-8")
+        return
+    problem = transcripts.drift(file.read_text(encoding="utf-8") if file.is_file() else None, current, lesson)
+    if problem:
+        result.problem(f"{lesson.name}: {problem}")
+
+
 def killers(run: Run) -> list[str]:
     return [t.nodeid for t in run.tests if t.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT)]
 
@@ -207,23 +227,27 @@ def missing_dependencies() -> list[str]:
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.description = (
         "For each lesson: the tests pass against solutions/, no test passes against the untouched "
-        "exercises/, the stubs are what solutions/ makes, hints exist, and every mutant in "
+        "exercises/, the stubs are what solutions/ makes, hints exist, every mutant in "
         "tests/NN/mutants/ is rejected by at least one test (whose message matches the mutant's "
-        "EXPECT, if it has one). Exits 1 on any problem.")
+        "EXPECT, if it has one), and what the stub's and the mutants' runs print is the committed "
+        "tests/NN/transcript.md. Exits 1 on any problem.")
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="pytest runs at once (default: the number of cores)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show each run and each mutant's fate")
+    parser.add_argument("--write-transcripts", action="store_true",
+                        help="write each lesson's tests/NN/transcript.md (what a learner reads) from these runs")
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
     lessons = chosen_lessons(root, args.lessons)
     if not lessons:
         raise KitError(f"no lessons found under {root}/tests")
-    return verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose)
+    return verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose, write_transcripts=args.write_transcripts)
 
 
-def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None) -> int:
+def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, write_transcripts: bool = False,
+           out=None) -> int:
     out = out or sys.stdout  # looked up now: a default bound at import would outlive a redirect
     missing = missing_dependencies()
     if missing:
@@ -260,6 +284,7 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, out=None)
     for result in results:  # after the runs: these import the lesson's modules, which must not be forked
         check_trees(result.lesson, result.problem)
         judge_runs(result)
+        check_transcript(result, write_transcripts)
     _print_table(results, verbose, out)
     failed = [r for r in results if r.problems]
     for result in failed:

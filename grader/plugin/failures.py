@@ -11,8 +11,14 @@
 - MemoryError, and a write past the file-size limit (EFBIG): kinds class grading reports on;
 - a test's own AssertionError with a message (assert_close's, or ``assert ok, message``): that
   message alone, without pytest's introspection of the assert;
-- an error raised in the learner's code: the test's line that called it, then the learner's
-  frames (from a DataLoader worker too), never the library frames in between.
+- a test's own ``pytest.fail(message, pytrace=False)``: that message alone, never the error it
+  was handling (pytest would print that error and a "During handling..." banner above it);
+- an error raised in the learner's code: the learner's frames (from a DataLoader worker too)
+  and the error, never the frames of the tests, the kit or the libraries in between;
+- any other error: the error alone, without the frames of the tests or the kit.
+
+So every failure is told in one style, the kit's: no frame of tests/ or grader/ and no chained
+exception reaches the learner. A property test's failing example follows the message.
 
 The result rides on the report as ``report.kata_failure`` (a grader.results.Failure), where
 the recorder and the terminal summary read it.
@@ -90,19 +96,38 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
     # hypothesis's note names the example that failed: the input, which the learner needs
     examples = [_example(note) for note in getattr(exc, "__notes__", ()) if note.startswith(("Falsifying", "Failing"))]
+    handled = handled_error(exc)
+    if frame is None and handled is not None:  # the kit's message for an error of the learner's line: that line
+        inner = _last_frame_in(handled, code)
+        at = where(inner, config) if inner else None
     if isinstance(exc, AssertionError) and frame is None and not str(exc).startswith("assert "):
         message = "\n".join([_without_introspection(str(exc)), *examples])
         return Failure(kind, exception, message, at), message
-    if isinstance(exc, pytest.fail.Exception) and not exc.pytrace and examples:  # the kit's own words
+    if isinstance(exc, pytest.fail.Exception) and not exc.pytrace:  # the kit's own words, alone
         message = "\n".join([exc.msg, *examples])
         return Failure(kind, exception, message, at), message
     worker = worker_traceback(exc, code)
     if worker is not None:  # the learner's line in the worker, and the worker's own error
         path, line, _, _ = worker.frames[-1]
         at = f"{target(config).rel(path)}:{line}"
-        return Failure(kind, exception, worker.error, at), _learners_frames(item, exc, code, worker)
-    crash = _learners_frames(item, exc, code) if frame is not None else None
-    return Failure(kind, exception, excinfo.exconly(tryshort=True), at), crash
+        return Failure(kind, exception, worker.error, at), "\n".join([_learners_frames(exc, code, config, worker), *examples])
+    error = _error(exc)
+    told = _learners_frames(exc, code, config) if frame is not None else error
+    return Failure(kind, exception, error, at), "\n".join([told, *examples])
+
+
+def handled_error(exc: BaseException) -> BaseException | None:
+    """The error a test's own message was raised for (``raise AssertionError(...) from exc``, or
+    while handling it), or None: a test's message has no frame of the learner's, that error may."""
+    if not isinstance(exc, (AssertionError, pytest.fail.Exception)):
+        return None
+    return exc.__cause__ or exc.__context__
+
+
+def _error(exc: BaseException) -> str:
+    """The error's own line(s), as Python ends a traceback, without its notes (hypothesis's
+    example, which the message adds once, cleaned)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _example(note: str) -> str:
@@ -116,14 +141,13 @@ def _without_introspection(message: str) -> str:
     return message.split("\nassert ", 1)[0]
 
 
-def _learners_frames(item: pytest.Item, exc: BaseException, code: tuple[Path, ...], worker=None) -> str:
-    """An error raised in the learner's code: the test's line that led there, the learner's own
-    frames, and the error; the frames of torch and the other libraries in between left out."""
-    config, test_file = item.config, str(item.path)
+def _learners_frames(exc: BaseException, code: tuple[Path, ...], config: pytest.Config, worker=None) -> str:
+    """An error raised in the learner's code: the learner's own frames and the error; the frames
+    of the tests, the kit, torch and the other libraries left out (the test is named above it)."""
     lines = []
     for tb in frames(exc):
         filename = tb.tb_frame.f_code.co_filename
-        if filename == test_file or is_learners(filename, code):
+        if is_learners(filename, code):
             lines += [f"{where(tb, config)}: in {tb.tb_frame.f_code.co_name}",
                       f"    {linecache.getline(filename, tb.tb_lineno).strip()}"]
     if worker is not None:
@@ -132,7 +156,7 @@ def _learners_frames(item: pytest.Item, exc: BaseException, code: tuple[Path, ..
             lines += [f"{target(config).rel(path)}:{line}: in {name}", f"    {source}"]
         lines.append(worker.error)
     else:
-        lines.append(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        lines.append(_error(exc))
     return "\n".join(lines)
 
 

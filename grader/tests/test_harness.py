@@ -292,6 +292,71 @@ def test_a_tests_own_message_is_shown_without_pytests_introspection(kit):
     result.stdout.fnmatch_lines(["*assert -1 == 5*"])  # a bare assert keeps the explanation: it is all there is
 
 
+def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or_chained_errors(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return x * k", "return x * (k + 1)"))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import pytest
+
+
+        def check(fn, x):  # a helper of the tests': none of its frames is the learner's
+            return fn(x)
+
+
+        @pytest.mark.parametrize("n", [2, 3, 40])
+        def test_scale_sizes(lesson, n):
+            got = lesson.scale(n)
+            if got != 2 * n:
+                pytest.fail(f"scale({n}) gave {got}; expected {2 * n} (of {list(range(n))})", pytrace=False)
+
+
+        def test_while_handling(lesson):
+            try:
+                {}[lesson.add(1, 1)]
+            except KeyError as exc:
+                pytest.fail(f"the table has no {exc}", pytrace=False)
+
+
+        def test_through_a_helper(lesson):
+            check(lambda x: lesson.add(x, None), 1)
+
+
+        def test_outside_the_learners_code(lesson):
+            {}[lesson.add(1, 1)]
+
+
+        def explained(call, what):  # the kit's words for an error of the learner's line
+            try:
+                return call()
+            except TypeError as exc:
+                raise AssertionError(f"{what} raised {exc}: add numbers only") from exc
+
+
+        def test_explained(lesson):
+            explained(lambda: lesson.add(2, None), "add(2, None)")
+
+
+        def test_explained_again(lesson):
+            explained(lambda: lesson.add(3, (None,)[0]), "add(3, (None,)[0])")
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=8)
+    result.stdout.fnmatch_lines([
+        "*test_scale_sizes?2?*", "scale(2) gave 6; expected 4 (of [0, 1])",  # sizes differ, the failure is one
+        "(The same failure in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
+        "*test_scale_sizes?3?*", "The same failure as test_scale_sizes[2] (shown above).",
+        "*test_while_handling*", "the table has no 2",
+        "*test_through_a_helper*", "exercises/98_demo/demo.py:8: in add", "    return a + b",
+        "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
+        "*test_outside_the_learners_code*", "KeyError: 2",
+        "*test_explained*", "add(2, None) raised unsupported operand type(s) for +: 'int' and 'NoneType': add numbers only",
+        "(The same failure in 1 more test: test_explained_again.)",  # the same error at the same line
+        "*test_explained_again*", "The same failure as test_explained (shown above).",
+    ])
+    out = result.stdout.str().split("short test summary")[0]
+    for leak in ("test_demo.py:", "During handling", "direct cause", "grader/"):
+        assert leak not in out, out
+
+
 def test_a_property_tests_failure_names_its_example_without_the_lesson_module(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a + b + (a > 2)"))
     (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
@@ -336,7 +401,6 @@ def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it
     assert_outcomes(result, failed=4)
     result.stdout.fnmatch_lines([
         "*test_workers?1?*",
-        "tests/98_demo/test_demo.py:7: in test_workers",
         "in a DataLoader worker process:",
         "exercises/98_demo/demo.py:6: in __iter__",
         "    return iter(range(1 // 0))",
@@ -347,9 +411,10 @@ def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it
     ])
     out = result.stdout.str()
     assert "site-packages" not in out and "Original Traceback" not in out, out  # no library frames
-    alone = run(kit, "exercises/98_demo", "-k", "in_process")  # in this process: the test's line, then the learner's
-    alone.stdout.fnmatch_lines(["tests/98_demo/test_demo.py:11: in test_in_process", "*",
-                                "exercises/98_demo/demo.py:6: in __iter__", "    return iter(range(1 // 0))",
+    assert "test_demo.py:" not in out.split("short test summary")[0], out  # nor the tests' frames
+    alone = run(kit, "exercises/98_demo", "-k", "in_process")  # in this process: the learner's frames alone
+    alone.stdout.fnmatch_lines(["*test_in_process*", "exercises/98_demo/demo.py:6: in __iter__",
+                                "    return iter(range(1 // 0))",
                                 "ZeroDivisionError: integer division or modulo by zero"])
     assert "site-packages" not in alone.stdout.str(), alone.stdout.str()
 
@@ -548,13 +613,32 @@ def verify(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_verify_passes_a_good_lesson(kit):
-    result = verify(kit, "98_demo")
+    result = verify(kit, "98_demo", "--write-transcripts")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines([
         "98_demo*4/4 pass*4/4 todo/fail*1/1*ok",
         "*mutant add_subtracts: caught by test_add",
         "verify: 1 passed, 0 failed",
     ])
+
+
+@pytest.mark.timeout(300)  # four verify runs
+def test_verify_keeps_each_lessons_transcript_current(kit):
+    file = kit.path / "tests/98_demo/transcript.md"
+    missing = verify(kit, "98_demo")
+    assert missing.ret == 1 and "tests/98_demo/transcript.md is missing" in missing.stdout.str()
+    assert verify(kit, "98_demo", "--write-transcripts").ret == 0
+    text = file.read_text()
+    assert "## The untouched stub" in text and "TODO: add (exercises/98_demo/demo.py:" in text, text
+    assert "## mutants/add_subtracts.py: Subtracts instead of adding." in text and "assert -1 == 5" in text, text
+    assert " in 0." not in text and "passed" not in text, text  # no counts or times: the same in every run
+    assert verify(kit, "98_demo").ret == 0  # a second run reads the same
+    file.write_text(text.replace("assert -1 == 5", "assert -2 == 5"))
+    drifted = verify(kit, "98_demo")
+    assert drifted.ret == 1
+    drifted.stdout.fnmatch_lines(["*tests/98_demo/transcript.md is not what a learner reads now:",
+                                  "*-*assert -2 == 5*", "*+*assert -1 == 5*",
+                                  "*python -m grader verify 98_demo --write-transcripts*"])
 
 
 def test_verify_fails_loudly_on_every_kind_of_defect(kit):
@@ -628,7 +712,7 @@ def test_verify_runs_are_forked_from_the_verify_process(kit):
             assert started_as[1:4] == parent[1:4] == [b"-m", b"grader", b"verify"], (started_as, parent)
             assert lesson.add(1, 1) == 2
     """), 1))
-    result = verify(kit, "99_other")
+    result = verify(kit, "99_other", "--write-transcripts")
     assert result.ret == 0, result.stdout.str()
 
 

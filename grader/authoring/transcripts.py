@@ -1,0 +1,103 @@
+"""A lesson's transcript: what a learner reads in the terminal, for the untouched stub and for
+each mutant, committed as tests/NN/transcript.md and reviewed as code.
+
+`kata verify` runs the stub and every mutant anyway; `transcript` makes the file's text from
+those runs' terminal output, and verify fails when the committed file differs from it
+(`kata verify NN --write-transcripts` writes it again). Of the output it keeps what is a
+message: pytest's failure sections and the kit's summary (the TODOs, what could not import),
+not the progress line, pytest's warnings and short summary, or the counts and time of the
+last line. What differs from run to run or machine to machine (times, speed ratios, memory
+addresses, the kit's folder, temporary folders, process ids) is replaced by a placeholder, so
+the text is the same wherever the runs are.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from pathlib import Path
+
+FILE = "transcript.md"
+
+# pytest's section lines ("==== FAILURES ====") and the one that ends a run ("2 failed in 3.1s").
+_SECTION = re.compile(r"^=+ (?P<title>.+?) =+$")
+_LAST = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in [\d.]+s(?: \([\d:]+\))?\s*=*$")
+_DROPPED = ("warnings summary", "short test summary info")
+_VOLATILE = [  # (pattern, placeholder), in order
+    (re.compile(r"/tmp/[\w./-]*"), "<tmp>"),
+    (re.compile(r"\b0x[0-9a-f]{10,16}\b"), "<address>"),  # an object's, not a bit pattern (0x80000000, 0x7FFF_0000)
+    (re.compile(r"\b\d+(?:\.\d+\s?s|(?:\.\d+)?\s?(?:ms|µs|us|ns))\b"), "<time>"),  # (not "the 1s")
+    (re.compile(r"\b\d+(?:\.\d+)?x\b"), "<ratio>x"),
+    # a speed test's measured ratio in words (grader.testing.speed.plainly), not what it must reach
+    (re.compile(r"\b(?:ran about as fast as|ran [\d.]+ times as fast as|took [\d.]+ times as long as)"),
+     "<measured speed against>"),
+    (re.compile(r"\b(pid|process) \d+"), r"\1 <pid>"),
+]
+
+
+def path(lesson) -> Path:
+    return lesson.tests_dir / FILE
+
+
+def messages(output: str, root: Path) -> str:
+    """What a learner reads of one run's terminal output: its message sections, made stable."""
+    kept, keep = [], False
+    for line in output.splitlines():
+        section = _SECTION.match(line)
+        if _LAST.match(line):
+            continue
+        if section:
+            keep = section["title"] not in _DROPPED
+        if keep:
+            kept.append(line.rstrip())
+    return stable("\n".join(kept).strip(), root)
+
+
+def stable(text: str, root: Path) -> str:
+    """`text` with what differs between runs and machines replaced by placeholders."""
+    text = text.replace(f"{Path(root).resolve()}/", "").replace(f"{root}/", "")
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def transcript(lesson, stub_output: str, mutant_outputs: list[tuple[Path, str]]) -> str:
+    """The transcript.md of `lesson`: the untouched stub's messages, then each mutant's (in name order)."""
+    name = lesson.name
+    parts = [
+        f"# What a learner reads: {name}\n",
+        f"The messages `pytest exercises/{name}` prints for the untouched stub and for each mutant in "
+        "`mutants/`, as `kata verify` runs them (hypothesis's `grading` profile); times, speed ratios, "
+        "addresses and folders are placeholders. `kata verify` fails when a run reads otherwise; "
+        f"`python -m grader verify {name} --write-transcripts` writes this file again. Review its diff as code.\n",
+        "## The untouched stub\n", _fenced(messages(stub_output, lesson.root)),
+    ]
+    for mutant, output in sorted(mutant_outputs):
+        parts += [f"## mutants/{mutant.name}: {_summary(mutant)}\n", _fenced(messages(output, lesson.root))]
+    return "\n".join(parts)
+
+
+def drift(committed: str | None, current: str, lesson) -> str | None:
+    """Why the committed transcript is not `current`, with a short diff and the command that
+    writes it, or None when it is."""
+    rewrite = f"python -m grader verify {lesson.name} --write-transcripts"
+    where = path(lesson).relative_to(lesson.root)
+    if committed is None:
+        return f"{where} is missing: write it with `{rewrite}`, then read it."
+    if committed == current:
+        return None
+    diff = list(difflib.unified_diff(committed.splitlines(), current.splitlines(), "committed", "this run",
+                                     lineterm="", n=1))
+    shown = diff[:30] + ([f"... ({len(diff) - 30} more lines of diff)"] if len(diff) > 30 else [])
+    return (f"{where} is not what a learner reads now:\n" + "\n".join(shown)
+            + f"\n  If the change is meant, write it again with `{rewrite}` and review its diff.")
+
+
+def _fenced(text: str) -> str:
+    return f"````text\n{text or '(nothing: every test passed)'}\n````\n"
+
+
+def _summary(mutant: Path) -> str:
+    doc = ast.get_docstring(ast.parse(mutant.read_text(encoding="utf-8"))) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
