@@ -18,6 +18,8 @@ import difflib
 import re
 from pathlib import Path
 
+from grader.lessons import Lesson
+
 FILE = "transcript.md"
 
 # pytest's section lines ("==== FAILURES ====") and the one that ends a run ("2 failed in 3.1s").
@@ -28,12 +30,22 @@ _VOLATILE = [  # (pattern, placeholder), in order
     (re.compile(r"/tmp/[\w./-]*"), "<tmp>"),
     (re.compile(r"\b0x[0-9a-f]{10,16}\b"), "<address>"),  # an object's, not a bit pattern (0x80000000, 0x7FFF_0000)
     (re.compile(r"\b\d+(?:\.\d+\s?s|(?:\.\d+)?\s?(?:ms|µs|us|ns))\b"), "<time>"),  # (not "the 1s")
-    (re.compile(r"\b\d+(?:\.\d+)?x\b"), "<ratio>x"),
+    (re.compile(r"\b\d+\.\d+x\b"), "<ratio>x"),  # a measured 3.52x, not the lesson's 5x^2 + 3
     # a speed test's measured ratio in words (grader.testing.speed.plainly), not what it must reach
     (re.compile(r"\b(?:ran about as fast as|ran [\d.]+ times as fast as|took [\d.]+ times as long as)"),
      "<measured speed against>"),
     (re.compile(r"\b(pid|process) \d+"), r"\1 <pid>"),
 ]
+
+
+_MUTANT = re.compile(r"(?<![\w/])tests/(?P<lesson>\d\d_[a-z0-9_]+)/mutants/\w+\.py")
+_REFERENCE = re.compile(r"(?<![\w/])solutions/(?P<lesson>\d\d_[a-z0-9_]+)/")
+
+
+def _module(root: Path, name: str) -> str:
+    """The stem of the lesson's one module (a mutant replaces it)."""
+    stems = Lesson(Path(root), name).modules()
+    return stems[0] if len(stems) == 1 else "<module>"
 
 
 def path(lesson) -> Path:
@@ -55,8 +67,12 @@ def messages(output: str, root: Path) -> str:
 
 
 def stable(text: str, root: Path) -> str:
-    """`text` with what differs between runs and machines replaced by placeholders."""
+    """`text` with what differs between runs and machines replaced by placeholders, and the code
+    under test named where a learner's would be: a mutant's file, and the reference's that
+    holds the rest of a mutant's lesson, read as the lesson's file in exercises/."""
     text = text.replace(f"{Path(root).resolve()}/", "").replace(f"{root}/", "")
+    text = _MUTANT.sub(lambda m: f"exercises/{m['lesson']}/{_module(root, m['lesson'])}.py", text)
+    text = _REFERENCE.sub(r"exercises/\g<lesson>/", text)
     for pattern, placeholder in _VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
@@ -69,7 +85,8 @@ def transcript(lesson, stub_output: str, mutant_outputs: list[tuple[Path, str]])
         f"# What a learner reads: {name}\n",
         f"The messages `pytest exercises/{name}` prints for the untouched stub and for each mutant in "
         "`mutants/`, as `kata verify` runs them (hypothesis's `grading` profile); times, speed ratios, "
-        "addresses and folders are placeholders. `kata verify` fails when a run reads otherwise; "
+        "addresses and folders are placeholders, and a mutant's file is named as the lesson's file in "
+        "exercises/. `kata verify` fails when a run reads otherwise; "
         f"`python -m grader verify {name} --write-transcripts` writes this file again. Review its diff as code.\n",
         "## The untouched stub\n", _fenced(messages(stub_output, lesson.root)),
     ]

@@ -99,6 +99,9 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         "=================================== FAILURES ===================================",
         "____ test_speed ____",
         f"{tmp_path}/exercises/01_basics/basics.py:3: in f",
+        "tests/01_basics/mutants/no_clone.py:7: in f",
+        "solutions/01_basics/basics.py:9: in g",
+        "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3",
         "f was 3.52x slower than the baseline (12.5 ms against 3.6 ms) on <object at 0x7f3a2b1c9e80>",
         "in /tmp/kata-verify-abc/001/home, DataLoader worker (pid 4242) exited",
         "f is too slow: it took 81.9 times as long as g; it must take at most 5 times as long as g",
@@ -110,10 +113,15 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         "FAILED tests/01_basics/test_basics.py::test_speed",
         "1 failed, 2 passed, 1 todo in 4.18s",
     ])
+    (tmp_path / "solutions/01_basics").mkdir(parents=True)
+    (tmp_path / "solutions/01_basics/basics.py").touch()
     assert transcripts.messages(output, tmp_path).splitlines() == [
         "=================================== FAILURES ===================================",
         "____ test_speed ____",
         "exercises/01_basics/basics.py:3: in f",
+        "exercises/01_basics/basics.py:7: in f",
+        "exercises/01_basics/basics.py:9: in g",
+        "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3",
         "f was <ratio>x slower than the baseline (<time> against <time>) on <object at <address>>",
         "in <tmp>, DataLoader worker (pid <pid>) exited",
         "f is too slow: it <measured speed against> g; it must take at most 5 times as long as g",
