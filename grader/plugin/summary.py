@@ -1,8 +1,8 @@
 """What the terminal shows: T for a TODO, B for a module that does not import, L for a test
 stopped by its time limit (a loop, as a rule) or waiting on one, and at the end each TODO and
 each loop once, with how many tests wait on it, and where to start. A failure that many tests
-share is shown in full once, with how many tests share it and their names, and in one line for
-each of the others. Failures are the same when they are the same error at the same line of the
+share is shown in full once, with how many tests share it and their names; the others get no
+section of their own. Failures are the same when they are the same error at the same line of the
 learner's code (the kit's message for it included), or the same message, once numbers, the
 tests' parameters (the parts of their ids in brackets, but a name of the learner's module) and
 a property test's example are left out: a message that differs only in a size, a tolerance or
@@ -40,9 +40,14 @@ class _Shown:
     def __str__(self) -> str:
         return self.text
 
+    @property
+    def repeated(self) -> bool:
+        """Whether an earlier test's section shows this failure."""
+        return self.name != self.group[0]
+
     def toterminal(self, tw) -> None:
         first, *others = self.group
-        if self.name != first:
+        if self.repeated:  # (where a report is shown alone)
             tw.line(f"The same failure as {first} (shown above).")
             return
         tw.line(self.text)
@@ -69,6 +74,20 @@ class _SharedFailures:
             if module is not None:  # (a test without the module under test: the next one)
                 self.parameters = _parameters(item.session.items, module)
         return report
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        """pytest prints a section for each failed test: the tests whose failure was shown in
+        full by another's section (which names them) get none. The counts stay every test's."""
+        tr = terminalreporter
+        failed = tr.stats.get("failed")
+        if failed:
+            tr.stats["failed"] = [r for r in failed if not (isinstance(r.longrepr, _Shown) and r.longrepr.repeated)]
+        try:
+            return (yield)
+        finally:
+            if failed:
+                tr.stats["failed"] = failed
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         failure = getattr(report, "kata_failure", None)
