@@ -797,6 +797,9 @@ def fit_mistake(w, start, x, y, degree, steps, lr, *, rtol, atol) -> str:
         return ""
     if not torch.isfinite(w).all():
         return DIVERGED
+    if steps > 0 and torch.allclose(w.reshape(-1), start.reshape(-1), rtol=rtol, atol=atol):
+        return (f"It returned the same coefficients for steps={steps} as for steps=0: the "
+                "loop does not run `steps` times. Take exactly `steps` Adam steps (steps=0 returns the start).")
     for keywords, mistake in FIT_MISTAKES:
         replay = adam_by_hand(start, x, y, degree, steps, **{"lr": lr, **keywords})
         if torch.allclose(w.reshape(-1), replay, rtol=rtol, atol=atol):
