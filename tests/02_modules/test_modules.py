@@ -562,10 +562,12 @@ def test_mlp_has_no_activation_after_the_last_linear(lesson, sizes):
     seen = mlp_seen(lesson, sizes)
     what = f"MLP({sizes})" if len(sizes) < 10 else f"MLP([1] * {len(sizes)})"
     layers = seen["layers"]
-    if not (layers and is_a(layers[-1]["kinds"], nn.Linear)):
-        fail(with_cause(f"{what} ends with {layers[-1]['repr'] if layers else 'nothing'}; expected a Linear: no activation "
-                        "after the output layer (it would clip logits or regression targets).",
-                        "" if layers else unregistered(seen["held"])))
+    if not layers:  # nothing to end with: the layers are not registered, no activation is at fault
+        fail(with_cause(f"{what} has no registered layers at all; expected its Linear layers as children of "
+                        "the module.", unregistered(seen["held"])))
+    if not is_a(layers[-1]["kinds"], nn.Linear):
+        fail(f"{what} ends with {layers[-1]['repr']}; expected a Linear: no activation after the output layer "
+             "(it would clip logits or regression targets).")
     n_linear = sum(is_a(layer["kinds"], nn.Linear) for layer in layers)
     if (n_linear, len(layers)) != (len(sizes) - 1, 2 * len(sizes) - 3):
         fail(f"{what} has {n_linear} Linear layers among {len(layers)} layers; expected {len(sizes) - 1} Linear "
@@ -1160,10 +1162,38 @@ def line_fitted(lesson, x, y, device=None):
     return returned(loss), ab(model)
 
 
+@beside
+def linear1d_trainable(lesson, x):
+    """Linear1D()'s parameter names (`names`), and whether its output on x requires grad (`grad`;
+    None where the call raised or did not return a tensor)."""
+    model = lesson.Linear1D()
+    out, _ = attempt(lambda: model(x), (Exception,))
+    return {"names": [name for name, _ in model.named_parameters()],
+            "grad": out.requires_grad if isinstance(out, torch.Tensor) else None}
+
+
+def untrainable(lesson, x, what: str) -> str:
+    """Why fit cannot train Linear1D at all, when Linear1D is the cause, else "": a fit that
+    raises inside the learner's (right) fit points at the wrong function."""
+    seen = linear1d_trainable(lesson, x)
+    if not seen["names"]:
+        return (f"{what}: Linear1D().parameters() is empty, so fit has nothing to train (an optimizer raises "
+                "'optimizer got an empty parameter list'). Fix Linear1D first: a and b must be nn.Parameter "
+                "attributes (see test_linear1d_registers_a_and_b).")
+    if seen["grad"] is False:
+        return (f"{what}: Linear1D()(x) does not require grad, so the loss is cut off from a and b and "
+                "loss.backward() in fit has no graph to follow. Fix Linear1D first: use a and b themselves in "
+                "forward, not .data or .detach().")
+    return ""
+
+
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_fit_recovers_a_noisy_line(lesson):
     x, y = line_data()
+    cause = untrainable(lesson, x, "fit(Linear1D(), x, y, steps=500, lr=0.5) cannot train")
+    if cause:
+        fail(cause)
     loss, (a, b) = line_fitted(lesson, x, y)
     # The best line through these samples, by least squares in float64: a ~= 5.02, b ~= 3.14
     # (3 plus the noise's mean, 0.15).
