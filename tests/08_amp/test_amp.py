@@ -883,10 +883,14 @@ def test_unscale_after_step_and_step_twice_raise(lesson):
 
 
 def test_step_returns_what_optimizer_step_returns(lesson):
-    got = [snapshot["returned"] for snapshot in your_steps(lesson, "counting sgd", [CLEAN, INF, CLEAN], {})[1:]]
+    snapshots = your_steps(lesson, "counting sgd", [CLEAN, INF, CLEAN], {})[1:]
+    got = [snapshot["returned"] for snapshot in snapshots]
+    skipped = snapshots[2]["opt_steps"] == snapshots[1]["opt_steps"]  # optimizer.step() not called
+    why = ("the third step was skipped although its gradients were clean: the inf/nan record of the step "
+           "before was not cleared (update() starts a new iteration with none)" if got[2] is None and skipped else
+           "return what optimizer.step() returned, and None (without calling it) for a skipped step")
     require(got == [1, None, 2], (
-        f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: "
-        "return what optimizer.step() returned, and None (without calling it) for a skipped step"))
+        f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: {why}"))
 
 
 # --- state_dict -----------------------------------------------------------------------------
@@ -963,7 +967,15 @@ def pass_through(scaler, state: dict) -> Iterator:
     get_scale() after load_state_dict({}) and load_state_dict(`state`)."""
     loss = torch.tensor(0.5, requires_grad=True)
     out = scaler.scale(loss)
-    yield {"same": out is loss, "shown": "a new tensor" if isinstance(out, torch.Tensor) else repr(out),
+    if not isinstance(out, torch.Tensor):
+        shown = repr(out)
+    elif out.numel() == 1 and not out.is_meta and out.item() == loss.item():
+        shown = "a new tensor of the same value (loss * 1?)"
+    elif out.numel() == 1 and not out.is_meta:
+        shown = f"loss * {out.item() / loss.item():g}"
+    else:
+        shown = "a new tensor"
+    yield {"same": out is loss, "shown": shown,
            "scale": kept(scaler.get_scale())}
     side = Side(scaler, "counting sgd")
     for poison in DISABLED_STEPS:
@@ -992,7 +1004,7 @@ def test_disabled_is_a_pass_through(lesson):
     scaled = next(mine)
     require(scaled["same"], (
         f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
-        "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does), not loss * 1"))
+        "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does)"))
     require(type(scaled["scale"]) is float and scaled["scale"] == 1.0, (
         f"DynamicLossScaler(init_scale=1024., enabled=False).get_scale() is {scaled['scale']!r}; expected the float 1.0"))
     for poison, got, expected in zip(DISABLED_STEPS, mine, ref[1:]):
