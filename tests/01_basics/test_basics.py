@@ -859,6 +859,10 @@ def test_fit_follows_adam_step_by_step(lesson, case):
     start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", fit_seen, lesson, x, y, degree, 0, seed=0,
                  strict=True, advice=warned)["w"]
     w = call(what, fit_seen, lesson, x, y, degree, steps, lr, seed=0, strict=True, advice=warned)["w"]
+    if isinstance(start, torch.Tensor) and start.dtype != x.dtype:  # Adam from it would mix dtypes
+        fail(f"fit_polynomial(x, y, {degree}, steps=0) for float64 x and y returned "
+             f"{str(start.dtype).removeprefix('torch.')} coefficients; expected x's dtype, float64. Keep x's dtype: "
+             "make the coefficients with dtype=x.dtype, and do not convert x or y (.float()).")
     expected = adam_by_hand(start, x, y, degree, steps, lr)
     try:
         assert_close(w, expected, rtol=1e-6, atol=atol, what=(
