@@ -402,7 +402,11 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
         elif "out of bounds for dimension" in said:
             advice = TORCH_ERROR
         else:
-            advice = "name the position, the value, N and the row, as the docstring does."
+            pieces = {f"the position as {position}": position, "the value": f"holds {value}",
+                      "N": f"size {n}", "the row": f"row {where[0]}"}
+            missing = [name for name, piece in pieces.items() if piece not in said]
+            advice = (f"name {', '.join(missing[:-1]) + ' and ' if len(missing) > 1 else ''}{missing[-1]}, "
+                      "as the docstring does.")
         message = f"{what} raised IndexError({said!r}); expected {expected}: {advice}"
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = pitfall_of_error(exc, tensor, indices)
