@@ -743,6 +743,9 @@ def mean_mistake(out, outputs: list[torch.Tensor]) -> str:
     stacked = torch.stack(outputs)
     if out.shape == stacked.shape[1:] and torch.allclose(out, stacked.sum(dim=0), rtol=1e-5, atol=1e-6):
         return "This is the sum of the members' outputs, not their mean: divide by the number of members."
+    if (out.shape == stacked.shape[1:] and torch.allclose(out, outputs[0], rtol=1e-5, atol=1e-6)
+            and not torch.allclose(outputs[0], stacked.mean(dim=0), rtol=1e-5, atol=1e-6)):
+        return "This is member 0's output alone: call every member and average all their outputs."
     if out.dim() == 0 and stacked.dim() > 1:
         return ("One number for the whole batch: a mean over every element. Average over the members only, "
                 "one mean per output element.")
@@ -884,7 +887,9 @@ def test_ensemble_accepts_a_tuple(lesson):
     members = here(*names, seed=11)
     x = torch.randn(4, 2)
     out, _ = ensemble_out(lesson, handed(names, members), x, "tuple")
-    assert_close(out, (members[0](x) + members[1](x)) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3))) on x of shape (4, 2)")
+    outputs = [m(x).detach() for m in members]
+    assert_close(out, (outputs[0] + outputs[1]) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3))) on x of shape (4, 2)",
+                 explain=lambda: mean_mistake(out, outputs))
     seen = ensemble_registered(lesson, handed(names, members), "tuple")
     count = len(seen["parameters"])
     if count != 4:
@@ -937,7 +942,8 @@ def test_ensemble_leaves_x_alone(lesson, order):
         f"x after {what}: nn.Identity returns x itself, so adding into a member's output in place (+=, add_, "
         "div_) writes into the caller's x; stack the outputs, or add out of place"
     ))
-    assert_close(out, expected.detach(), what=what)
+    assert_close(out, expected.detach(), what=what,
+                 explain=lambda: mean_mistake(out, [m(x).detach() for m in members]))
 
 
 def test_ensemble_accepts_a_generator(lesson):
@@ -1104,6 +1110,9 @@ def test_fit_with_unused_and_frozen_parameters(lesson):
     for (name, got), want in zip(trained.items(), reference.parameters()):
         assert_close(got, want.detach(), what=f"{name} {what}")
     loss = seen["loss"]["value"]
+    if is_a(seen["loss"]["kinds"], torch.Tensor):
+        fail(f"{what} returned a tensor, {seen['loss']['repr']}; expected a Python float, {losses[-1]!r}: "
+             "return loss.item().")
     if loss != pytest.approx(losses[-1], rel=1e-5):
         fail(f"{what} returned {seen['loss']['repr']}; expected {losses[-1]!r}.")
 
