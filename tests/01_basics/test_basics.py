@@ -821,6 +821,9 @@ def fit_mistake(w, start, x, y, degree, steps, lr, *, rtol, atol) -> str:
         return ""
     if not torch.isfinite(w).all():
         return DIVERGED
+    if steps > 0 and torch.allclose(w.reshape(-1), start.reshape(-1), rtol=rtol, atol=atol):
+        return (f"It returned the same coefficients for steps={steps} as for steps=0: the "
+                "loop does not run `steps` times. Take exactly `steps` Adam steps (steps=0 returns the start).")
     for keywords, mistake in FIT_MISTAKES:
         replay = adam_by_hand(start, x, y, degree, steps, **{"lr": lr, **keywords})
         if torch.allclose(w.reshape(-1), replay, rtol=rtol, atol=atol):
@@ -880,6 +883,10 @@ def test_fit_follows_adam_step_by_step(lesson, case):
     start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", fit_seen, lesson, x, y, degree, 0, seed=0,
                  strict=True, advice=warned)["w"]
     w = call(what, fit_seen, lesson, x, y, degree, steps, lr, seed=0, strict=True, advice=warned)["w"]
+    if isinstance(start, torch.Tensor) and start.dtype != x.dtype:  # Adam from it would mix dtypes
+        fail(f"fit_polynomial(x, y, {degree}, steps=0) for float64 x and y returned "
+             f"{str(start.dtype).removeprefix('torch.')} coefficients; expected x's dtype, float64. Keep x's dtype: "
+             "make the coefficients with dtype=x.dtype, and do not convert x or y (.float()).")
     expected = adam_by_hand(start, x, y, degree, steps, lr)
     try:
         assert_close(w, expected, rtol=1e-6, atol=atol, what=(

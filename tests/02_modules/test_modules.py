@@ -562,10 +562,12 @@ def test_mlp_has_no_activation_after_the_last_linear(lesson, sizes):
     seen = mlp_seen(lesson, sizes)
     what = f"MLP({sizes})" if len(sizes) < 10 else f"MLP([1] * {len(sizes)})"
     layers = seen["layers"]
-    if not (layers and is_a(layers[-1]["kinds"], nn.Linear)):
-        fail(with_cause(f"{what} ends with {layers[-1]['repr'] if layers else 'nothing'}; expected a Linear: no activation "
-                        "after the output layer (it would clip logits or regression targets).",
-                        "" if layers else unregistered(seen["held"])))
+    if not layers:  # nothing to end with: the layers are not registered, no activation is at fault
+        fail(with_cause(f"{what} has no registered layers at all; expected its Linear layers as children of "
+                        "the module.", unregistered(seen["held"])))
+    if not is_a(layers[-1]["kinds"], nn.Linear):
+        fail(f"{what} ends with {layers[-1]['repr']}; expected a Linear: no activation after the output layer "
+             "(it would clip logits or regression targets).")
     n_linear = sum(is_a(layer["kinds"], nn.Linear) for layer in layers)
     if (n_linear, len(layers)) != (len(sizes) - 1, 2 * len(sizes) - 3):
         fail(f"{what} has {n_linear} Linear layers among {len(layers)} layers; expected {len(sizes) - 1} Linear "
@@ -754,6 +756,9 @@ def mean_mistake(out, outputs: list[torch.Tensor]) -> str:
     stacked = torch.stack(outputs)
     if out.shape == stacked.shape[1:] and torch.allclose(out, stacked.sum(dim=0), rtol=1e-5, atol=1e-6):
         return "This is the sum of the members' outputs, not their mean: divide by the number of members."
+    if (out.shape == stacked.shape[1:] and torch.allclose(out, outputs[0], rtol=1e-5, atol=1e-6)
+            and not torch.allclose(outputs[0], stacked.mean(dim=0), rtol=1e-5, atol=1e-6)):
+        return "This is member 0's output alone: call every member and average all their outputs."
     if out.dim() == 0 and stacked.dim() > 1:
         return ("One number for the whole batch: a mean over every element. Average over the members only, "
                 "one mean per output element.")
@@ -895,7 +900,9 @@ def test_ensemble_accepts_a_tuple(lesson):
     members = here(*names, seed=11)
     x = torch.randn(4, 2)
     out, _ = ensemble_out(lesson, handed(names, members), x, "tuple")
-    assert_close(out, (members[0](x) + members[1](x)) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3))) on x of shape (4, 2)")
+    outputs = [m(x).detach() for m in members]
+    assert_close(out, (outputs[0] + outputs[1]) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3))) on x of shape (4, 2)",
+                 explain=lambda: mean_mistake(out, outputs))
     seen = ensemble_registered(lesson, handed(names, members), "tuple")
     count = len(seen["parameters"])
     if count != 4:
@@ -948,7 +955,8 @@ def test_ensemble_leaves_x_alone(lesson, order):
         f"x after {what}: nn.Identity returns x itself, so adding into a member's output in place (+=, add_, "
         "div_) writes into the caller's x; stack the outputs, or add out of place"
     ))
-    assert_close(out, expected.detach(), what=what)
+    assert_close(out, expected.detach(), what=what,
+                 explain=lambda: mean_mistake(out, [m(x).detach() for m in members]))
 
 
 def test_ensemble_accepts_a_generator(lesson):
@@ -1115,6 +1123,9 @@ def test_fit_with_unused_and_frozen_parameters(lesson):
     for (name, got), want in zip(trained.items(), reference.parameters()):
         assert_close(got, want.detach(), what=f"{name} {what}")
     loss = seen["loss"]["value"]
+    if is_a(seen["loss"]["kinds"], torch.Tensor):
+        fail(f"{what} returned a tensor, {seen['loss']['repr']}; expected a Python float, {losses[-1]!r}: "
+             "return loss.item().")
     if loss != pytest.approx(losses[-1], rel=1e-5):
         fail(f"{what} returned {seen['loss']['repr']}; expected {losses[-1]!r}.")
 
@@ -1173,10 +1184,38 @@ def line_fitted(lesson, x, y, device=None):
     return returned(loss), ab(model)
 
 
+@beside
+def linear1d_trainable(lesson, x):
+    """Linear1D()'s parameter names (`names`), and whether its output on x requires grad (`grad`;
+    None where the call raised or did not return a tensor)."""
+    model = lesson.Linear1D()
+    out, _ = attempt(lambda: model(x), (Exception,))
+    return {"names": [name for name, _ in model.named_parameters()],
+            "grad": out.requires_grad if isinstance(out, torch.Tensor) else None}
+
+
+def untrainable(lesson, x, what: str) -> str:
+    """Why fit cannot train Linear1D at all, when Linear1D is the cause, else "": a fit that
+    raises inside the learner's (right) fit points at the wrong function."""
+    seen = linear1d_trainable(lesson, x)
+    if not seen["names"]:
+        return (f"{what}: Linear1D().parameters() is empty, so fit has nothing to train (an optimizer raises "
+                "'optimizer got an empty parameter list'). Fix Linear1D first: a and b must be nn.Parameter "
+                "attributes (see test_linear1d_registers_a_and_b).")
+    if seen["grad"] is False:
+        return (f"{what}: Linear1D()(x) does not require grad, so the loss is cut off from a and b and "
+                "loss.backward() in fit has no graph to follow. Fix Linear1D first: use a and b themselves in "
+                "forward, not .data or .detach().")
+    return ""
+
+
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_fit_recovers_a_noisy_line(lesson):
     x, y = line_data()
+    cause = untrainable(lesson, x, "fit(Linear1D(), x, y, steps=500, lr=0.5) cannot train")
+    if cause:
+        fail(cause)
     loss, (a, b) = line_fitted(lesson, x, y)
     # The best line through these samples, by least squares in float64: a ~= 5.02, b ~= 3.14
     # (3 plus the noise's mean, 0.15).

@@ -54,6 +54,7 @@ Contract (lesson text, docstring, hints) -> the tests that check it:
 """
 
 
+import re
 from functools import partial
 
 import pytest
@@ -232,6 +233,12 @@ def pitfall_of_error(exc, tensor, indices):
         return CUDA
     if "view size is not compatible" in text:
         return VIEW
+    refused = re.search(r"index (-\d+) is out of bounds for dimension \d+ with size (\d+)", text)
+    if refused and -int(refused[2]) <= int(refused[1]) < 0 and bool((indices == int(refused[1])).any()):
+        # a valid negative index of the learner's own input, refused: by torch.gather, which does not wrap
+        return (f"The index {refused[1]} is valid: it counts from the end of its row. torch.gather does not "
+                "wrap negative indices (it calls them out of bounds): turn them into i + N first, "
+                "torch.where(indices < 0, indices + N, indices), after checking the range.")
     if "shape mismatch: indexing tensors could not be broadcast" in text and indices.dim() >= 2:
         return ROWS
     if "must match the size of tensor" in text and indices.dim() >= 2:
@@ -404,13 +411,20 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
         if all(m in said for m in (position, f"holds {value}", f"size {n}", f"row {where[0]}")):
             return
         named = [p for p in later if f"indices[{', '.join(map(str, p))}]" in said]
-        if named:
+        pitfall = pitfall_of_error(exc, tensor, indices)  # not a range error at all: an error of the indexing
+        if pitfall:
+            advice = f"this IndexError is not about the range. {pitfall}"
+        elif named:
             advice = (f"it names indices{list(named[0])}, a later bad position: report the first in row-major "
                       "order (the order nonzero lists positions in).")
         elif "out of bounds for dimension" in said:
             advice = TORCH_ERROR
         else:
-            advice = "name the position, the value, N and the row, as the docstring does."
+            pieces = {f"the position as {position}": position, "the value": f"holds {value}",
+                      "N": f"size {n}", "the row": f"row {where[0]}"}
+            missing = [name for name, piece in pieces.items() if piece not in said]
+            advice = (f"name {', '.join(missing[:-1]) + ' and ' if len(missing) > 1 else ''}{missing[-1]}, "
+                      "as the docstring does.")
         message = f"{what} raised IndexError({said!r}); expected {expected}: {advice}"
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = pitfall_of_error(exc, tensor, indices)

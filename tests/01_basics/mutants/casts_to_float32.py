@@ -1,5 +1,7 @@
 """Converts x and y with .float() first: float64 samples get float32 coefficients."""
 
+EXPECT = r"Keep x.s dtype"
+
 _reference = fit_polynomial  # noqa: F821 (the reference's)
 
 

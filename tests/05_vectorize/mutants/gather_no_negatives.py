@@ -1,5 +1,7 @@
 """torch.gather with the index expanded over D, but torch.gather refuses negative indices (no wrap-around)."""
 
+EXPECT = r"torch.gather does not wrap negative indices"
+
 import torch
 
 

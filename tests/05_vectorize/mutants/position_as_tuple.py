@@ -1,5 +1,7 @@
 """Names the bad position as a tuple, "index (3, 1)", not as the docstring's "indices[3, 1]"."""
 
+EXPECT = r"name the position as indices\["
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Unscales and checks only optimizer.param_groups[0]: the other groups step with scaled gradients."""
 
+EXPECT = r"gradients of every param group"
+
 
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def unscale_(self, optimizer):

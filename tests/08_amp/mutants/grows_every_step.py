@@ -1,5 +1,7 @@
 """Ignores growth_interval: the scale doubles after every clean step."""
 
+EXPECT = r"growth_interval is not waited for"
+
 
 class DynamicLossScaler(DynamicLossScaler):  # noqa: F821 (the reference's)
     def update(self):

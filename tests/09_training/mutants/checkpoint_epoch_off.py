@@ -1,5 +1,7 @@
 """load_checkpoint returns the saved epoch + 1 (the epoch to start next), not the number of epochs finished."""
 
+EXPECT = r"not the next epoch to run"
+
 _reference_load = load_checkpoint  # noqa: F821 (the reference's)
 
 
