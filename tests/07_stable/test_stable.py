@@ -192,6 +192,8 @@ NO_SHIFT = ("This is x - logsumexp(x) on logits that were not shifted: subtracti
             "`dim` first: (x - c) - logsumexp(x - c).")
 DETACHED = ("The log-sum-exp term is detached: the gradient is -labels instead of softmax(logits) - labels. Only "
             "the shift c may be a constant; the log-sum-exp must stay in the graph.")
+ONE_HOT = ("This is the log-probability of the argmax class alone, as if labels were one-hot: labels are a "
+           "distribution. Weight every log-probability by its label: -(labels * log_probs).sum(dim).")
 SUM_ALL = ("This sums over every dim: one number for the whole batch. Sum over `dim` only: one loss per example "
            "(the broadcast shape without `dim`).")
 
@@ -207,6 +209,11 @@ def _finite_shift(t, dim):
 
 def _cross_entropy_of(log_probs, labels, dim):
     return -(labels * log_probs).sum(dim)
+
+
+def _argmax_class_only(t, dim, labels):
+    labels, t = torch.broadcast_tensors(labels.to(t.dtype), t)
+    return -torch.log_softmax(t, dim).gather(dim, labels.argmax(dim, keepdim=True)).squeeze(dim)
 
 
 # What each pitfall computes, as code that falls into it would: (formula(t, dim, labels), words).
@@ -233,6 +240,7 @@ PITFALLS = {
         (lambda t, dim, labels: _cross_entropy_of(t - torch.logsumexp(t, dim, keepdim=True).detach(), labels, dim),
          DETACHED),
         (lambda t, dim, labels: -(labels * torch.log_softmax(t, dim)).sum(), SUM_ALL),
+        (lambda t, dim, labels: _argmax_class_only(t, dim, labels), ONE_HOT),
     ],
 }
 # The tolerance of a correct result, per dtype: a pitfall is the cause only if what it computes is
