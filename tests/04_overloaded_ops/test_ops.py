@@ -195,7 +195,7 @@ def test_row_sum_of_edge_shapes(lesson, shape, dtype):
 def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
     assert_no_loop(
         lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum(x)", unit="rows",
-        hint="This is a loop over the rows: indexing, unbind and Python's built-in sum() all go row by row. "
+        hint="Indexing, unbind and Python's built-in sum() all go row by row. "
         "Reduce over dim 0 in one call.",
     )
 
@@ -275,7 +275,7 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
             error = None
     if error is not None:
         if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
-            fail(f"{what} raised '{error}'. {KEEPDIM}")
+            fail(f"{what} raised {type(error).__name__}({str(error)!r}). {KEEPDIM}")
         with reported(what):
             raise error
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
