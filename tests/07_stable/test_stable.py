@@ -77,7 +77,7 @@ from hypothesis import strategies as st
 
 from grader.testing import assert_close, assert_defaults, assert_no_loop, assert_speed, describe, fail, grad_of, reported, tolerance
 from grader.testing.differential import assert_same_as
-from grader.testing.errors import raised
+from grader.testing.errors import raised, raises_the_same
 from grader.testing.forbid import ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
 
@@ -173,10 +173,9 @@ GLOBAL_MAX = ("This is one maximum for the whole tensor: a slice whose values al
 KEEPDIM = ("This is a reduction without keepdim=True: the reduced tensor lost `dim`, so broadcasting lines it up "
            "with the wrong axis (silently on a square input, with a size error elsewhere). Reduce with "
            "keepdim=True where the result meets the full tensor again.")
-SIZE_ERROR = ("A reduced tensor met a tensor of another shape. A reduction without keepdim=True drops `dim`, so "
-              "broadcasting lines the result up with the wrong axis; one with keepdim=True keeps `dim` as size 1, "
-              "to squeeze(dim) where the result has no `dim`. Reduce with keepdim=True where the result meets the "
-              "full tensor again.")
+SIZE_ERROR = ("A reduced tensor met a tensor of another shape: this is a reduction without keepdim=True, which "
+              "drops `dim`, so broadcasting lines the result up with the wrong axis. Reduce with keepdim=True where "
+              "the result meets the full tensor again (and squeeze(dim) where the result must lose `dim`).")
 INF_MINUS_INF = ("This is inf - inf: in a slice whose maximum is infinite (all -inf, or holding +inf), x - max is "
                  "nan. Shift those slices by 0 instead of their maximum: their log-sum-exp is then -inf or +inf "
                  "by itself.")
@@ -400,11 +399,31 @@ EMPTY = ("An empty dim has no maximum (amax and max refuse it): handle an empty 
          "nothing is the empty tensor; the log-sum-exp of nothing is -inf, the log of an empty sum.")
 
 
-# Pieces of PyTorch's error messages that only a pitfall of the lesson raises here, with its words.
+def _without_keepdim(x: torch.Tensor):
+    """x minus its maximum along each dim, taken without keepdim."""
+    return [lambda d=d: x - x.amax(d) for d in range(-x.dim(), x.dim())]
+
+
+def _of_nothing(x: torch.Tensor):
+    """The maximum of x, and its maximum along each dim: errors where x or the dim is empty."""
+    return [x.max] + [lambda d=d: x.amax(d) for d in range(-x.dim(), x.dim())]
+
+
+# Pieces of PyTorch's error messages that a pitfall of the lesson raises, with its words and the
+# calls that make the same mistake on the call's first tensor: the pitfall is named only when
+# one of them raises the very same error.
 NAMED_ERRORS = {
-    "must match the size of tensor": SIZE_ERROR,
-    "Expected reduction dim": EMPTY,  # amax(dim) of an empty dim; max() of an empty tensor
+    "must match the size of tensor": (SIZE_ERROR, _without_keepdim),
+    "Expected reduction dim": (EMPTY, _of_nothing),  # amax(dim) of an empty dim; max() of an empty tensor
 }
+
+
+def _named(exc: BaseException, x: torch.Tensor | None) -> str | None:
+    """The words of the pitfall that raises exc on x, or None."""
+    for piece, (words, mistakes) in NAMED_ERRORS.items():
+        if piece in str(exc) and x is not None and any(raises_the_same(m, exc) for m in mistakes(x.detach())):
+            return words
+    return None
 
 
 @contextmanager
@@ -420,7 +439,7 @@ def named_errors(what: str, x: torch.Tensor | None):
         except NotImplementedError:  # a stub's TODO stays a TODO
             raise
         except (RuntimeError, IndexError) as exc:
-            words = next((words for piece, words in NAMED_ERRORS.items() if piece in str(exc)), None)
+            words = _named(exc, x)
             if words is not None:
                 failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
             elif isinstance(exc, IndexError) and x is not None and x.dim() == 0 and _guards_by_shape(exc):
