@@ -282,10 +282,10 @@ def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
         except RuntimeError as exc:
             error = exc
     if "broadcast shape" in str(error):
-        fail(f"{what} raised '{error}'. {IN_PLACE}")
+        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {IN_PLACE}")
     shaped = Twin.of_sizes(sizes, activation)
     if any(raises_the_same(lambda: squeezed_merge(shaped, a, b, side), error) for side in "ab"):
-        fail(f"{what} raised '{error}'. {SQUEEZE}")
+        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {SQUEEZE}")
     with reported(what):
         raise error
 
@@ -356,7 +356,7 @@ def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Te
         except RuntimeError as exc:
             error = exc
     if raises_the_same(lambda: x - y, error):
-        fail(f"{what} raised '{error}'. {ROW_BY_ROW}")
+        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {ROW_BY_ROW}")
     with reported(what):
         raise error
 
@@ -828,6 +828,7 @@ def test_pairwise_sq_dist_builds_nothing_on_the_default_device(lesson):
     for n, m in ((3, 4), (0, 2), (0, 0)):
         x, y = rand(n, 3, seed=1) + 10, rand(m, 3, seed=2) + 10
         what = f"pairwise_sq_dist(x, y) for CPU x of shape {(n, 3)}, y of shape {(m, 3)}"
+        run_sq_dist(lesson, x, y, what)  # an error of its own on the usual device, named where it can be
         out = on_another_default_device(lambda: lesson.pairwise_sq_dist(x, y), what=what, fix=BUILD_FROM_INPUTS)
         assert_close(out, loop_sq_dist(x, y).float(), rtol=1e-4, atol=1e-3, what=f"{what}, with the default device set to 'meta'")
 
@@ -836,8 +837,7 @@ def test_pairwise_sq_dist_float64_and_gradients(lesson):
     x = rand(4, 3, seed=1, dtype=torch.float64).requires_grad_()
     y = rand(5, 3, seed=2, dtype=torch.float64).requires_grad_()
     what = f"pairwise_sq_dist(x, y) for x of {describe(x)} and y of {describe(y)}"
-    with reported(what):
-        out = lesson.pairwise_sq_dist(x, y)
+    out = run_sq_dist(lesson, x, y, what)
     assert_close(out.detach(), loop_sq_dist(x.detach(), y.detach()), what=what)
     grad_of(out, x, what)  # the clear message first
     gradients_agree(lambda x, y: lesson.pairwise_sq_dist(x, y), (x, y), what)
@@ -886,8 +886,7 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
 def test_pairwise_sq_dist_does_not_modify_its_inputs(lesson):
     x, y = rand(5, 3, seed=1) + 100, rand(4, 3, seed=2) + 100
     x0, y0 = x.clone(), y.clone()
-    with reported(f"pairwise_sq_dist(x, y) for x of {describe(x)} and y of {describe(y)}"):
-        lesson.pairwise_sq_dist(x, y)
+    run_sq_dist(lesson, x, y, f"pairwise_sq_dist(x, y) for x of {describe(x)} and y of {describe(y)}")
     assert_close(x, x0, what="x after pairwise_sq_dist(x, y) (the caller's tensor must not change)")
     assert_close(y, y0, what="y after pairwise_sq_dist(x, y) (the caller's tensor must not change)")
 

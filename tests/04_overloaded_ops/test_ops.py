@@ -195,7 +195,7 @@ def test_row_sum_of_edge_shapes(lesson, shape, dtype):
 def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
     assert_no_loop(
         lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum(x)", unit="rows",
-        hint="This is a loop over the rows: indexing, unbind and Python's built-in sum() all go row by row. "
+        hint="Indexing, unbind and Python's built-in sum() all go row by row. "
         "Reduce over dim 0 in one call.",
     )
 
@@ -225,6 +225,8 @@ KEEPDIM = ("This is the norm without keepdim: the norms of (..., N, D) rows have
 NO_CLAMP = ("This is dividing by the bare norm: a zero row gives 0 / 0 = nan, and a row whose norm is below eps "
             "comes out at length 1 instead of divided by eps. Raise the norm to at least eps before dividing "
             "(clamp_min).")
+IGNORES_EPS = ("This is the norm kept at 1e-12 (the default), not at the eps given: normalize_rows(x, eps=...) must "
+               "clamp at that eps. Use the `eps` argument: clamp_min(eps).")
 EPS_ADDED = ("This is eps added to the norm: x / (norm + eps) changes every row whose norm is near or below eps. "
              "Take max(norm, eps) instead (clamp_min).")
 BY_HAND = ("This is the norm as the square root of a sum of squares: in float16, 300 ** 2 already overflows "
@@ -237,6 +239,8 @@ CAST_KEPT = ("This is a cast for accuracy that is never undone: the result must 
 def normalize_pitfalls(x: torch.Tensor, eps: float):
     """What normalize_rows gives after each named pitfall, and the pitfall in words."""
     yield lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), KEEPDIM
+    if eps != 1e-12:
+        yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(1e-12), IGNORES_EPS
     yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True), NO_CLAMP
     yield lambda: x / (torch.linalg.vector_norm(x, dim=-1, keepdim=True) + eps), EPS_ADDED
     yield lambda: x / (x * x).sum(-1, keepdim=True).sqrt().clamp_min(eps), BY_HAND
@@ -271,7 +275,7 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
             error = None
     if error is not None:
         if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
-            fail(f"{what} raised '{error}'. {KEEPDIM}")
+            fail(f"{what} raised {type(error).__name__}({str(error)!r}). {KEEPDIM}")
         with reported(what):
             raise error
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
@@ -421,8 +425,11 @@ def masked_tolerance(x, mask):
 
 MULTIPLIED = ("This is multiplying by the mask: an unselected inf or nan times 0 is nan, which spreads through the "
               "sum (and the gradient). Select with torch.where(mask, x, 0) instead.")
-EMPTY_SLICE = ("This is the mean of a slice with nothing selected, 0 / 0 = nan: raise the count to at least 1 (the "
-               "sum is 0 there too).")
+EMPTY_SLICE = ("This is the mean of a slice with nothing selected, 0 / 0 = nan: a slice with no True gives 0. "
+               "Divide the masked sum by the count kept at 1 or above (clamp_min(1)).")
+FLATTENED = ("This is x[mask].mean(): boolean indexing flattens the selection into one row, so one number comes "
+             "back for the whole tensor and `dim` is ignored. Keep the shape: torch.where(mask, x, 0) summed along "
+             "`dim`, divided by mask.sum(dim).")
 FLOAT_COUNT = ("This is a .float() on the count or the mask: it turns a float16 or bfloat16 result into float32. "
                "Divide x's float sum by the int64 count as it is: the float's dtype wins.")
 
@@ -435,6 +442,8 @@ def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
     if got.dtype == torch.float32 and x.dtype in LOW_PRECISION:
         return f"{wrong}\n{FLOAT_COUNT}"
     if got.shape != expected.shape:
+        if got.dim() == 0 and expected.dim() > 0 and same(got, x.detach()[mask].mean()):
+            return f"{wrong}\n{FLATTENED}"
         return wrong
     new_nan = got.isnan() & ~expected.isnan()
     if not new_nan.any():

@@ -66,6 +66,8 @@ and torch's is not (pitfall_of), or when the error is the one it raises (named_e
 - the empty case: amax of an empty dim; x.shape[dim] of a 0-d tensor -> test_empty_dims, test_inputs_are_not_modified, Edge
 """
 
+import re
+import traceback
 from contextlib import contextmanager
 
 import pytest
@@ -75,6 +77,7 @@ from hypothesis import strategies as st
 
 from grader.testing import assert_close, assert_defaults, assert_no_loop, assert_speed, describe, fail, grad_of, reported, tolerance
 from grader.testing.differential import assert_same_as
+from grader.testing.errors import raised, raises_the_same
 from grader.testing.forbid import ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
 
@@ -170,10 +173,9 @@ GLOBAL_MAX = ("This is one maximum for the whole tensor: a slice whose values al
 KEEPDIM = ("This is a reduction without keepdim=True: the reduced tensor lost `dim`, so broadcasting lines it up "
            "with the wrong axis (silently on a square input, with a size error elsewhere). Reduce with "
            "keepdim=True where the result meets the full tensor again.")
-SIZE_ERROR = ("A reduced tensor met a tensor of another shape. A reduction without keepdim=True drops `dim`, so "
-              "broadcasting lines the result up with the wrong axis; one with keepdim=True keeps `dim` as size 1, "
-              "to squeeze(dim) where the result has no `dim`. Reduce with keepdim=True where the result meets the "
-              "full tensor again.")
+SIZE_ERROR = ("A reduced tensor met a tensor of another shape: this is a reduction without keepdim=True, which "
+              "drops `dim`, so broadcasting lines the result up with the wrong axis. Reduce with keepdim=True where "
+              "the result meets the full tensor again (and squeeze(dim) where the result must lose `dim`).")
 INF_MINUS_INF = ("This is inf - inf: in a slice whose maximum is infinite (all -inf, or holding +inf), x - max is "
                  "nan. Shift those slices by 0 instead of their maximum: their log-sum-exp is then -inf or +inf "
                  "by itself.")
@@ -189,6 +191,8 @@ NO_SHIFT = ("This is x - logsumexp(x) on logits that were not shifted: subtracti
             "`dim` first: (x - c) - logsumexp(x - c).")
 DETACHED = ("The log-sum-exp term is detached: the gradient is -labels instead of softmax(logits) - labels. Only "
             "the shift c may be a constant; the log-sum-exp must stay in the graph.")
+ONE_HOT = ("This is the log-probability of the argmax class alone, as if labels were one-hot: labels are a "
+           "distribution. Weight every log-probability by its label: -(labels * log_probs).sum(dim).")
 SUM_ALL = ("This sums over every dim: one number for the whole batch. Sum over `dim` only: one loss per example "
            "(the broadcast shape without `dim`).")
 
@@ -204,6 +208,11 @@ def _finite_shift(t, dim):
 
 def _cross_entropy_of(log_probs, labels, dim):
     return -(labels * log_probs).sum(dim)
+
+
+def _argmax_class_only(t, dim, labels):
+    labels, t = torch.broadcast_tensors(labels.to(t.dtype), t)
+    return -torch.log_softmax(t, dim).gather(dim, labels.argmax(dim, keepdim=True)).squeeze(dim)
 
 
 # What each pitfall computes, as code that falls into it would: (formula(t, dim, labels), words).
@@ -230,6 +239,7 @@ PITFALLS = {
         (lambda t, dim, labels: _cross_entropy_of(t - torch.logsumexp(t, dim, keepdim=True).detach(), labels, dim),
          DETACHED),
         (lambda t, dim, labels: -(labels * torch.log_softmax(t, dim)).sum(), SUM_ALL),
+        (lambda t, dim, labels: _argmax_class_only(t, dim, labels), ONE_HOT),
     ],
 }
 # The tolerance of a correct result, per dtype: a pitfall is the cause only if what it computes is
@@ -322,12 +332,18 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
                 f"{str(x.dtype).removeprefix('torch.')} input: computed in a wider dtype and not cast back. Return "
                 "the input's dtype (cast the result back, .to(x.dtype)).")
     for formula, words in PITFALLS[name]:
+        if (words is INF_MINUS_INF and not x.isinf().any()) or (words is OVERFLOW and not _overflows(x)):
+            # Each names what it sees in x (an infinite entry; an exp that is inf): without it, the
+            # formula differs from torch's only by rounding, which a correct answer may share.
+            continue
         if words is DETACHED:
             # A logsumexp that lost its gradient through the normaliser gives the same gradient at
-            # large logits (softmax is then one-hot): the learner's logsumexp is looked at first.
+            # large logits (softmax is then one-hot): the learner's logsumexp is looked at first,
+            # and blamed only when the cross entropy built on it is the learner's.
             inner = pitfall_of(lesson, "logsumexp", x, dim)
-            if inner is not None:
-                return f"The cross entropy's log-sum-exp, if it is your logsumexp: logsumexp(logits, dim={dim}) fails. {inner}"
+            if inner is not None and _built_on_own_logsumexp(lesson, mine, right, x, dim, labels):
+                return (f"Your cross entropy is what your logsumexp gives, and logsumexp(logits, dim={dim}) is "
+                        f"wrong on these logits. {inner}")
         try:
             wrong = _evaluate(lambda t, formula=formula: formula(t, dim, labels), x)
         except Exception:  # noqa: BLE001 (a pitfall that cannot even run on x is not the one)
@@ -335,6 +351,31 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
         if _explains(mine, wrong, right, x.dtype):
             return words
     return None
+
+
+def _overflows(x: torch.Tensor) -> bool:
+    """Whether exp of a finite entry of x is inf in x's dtype."""
+    finite = x.detach()[x.detach().isfinite()]
+    return bool(finite.exp().isinf().any())
+
+
+def _built_on_own_logsumexp(lesson, mine, right, x, dim, labels) -> bool:
+    """Whether the learner's cross entropy (`mine`) is -(labels * (t - logsumexp(t))).sum(dim)
+    with the learner's logsumexp, on the logits t or on the logits shifted by their maximum
+    first (the lesson's recipe), and that is not torch's (`right`)."""
+    def on_logits(t):
+        return _cross_entropy_of(t - lesson.logsumexp(t, dim=dim).unsqueeze(dim), labels, dim)
+
+    def on_shifted(t):
+        return on_logits(t - _finite_shift(t, dim).detach())
+    for formula in (on_logits, on_shifted):
+        try:
+            wrong = _evaluate(formula, x)
+        except Exception:  # noqa: BLE001 (a logsumexp that cannot run on x explains nothing here)
+            continue
+        if _explains(mine, wrong, right, x.dtype):
+            return True
+    return False
 
 
 def expect_like_torch(lesson, name, x, dim, got, *, what, labels=None, expected=None, **tol):
@@ -358,11 +399,31 @@ EMPTY = ("An empty dim has no maximum (amax and max refuse it): handle an empty 
          "nothing is the empty tensor; the log-sum-exp of nothing is -inf, the log of an empty sum.")
 
 
-# Pieces of PyTorch's error messages that only a pitfall of the lesson raises here, with its words.
+def _without_keepdim(x: torch.Tensor):
+    """x minus its maximum along each dim, taken without keepdim."""
+    return [lambda d=d: x - x.amax(d) for d in range(-x.dim(), x.dim())]
+
+
+def _of_nothing(x: torch.Tensor):
+    """The maximum of x, and its maximum along each dim: errors where x or the dim is empty."""
+    return [x.max] + [lambda d=d: x.amax(d) for d in range(-x.dim(), x.dim())]
+
+
+# Pieces of PyTorch's error messages that a pitfall of the lesson raises, with its words and the
+# calls that make the same mistake on the call's first tensor: the pitfall is named only when
+# one of them raises the very same error.
 NAMED_ERRORS = {
-    "must match the size of tensor": SIZE_ERROR,
-    "Expected reduction dim": EMPTY,  # amax(dim) of an empty dim; max() of an empty tensor
+    "must match the size of tensor": (SIZE_ERROR, _without_keepdim),
+    "Expected reduction dim": (EMPTY, _of_nothing),  # amax(dim) of an empty dim; max() of an empty tensor
 }
+
+
+def _named(exc: BaseException, x: torch.Tensor | None) -> str | None:
+    """The words of the pitfall that raises exc on x, or None."""
+    for piece, (words, mistakes) in NAMED_ERRORS.items():
+        if piece in str(exc) and x is not None and any(raises_the_same(m, exc) for m in mistakes(x.detach())):
+            return words
+    return None
 
 
 @contextmanager
@@ -378,16 +439,27 @@ def named_errors(what: str, x: torch.Tensor | None):
         except NotImplementedError:  # a stub's TODO stays a TODO
             raise
         except (RuntimeError, IndexError) as exc:
-            words = next((words for piece, words in NAMED_ERRORS.items() if piece in str(exc)), None)
+            words = _named(exc, x)
             if words is not None:
                 failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
-            elif isinstance(exc, IndexError) and x is not None and x.dim() == 0:
+            elif isinstance(exc, IndexError) and x is not None and x.dim() == 0 and _guards_by_shape(exc):
                 failure = (f"{what} raised IndexError({str(exc)!r}). A 0-d tensor has no sizes to index (its shape "
                            "is ()), yet dim 0 and -1 are valid for it, as for torch.softmax: test for an empty "
                            "input with x.numel() == 0, not x.shape[dim] == 0.")
+            elif isinstance(exc, IndexError) and x is not None and x.dim() == 0:
+                failure = (f"{raised(what, exc)}\nA 0-d tensor has no sizes to index (its shape is ()), yet dim 0 "
+                           "and -1 are valid for it: treat it as one element.")
             else:
                 raise
     fail(failure)
+
+
+def _guards_by_shape(exc: BaseException) -> bool:
+    """Whether the line that raised exc tests a size for 0 (`x.shape[dim] == 0`), the guard the
+    lesson warns about, rather than indexing a shape for another reason."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = frames[-1].line if frames else ""
+    return bool(re.search(r"(shape\[|size\().*==\s*0", line or ""))
 
 
 def result_of(lesson, name, x, dim, labels=None, *, what):
@@ -516,7 +588,7 @@ def right_first(lesson, name, property_: str) -> None:
     x = torch.randn(4, 5, generator=torch.Generator().manual_seed(1)) * 100
     labels = probabilities(x.shape, -1) if name == "softmax_cross_entropy" else None
     check(lesson, name, x, -1, labels=labels,
-          what=f"{call_for(name, -1, x, labels)} (checked first: {property_} counts for a right answer only)")
+          what=f"This test checks the values before checking {property_}, and they are wrong: {call_for(name, -1, x, labels)}")
 
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
@@ -534,7 +606,7 @@ def test_dim_left_out_is_the_last_dim(lesson, name):
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
 def test_inputs_are_not_modified(lesson, name):
-    right_first(lesson, name, "leaving the inputs alone")
+    right_first(lesson, name, "that the inputs are left unchanged")
     for what, call, inputs in varied_calls(lesson, name):
         checked(call, what, *inputs, forbidding=False)()
 
@@ -675,7 +747,7 @@ def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype
 
 @pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
 def test_works_on_whole_tensors_without_a_python_loop(lesson, name):
-    right_first(lesson, name, "running no Python loop")
+    right_first(lesson, name, "that no Python loop runs")
     fn = getattr(lesson, name)
     for dim in (-1, 0):
         def call_at(n, dim=dim):
@@ -791,7 +863,7 @@ def test_gradients_at_extreme_logits_are_finite_and_right(lesson):
 def test_does_not_call_the_builtins(lesson, name):
     # At the dispatcher: every alias (torch.special.*, Tensor methods, nn modules, F.*) runs
     # the same aten op. (Every call in test_edge_inputs_match_torch is checked the same way.)
-    right_first(lesson, name, "doing without the built-ins")
+    right_first(lesson, name, "that no built-in is called")
     for what, call, inputs in varied_calls(lesson, name):
         checked(call, what, *inputs)()
 
@@ -801,7 +873,7 @@ def test_does_not_call_the_builtins(lesson, name):
 
 @pytest.mark.speed
 def test_softmax_works_on_whole_tensors(lesson):
-    right_first(lesson, "stable_softmax", "its speed")
+    right_first(lesson, "stable_softmax", "the speed")
     x = torch.randn(512, 1024, generator=torch.Generator().manual_seed(6))
     assert_speed(
         lambda: torch.softmax(x, -1), lambda: lesson.stable_softmax(x),

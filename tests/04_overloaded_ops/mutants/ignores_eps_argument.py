@@ -1,5 +1,7 @@
 """Clamps at a hard-coded 1e-12 and ignores the `eps` it was given."""
 
+EXPECT = r"not at the eps given"
+
 import torch
 
 

@@ -1,5 +1,7 @@
 """Treats labels as one-hot: picks log_probs at labels.argmax(dim) instead of weighting by the whole distribution; breaks "labels: probabilities (each slice along `dim` sums to 1)" / "-sum(labels * log_softmax(logits))"."""
 
+EXPECT = r"argmax class alone"
+
 import torch
 
 
