@@ -124,6 +124,16 @@ _NOT_THE_LEARNERS = tuple(sorted({os.path.realpath(sysconfig.get_paths()[key]) +
                                  | {os.path.realpath(Path(__file__).parents[1]) + os.sep}))
 
 
+def learners_line(exc: BaseException) -> str:
+    """"\n(from basics.py:142: loss.backward())": the last line of the code under test that `exc`
+    came through, for a message that quotes the error in one line; "" when none is."""
+    frames = _learners_frames(exc)
+    if not frames:
+        return ""
+    path, line, _ = frames[-1]
+    return f"\n(from {os.path.basename(path)}:{line}: {linecache.getline(path, line).strip()})"
+
+
 def _learners_frames(exc: BaseException) -> list[tuple[str, int, str]]:
     """(file, line, function) of each traceback entry in the code under test: not the
     standard library's, an installed package's, the grader's, or a test file's (test_*.py,

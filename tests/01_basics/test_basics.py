@@ -84,9 +84,6 @@ the pitfalls the lesson names, each recognised by its signature and named in the
 
 import contextlib
 import inspect
-import os
-import sys
-import traceback
 import warnings
 
 import numpy as np
@@ -96,6 +93,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.testing import assert_close, counted, describe, expect_raises, fail, tolerance
+from grader.testing.errors import learners_line
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
 
@@ -149,22 +147,8 @@ def call(what: str, fn, *args, advice=None, **kwargs):
         raise
     except Exception as exc:  # noqa: BLE001 (any error is the learner's to see, with the call)
         said = advice(exc) if advice else ""
-        message = f"{what} raised {type(exc).__name__}: {exc}{your_line(exc)}" + (f"\n{said}" if said else "")
+        message = f"{what} raised {type(exc).__name__}: {exc}{learners_line(exc)}" + (f"\n{said}" if said else "")
     fail(message)  # outside `except`: no chained traceback
-
-
-def your_line(exc: BaseException) -> str:
-    """"\n(from basics.py:142: loss.backward())": the last line of the code under test that `exc`
-    came through (not this file, nor Python, the installed packages or the kit's grader), or ""."""
-    import grader
-
-    outside = (os.path.abspath(__file__), os.path.dirname(os.path.abspath(grader.__file__)),
-               os.path.abspath(sys.prefix), os.path.abspath(sys.base_prefix))
-    yours = [f for f in traceback.extract_tb(exc.__traceback__)
-             if not os.path.abspath(f.filename).startswith(outside) and not f.filename.startswith("<")]
-    if not yours:
-        return ""
-    return f"\n(from {os.path.basename(yours[-1].filename)}:{yours[-1].lineno}: {(yours[-1].line or '').strip()})"
 
 
 def when(exc_type: type[BaseException], *pieces: str, then: str):
