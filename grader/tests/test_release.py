@@ -203,6 +203,11 @@ def test_the_bundle_runs_its_public_tests_and_its_cli(bundle):
     assert result.returncode == 0, result.stderr
     assert "kata reset" in result.stdout and "hint" in result.stdout
     assert "verify" not in result.stdout and "release" not in result.stdout
+    # More lessons than jobs: kata status would fork them through class grading's runner, which
+    # a release leaves out; each lesson runs fresh instead.
+    result = in_bundle(bundle, "-c", AS_A_STUDENT, "status", "--no-cache", "-j", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "98_demo" in result.stdout and "99_other" in result.stdout, result.stdout
 
 
 def test_the_bundles_watcher_warms_up_with_the_bundles_own_modules(bundle):
