@@ -96,10 +96,14 @@ class _SharedFailures:
         text, parameters = str(report.longrepr), self.parameters or ()
         last = failure.summary.strip().splitlines()[-1:]  # the error itself, without a worker's number
         handled = getattr(report, "kata_handled", None)
-        key = ((failure.where, _alike(handled, parameters)) if failure.where and handled
-               else (failure.exception, failure.where, *(_alike(line, parameters) for line in last)) if failure.where
-               else (failure.exception, _alike(text, parameters)))
-        group = self.groups.setdefault(key, [])
+        # Each way two failures can be the same; the first key an earlier failure has is its group.
+        keys = [(failure.where, _alike(handled, parameters)) if failure.where and handled else None,
+                (failure.exception, failure.where, *(_alike(line, parameters) for line in last)) if failure.where else None,
+                (failure.exception, _alike(text, parameters))]
+        keys = [key for key in keys if key is not None]
+        group = next((self.groups[key] for key in keys if key in self.groups), [])
+        for key in keys:
+            self.groups.setdefault(key, group)
         name = report.nodeid.split("::", 1)[-1]
         group.append(name)
         report.longrepr = _Shown(text, group, name)
@@ -114,10 +118,11 @@ _EXAMPLE = re.compile(r"^(?:Falsifying|Failing) ", re.MULTILINE)  # hypothesis's
 def _alike(text: str, parameters: tuple[str, ...]) -> str:
     """`text` as the same failure reads in another test: without hypothesis's example, the
     tests' parameters, any number, or the contents of a list, a dict or a size."""
-    text = _EXAMPLE.split(text, 1)[0].strip()
-    for parameter in parameters:  # whole words only: "float16" is no "1" of test_x[1]
-        text = re.sub(rf"(?<![\w.]){re.escape(parameter)}(?!\w)", "<parameter>", text)
-    text = _NUMBER.sub("<number>", text)
+    # Numbers first, in the parameters too: float32, a parameter, and float64, which none of
+    # the tests' ids names, are then one word.
+    text = _NUMBER.sub("<number>", _EXAMPLE.split(text, 1)[0].strip())
+    for parameter in dict.fromkeys(_NUMBER.sub("<number>", p) for p in parameters):  # whole words only
+        text = re.sub(rf"(?<![\w.]){re.escape(parameter)}(?![\w<])", "<parameter>", text)
     while True:  # lists, dicts and sizes of any length: ['part1.tar', 'part0.tar'], (4, 1, 2)
         text, count = _VALUES.subn("<values>", text)
         if not count:
