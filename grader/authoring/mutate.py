@@ -299,9 +299,11 @@ def fingerprint(lesson: Lesson) -> str:
 
 
 def _decides(relative: Path) -> bool:
-    """Whether a file of a lesson's folder can change what its mutants do (hints and the
-    hand-written mutants cannot; neither can Python's caches)."""
-    return relative.parts[0] not in ("mutants", "__pycache__", "hints.md") and relative.suffix != ".pyc"
+    """Whether a file of a lesson's folder can change what its mutants do (hints, the
+    hand-written mutants and the transcript of what they print cannot; neither can Python's
+    caches)."""
+    return (relative.parts[0] not in ("mutants", "__pycache__", "hints.md", "transcript.md")
+            and relative.suffix != ".pyc")
 
 
 def _testing_modules(lesson: Lesson, testing: Path) -> list[Path]:

@@ -83,6 +83,8 @@ def test_a_default_no_test_leaves_out_survives_and_the_docs_row_is_written_with_
     before = mutate.fingerprint(lesson)
     lesson.hints_file.write_text(lesson.hints_file.read_text() + "More.\n")
     assert mutate.fingerprint(lesson) == before  # the hints decide nothing
+    (lesson.tests_dir / "transcript.md").write_text("# What a learner reads\n")
+    assert mutate.fingerprint(lesson) == before  # nor does what the mutants print
 
 
 def test_every_row_of_docs_mutation_md_was_measured_on_the_files_as_they_are():
