@@ -38,7 +38,7 @@ from types import FunctionType
 import pytest
 
 from grader.plugin.remote import CONNECTION
-from grader.plugin.target import code_of, frames, is_learners, shown, where
+from grader.plugin.target import code_of, frames, is_learners, leaving_hypothesis, shown, where
 from grader.results import Kind
 
 LOOPS = pytest.StashKey[list["Loop"]]()  # the session's loops, by number: the first test's, in order
@@ -152,30 +152,14 @@ def waiting(item: pytest.Item, reached: LoopReached) -> tuple[Loop, str] | None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_call(item: pytest.Item):
-    handle = getattr(getattr(item, "obj", None), "hypothesis", None)  # a @given test
-    if handle is None:
-        return (yield)
-    test = handle.inner_test  # hypothesis calls this (reassignable) attribute for each example
-
-    @functools.wraps(test)
-    def stop_at_the_limit(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except BaseException as exc:
-            if not timed_out(exc):
-                raise
-            raise _Stopped() from exc
-
-    handle.inner_test = stop_at_the_limit
     try:
-        return (yield)
+        with leaving_hypothesis(item, timed_out, _Stopped):
+            return (yield)
     except _Stopped as exc:
         cause = exc.__cause__
         if cause is None or not timed_out(cause):  # not this module's: let it fail as it is
             raise
         raise cause from None
-    finally:
-        handle.inner_test = test
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)

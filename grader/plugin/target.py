@@ -13,8 +13,10 @@ import importlib
 import importlib.util
 import sys
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -197,6 +199,33 @@ def shown(tb, config: pytest.Config) -> str:
     """A traceback entry as "function (path.py:LINE)"."""
     code = tb.tb_frame.f_code
     return f"{getattr(code, 'co_qualname', code.co_name)} ({where(tb, config)})"
+
+
+@contextmanager
+def leaving_hypothesis(item: pytest.Item, final: Callable[[BaseException], bool], carrier: type[BaseException]):
+    """Within the block, in a @given test: an error `final` accepts leaves hypothesis at the
+    example that raised it, as a `carrier` (a BaseException, which hypothesis lets through
+    without shrinking or trying more examples) whose __cause__ it is. Elsewhere, nothing."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    if handle is None:
+        yield
+        return
+    test = handle.inner_test  # hypothesis calls this (reassignable) attribute for each example
+
+    @functools.wraps(test)
+    def carried_out(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except BaseException as exc:
+            if not final(exc):
+                raise
+            raise carrier() from exc
+
+    handle.inner_test = carried_out
+    try:
+        yield
+    finally:
+        handle.inner_test = test
 
 
 @functools.lru_cache(maxsize=4096)

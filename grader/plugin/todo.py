@@ -9,7 +9,6 @@ reach first is called instead, before the test builds optimizers or models.
 
 from __future__ import annotations
 
-import functools
 import linecache
 import re
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.plugin import untouched
-from grader.plugin.target import code_of, innermost, is_learners, shown, target, where
+from grader.plugin.target import code_of, innermost, is_learners, leaving_hypothesis, shown, target, where
 
 
 class Todo(pytest.fail.Exception):
@@ -78,25 +77,9 @@ def pytest_runtest_call(item: pytest.Item):
         stub = untouched.first_stub(module, Path(item.path), getattr(item, "originalname", item.name), code)
         if stub is not None:  # the test can only end in this stub's TODO: skip its setup work
             return (yield from _phase(item, instead=lambda: untouched.raise_from(stub)))
-    handle = getattr(getattr(item, "obj", None), "hypothesis", None)  # a @given test
-    if handle is None:
+    with leaving_hypothesis(item, lambda exc: isinstance(exc, NotImplementedError) and stub_site(exc, item) is not None,
+                            StubReached):
         return (yield from _phase(item))
-    test = handle.inner_test  # hypothesis calls this (reassignable) attribute for each example
-
-    @functools.wraps(test)
-    def stop_at_a_stub(*args, **kwargs):
-        try:
-            return test(*args, **kwargs)
-        except NotImplementedError as exc:
-            if stub_site(exc, item) is None:
-                raise
-            raise StubReached() from exc
-
-    handle.inner_test = stop_at_a_stub
-    try:
-        return (yield from _phase(item))
-    finally:
-        handle.inner_test = test
 
 
 def stub_site(exc: NotImplementedError, item: pytest.Item) -> tuple[str, str] | None:
