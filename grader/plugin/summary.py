@@ -12,6 +12,7 @@ next."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -136,8 +137,33 @@ def _parameters(items: list[pytest.Item], module) -> tuple[str, ...]:
     failures are two)."""
     parts = {p for item in items if getattr(item, "callspec", None) is not None
              for part in item.callspec.id.split("-") if part for p in (part, part.rsplit(".", 1)[-1])}
-    kept = (p for p in parts if _NAME.fullmatch(p) and not hasattr(module, p))
+    defined = _module_names(module)
+    kept = (p for p in parts if _NAME.fullmatch(p) and p not in defined)
     return tuple(sorted(kept, key=len, reverse=True))
+
+
+def _module_names(module) -> set[str]:
+    """The names the learner's module defines. A module in another process (grader.remote) is
+    not asked, which would be a call of the code under test's and, for an object that cannot
+    cross, an error charged to the test that runs: its source files are read instead."""
+    sources = getattr(module, "_kata_sources", None)  # (a plain attribute: no call to that process)
+    if sources is None:
+        return set(vars(module))
+    names: set[str] = set()
+    for path in sources:
+        try:
+            tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
 
 
 def pytest_configure(config: pytest.Config) -> None:
