@@ -37,6 +37,11 @@ _VOLATILE = [  # (pattern, placeholder), in order
     (re.compile(r"\b(?:ran about as fast as|ran [\d.]+ times as fast as|took [\d.]+ times as long as)"),
      "<measured speed against>"),
     (re.compile(r"\b\d{12,}\b"), "<id>"),  # an object's id() (a KeyError of a dict keyed by one)
+    (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp<random>"),  # tempfile's names
+    # a NumPy array's values, drawn afresh each run (a dataset's image), however many lines
+    (re.compile(r"array\(\[[\[\]\d\s,.eE+-]*\](?:, dtype=\w+)?\)"), "array(<values>)"),
+    # TorchScript's traceback in a quoted error, cut where the kit's folder's length puts the cut
+    (re.compile(r"(The following operation failed in the TorchScript interpreter\.)\\n[^'\n]*"), r"\1 <traceback>"),
     (re.compile(r"\b(pid|process) \d+"), r"\1 <pid>"),
 ]
 
