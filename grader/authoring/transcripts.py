@@ -38,6 +38,7 @@ _VOLATILE = [  # (pattern, placeholder), in order
      "<measured speed against>"),
     (re.compile(r"\b\d{12,}\b"), "<id>"),  # an object's id() (a KeyError of a dict keyed by one)
     (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp<random>"),  # tempfile's names
+    (re.compile(r"\bimage \d+\b"), "image <n>"),  # which of 06's freshly drawn images shows a mistake first
     # a NumPy array's values, drawn afresh each run (a dataset's image), however many lines
     (re.compile(r"array\(\[[\[\]\d\s,.eE+-]*\](?:, dtype=\w+)?\)"), "array(<values>)"),
     # TorchScript's traceback in a quoted error, cut where the kit's folder's length puts the cut
