@@ -100,16 +100,20 @@ def chosen_lessons(root: Path, names: list[str] | None) -> list[Lesson]:
     return [get_lesson(root, name) for name in names or ()] or all_lessons(root)
 
 
+def mutant_constant(mutant: Path, name: str) -> str | None:
+    """A mutant's module-level ``NAME = "..."`` (its TARGET, EXPECT or VARIES), read, not imported."""
+    for node in ast.parse(mutant.read_text(encoding="utf-8"), filename=str(mutant)).body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.Constant)):
+            return str(node.value.value)
+    return None
+
+
 def mutant_target(mutant: Path, lesson: Lesson) -> str:
     """The module stem a mutant replaces names in: its TARGET = "stem", or the lesson's only module."""
-    tree = ast.parse(mutant.read_text(encoding="utf-8"), filename=str(mutant))
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "TARGET" for t in node.targets)
-            and isinstance(node.value, ast.Constant)
-        ):
-            return str(node.value.value)
+    target = mutant_constant(mutant, "TARGET")
+    if target is not None:
+        return target
     stems = lesson.modules("solutions")
     if len(stems) != 1:
         raise KitError(

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.lessons import KitError, Lesson, chosen_lessons, mutant_target
+from grader.lessons import KitError, Lesson, chosen_lessons, mutant_constant, mutant_target
 from grader.authoring import transcripts
 from grader.authoring.twins import check_trees
 from grader.results import Outcome, RunResult, TestResult
@@ -196,12 +196,10 @@ def named(run: Run) -> bool:
 def expectation(path: Path) -> str | None:
     """A mutant's module-level ``EXPECT = r"..."``: the words a learner who made this mistake
     must see in a failure (a regex), or None. Read, not imported."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["EXPECT"]
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-            re.compile(node.value.value)
-            return node.value.value
-    return None
+    expect = mutant_constant(path, "EXPECT")
+    if expect is not None:
+        re.compile(expect)
+    return expect
 
 
 def _doc(path: Path) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -137,3 +138,16 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         "===================================== TODO =====================================",
         "TODO: g (exercises/01_basics/basics.py:9) is not implemented yet  (1 test waits on it)",
     ]
+
+
+def test_a_mutant_whose_messages_vary_is_named_with_why_and_not_recorded(tmp_path):
+    steady, varying = tmp_path / "steady.py", tmp_path / "varying.py"
+    steady.write_text('"""Returns one."""\n')
+    varying.write_text('"""Picks a file at random."""\n\nVARIES = "it picks a file at random"\n')
+    lesson = SimpleNamespace(name="06_dataloader", root=tmp_path)
+    failing = "==== FAILURES ====\n____ test_a ____\nds[0] gave the wrong image\n"
+    text = transcripts.transcript(lesson, "", [(steady, failing), (varying, failing)])
+    found = runs(text)
+    assert found["mutants/steady.py: Returns one."] == failing.strip()
+    assert found["mutants/varying.py: Picks a file at random."] == (
+        "(not recorded: what it prints varies from run to run: it picks a file at random)")

@@ -1,5 +1,7 @@
 """The seed's ImageDirectoryDataset (typos fixed): unsorted glob, a random file whatever the index, BGR numpy arrays."""
 
+VARIES = "it picks a file at random from a glob whose order is the file system's"
+
 import glob
 import os
 import random
