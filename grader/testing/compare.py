@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from contextlib import contextmanager
@@ -31,7 +32,8 @@ def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool 
     """``torch.testing.assert_close`` (dtype, shape, device, values), prefixed with `what`.
 
     `what` names the call, e.g. ``"stable_softmax(x, dim=1) for x of shape (3, 4)"``, so the
-    learner reads which call went wrong before torch's "Mismatched elements: 3 / 8 ..." lines.
+    learner reads which call went wrong before what is off ("3 of 8 values differ; the worst is
+    at index (0, 2): got nan, expected 0.25."): torch decides, the kit tells it.
     NaN equals NaN by default: the lessons match torch's behaviour, NaNs included.
     `explain`, called only on a failure, returns the pitfall behind it and its fix when the
     result has that pitfall's signature, else "": its words follow torch's.
@@ -56,20 +58,24 @@ def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool 
         with _no_dtensor_import():
             torch.testing.assert_close(actual, expected, equal_nan=equal_nan, **kwargs)
     except AssertionError as exc:
-        message = _in_our_words(str(exc), what)
+        message = _in_our_words(str(exc), what, actual, expected, {"equal_nan": equal_nan, **kwargs})
     else:
         return
     raise AssertionError(message)  # outside `except`: no chained traceback
 
 
-def _in_our_words(message: str, what: str) -> str:
-    """torch's assert_close message after `what`: the item of a mapping or sequence it is about
-    named there ("..., at '0.weight':"), a mismatch of keys said in one line, an empty list of
-    keys left out. torch adds no `msg` to a mismatch of keys or lengths: `what` is added here."""
-    item = re.search(r"\n\nThe failure occurred for item (\S+)$", message)
+def _in_our_words(message: str, what: str, actual, expected, tolerance: dict) -> str:
+    """torch's assert_close verdict told in the kit's words after `what`: which side is the
+    learner's ("got ..., expected ...", not "returned": what is compared may be an argument
+    after the call), the worst element's index and both values, and by how much it is off
+    against how much is allowed there. The item of a mapping or sequence it is about is named
+    ("..., at '0.weight':"), a mismatch of keys said in one line. What this cannot read from the
+    data (a layout, a complex value) keeps torch's words."""
+    item = re.search(r"\n\nThe failure occurred for item (.+)$", message)
     if item:
         message = message[:item.start()]
         path = item.group(1)  # ['0.weight'], [2], ['state'][0]
+        actual, expected = _item(actual, path), _item(expected, path)
         one = re.fullmatch(r"\[([^\[\]]+)\]", path)
         if one:  # a key as it is ('0.weight'), a position as "item 2"
             path = one.group(1) if one.group(1)[0] in "'\"" else f"item {one.group(1)}"
@@ -80,7 +86,87 @@ def _in_our_words(message: str, what: str) -> str:
         missing, extra = keys.groups()
         message = "The keys differ: " + "; ".join(
             f"{said} {names}" for said, names in (("missing", missing), ("not expected", extra)) if names != "[]")
+    else:
+        try:
+            message = _told(message, actual, expected, tolerance) or message
+        except Exception:  # noqa: BLE001 (an object the data cannot be read from keeps torch's words)
+            pass
     return f"{what}:\n{message}"
+
+
+def _item(container, path: str):
+    """The element of `container` that torch's "item ['state'][0]" names, or None."""
+    try:
+        for key in re.findall(r"\[((?:'(?:[^'\\]|\\.)*')|(?:\"(?:[^\"\\]|\\.)*\")|-?\d+)\]", path):
+            container = container[ast.literal_eval(key)]
+    except Exception:  # noqa: BLE001 (a path this cannot follow: torch's words are kept)
+        return None
+    return container
+
+
+def _told(message: str, actual, expected, tolerance: dict) -> str | None:
+    """The kit's words for torch's `message` about `actual` against `expected`, or None."""
+    attribute = re.match(r"The values for attribute '(\w+)' do not match", message)
+    if attribute and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
+        said = {"shape": lambda t: f"shape {tuple(t.shape)}", "dtype": lambda t: _dtype(t.dtype),
+                "device": lambda t: f"a tensor on {t.device}"}.get(attribute.group(1))
+        return f"got {said(actual)}; expected {said(expected)}." if said else None
+    if re.match(r"The \(d\)types do not match", message):
+        return f"got {actual!r} ({type(actual).__name__}); expected {expected!r} ({type(expected).__name__})."
+    if message.startswith(("Tensor-likes are not", "Scalars are not")):
+        return _values(actual, expected, tolerance)
+    return None
+
+
+def _values(actual, expected, tolerance: dict) -> str | None:
+    """Values that differ: how many, and the worst one (a NaN or an infinity where the other
+    side has none first, else the largest difference), with both values and what is allowed."""
+    a, e = (torch.as_tensor(v).detach().cpu() for v in (actual, expected))
+    if a.shape != e.shape or a.is_complex() or e.is_complex() or a.is_sparse or e.is_sparse:
+        return None
+    exact = not (a.is_floating_point() or e.is_floating_point())
+    rtol, atol = (0.0, 0.0) if exact else (tolerance.get("rtol"), tolerance.get("atol"))
+    if rtol is None or atol is None:
+        rtol, atol = _comparison.default_tolerances(a, e)
+    a64, e64 = a.to(torch.float64), e.to(torch.float64)
+    wrong = ~torch.isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=tolerance.get("equal_nan", True))
+    if not wrong.any():
+        return None
+    gap = (a64 - e64).abs().nan_to_num(nan=float("inf")).where(wrong, -1.0)  # a NaN against a number: the worst
+    at = tuple(int(i) for i in torch.unravel_index(gap.argmax(), a.shape)) if a.dim() else ()
+    mine, theirs = a[at].item(), e[at].item()
+    got, want = _pair(mine, theirs)
+    off = None if isinstance(mine, bool) else abs(mine - theirs)
+    allowed = atol + rtol * abs(theirs)
+    how = ""
+    if off is not None and off == off and off != float("inf"):
+        how = f" (off by {off:.4g}; allowed {allowed:.2g})" if allowed else f" (off by {off:.4g})"
+    if a.numel() == 1:
+        return f"got {got}{f' at index {at}' if at else ''}; expected {want}{how}."
+    if int(wrong.sum()) == 1:
+        return f"1 of {a.numel()} values differs, at index {at}: got {got}, expected {want}{how}."
+    return f"{int(wrong.sum())} of {a.numel()} values differ; the worst is at index {at}: got {got}, expected {want}{how}."
+
+
+def _pair(mine, theirs) -> tuple[str, str]:
+    """Both values with as many significant digits as it takes to tell them apart (5 at least),
+    a float always written as one (2.0, not 2)."""
+    if not (isinstance(mine, float) or isinstance(theirs, float)):
+        return str(mine), str(theirs)
+    for digits in range(5, 18):
+        got, want = (_float(v, digits) for v in (mine, theirs))
+        if got != want:
+            break
+    return got, want
+
+
+def _float(value: float, digits: int) -> str:
+    text = f"{value:.{digits}g}"
+    return text if any(c in text for c in ".ein") else f"{text}.0"
+
+
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 def fail(message: str) -> None:
@@ -156,4 +242,4 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
 def describe(t: torch.Tensor) -> str:
     """A short description of a tensor for failure messages: shape, dtype, layout."""
     layout = "" if t.is_contiguous() else ", non-contiguous"
-    return f"shape {tuple(t.shape)}, {str(t.dtype).removeprefix('torch.')}{layout}"
+    return f"shape {tuple(t.shape)}, {_dtype(t.dtype)}{layout}"

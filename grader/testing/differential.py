@@ -97,7 +97,7 @@ def _compare_grads(got, want, mine, theirs, what, tolerance, weighted) -> None:
         if isinstance(b, torch.Tensor) and b.grad is not None:
             which = "its tensor input" if graded == 1 else f"its argument {number + 1}"
             assert_close(a.grad, b.grad, what=f"the gradient of {what}{summed} with respect to {which} "
-                                              "(actual: yours, expected: PyTorch's)",
+                                              "(got: yours, expected: PyTorch's)",
                          **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})))
 
 
