@@ -18,7 +18,8 @@
 - any other error: the error alone, without the frames of the tests or the kit.
 
 So every failure is told in one style, the kit's: no frame of tests/ or grader/ and no chained
-exception reaches the learner. A property test's failing example follows the message.
+exception reaches the learner. A property test's failing example follows the message, on one line
+(left out when it is too large to read there).
 
 The result rides on the report as ``report.kata_failure`` (a grader.results.Failure), where
 the recorder and the terminal summary read it.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import linecache
+import re
 import sys
 from pathlib import Path
 
@@ -95,7 +97,8 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
         return Failure(None, exception, message, at), message
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
     # hypothesis's note names the example that failed: the input, which the learner needs
-    examples = [_example(note) for note in getattr(exc, "__notes__", ()) if note.startswith(("Falsifying", "Failing"))]
+    examples = [example for note in getattr(exc, "__notes__", ()) if note.startswith(("Falsifying", "Failing"))
+                if (example := _example(note))]
     handled = handled_error(exc)
     if frame is None and handled is not None:  # the kit's message for an error of the learner's line: that line
         inner = _last_frame_in(handled, code)
@@ -130,9 +133,34 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+EXAMPLE = "The example that failed: "  # what opens hypothesis's example in a message
+_EXAMPLE_SHOWN = 240  # characters: a few short tensors on one line; a larger one is a wall of numbers
+
+
 def _example(note: str) -> str:
-    """hypothesis's note on the failing example, without the `lesson` fixture's module repr."""
-    return "\n".join(line for line in note.splitlines() if not line.strip().startswith("lesson=<module "))
+    """hypothesis's note on the failing example as one line of the input it drew, without the
+    test's call around it or the `lesson` fixture: "The example that failed: (tensor([1., 2.]), 0)".
+    An example too large to read on a line is left out: the kit's message names its shape."""
+    lines = note.splitlines()[1:]  # "Failing test case: test_softmax(" opens the call
+    arguments = [line.strip() for line in lines if line.strip() not in ("", ")")]
+    arguments = [a.removesuffix(",") for a in _joined(arguments) if not a.startswith("lesson=<module ")]
+    if len(arguments) == 1:  # the test's one parameter (`case=`): its name is the test's, not the lesson's
+        arguments = [arguments[0].split("=", 1)[-1]]
+    shown = re.sub(r"\s+", " ", ", ".join(arguments)).replace("[ ", "[").replace("( ", "(")
+    if not shown or len(shown) > _EXAMPLE_SHOWN:
+        return ""
+    return f"{EXAMPLE}{shown}"
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """hypothesis's argument lines, each argument whole (a tensor's repr spans lines)."""
+    arguments: list[str] = []
+    for line in lines:
+        if arguments and not re.match(r"\w+=", line):
+            arguments[-1] += " " + line
+        else:
+            arguments.append(line)
+    return arguments
 
 
 def _without_introspection(message: str) -> str:

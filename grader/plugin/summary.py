@@ -2,13 +2,14 @@
 stopped by its time limit (a loop, as a rule) or waiting on one, and at the end each TODO and
 each loop once, with how many tests wait on it, and where to start. A failure that many tests
 share is shown in full once, with how many tests share it and their names; the others get no
-section of their own. Failures are the same when they are the same error at the same line of the
-learner's code (the kit's message for it included), or the same message, once numbers, the
+section of their own. Failures are the same when they are the same error at the same line of
+the learner's code (the kit's message for it included), or the same message, once numbers, the
 tests' parameters (the parts of their ids in brackets, but a name of the learner's module) and
 a property test's example are left out: a message that differs only in a size, a tolerance or
-a dtype is one failure to the learner. At the end, each reason tests were skipped for, once,
-with a count; and when every test run passes, whether that was a whole lesson and where to go
-next."""
+a dtype is one failure to the learner. A line of advice that an earlier section gave word for
+word (a pitfall and its fix, seen on another input) points there instead of being told again.
+At the end, each reason tests were skipped for, once, with a count; and when every test run
+passes, whether that was a whole lesson and where to go next."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ _STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
 class _Shown:
     """A failure's text (``str``, what the results record) and what the terminal shows of it."""
 
-    def __init__(self, text: str, group: list[str], name: str) -> None:
+    def __init__(self, text: str, group: list[str], name: str, advised: dict[str, str]) -> None:
         self.text, self.group, self.name = text, group, name  # group: the tests that share it, in order
+        self.advised = advised  # {a line of advice: the first test whose section shows it}, the session's
 
     def __str__(self) -> str:
         return self.text
@@ -51,7 +53,11 @@ class _Shown:
         if self.repeated:  # (where a report is shown alone)
             tw.line(f"The same failure as {first} (shown above).")
             return
-        tw.line(self.text)
+        opening, *rest = self.text.splitlines() or [""]
+        tw.line(opening)
+        for line in rest:
+            first_told = self.advised.get(line) if _advice(line) else None
+            tw.line(line if first_told in (None, self.name) else f"(The same advice as for {first_told}, above.)")
         if others:
             names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             tw.line(f"(The same failure in {len(others)} more test{'s' if len(others) > 1 else ''}: {names}.)")
@@ -63,6 +69,7 @@ class _SharedFailures:
     def __init__(self) -> None:
         self.groups: dict[tuple, list[str]] = {}
         self.parameters: tuple[str, ...] | None = None  # every test's, once the first has run
+        self.advised: dict[str, str] = {}  # each line of advice: the first test whose section shows it
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -107,13 +114,29 @@ class _SharedFailures:
             self.groups.setdefault(key, group)
         name = report.nodeid.split("::", 1)[-1]
         group.append(name)
-        report.longrepr = _Shown(text, group, name)
+        if len(group) == 1:  # a section of its own, shown in this order: advice is told in the first
+            for line in text.splitlines()[1:]:
+                if _advice(line):
+                    self.advised.setdefault(line, name)
+        report.longrepr = _Shown(text, group, name, self.advised)
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # dim=-1 and dim=0 alike
 _NAME = re.compile(r"[A-Za-z_][\w.]*")  # a parameter's id that is a name: float32, k1, sliced (a shape is values)
 _VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)")
-_EXAMPLE = re.compile(r"^(?:Falsifying|Failing) ", re.MULTILINE)  # hypothesis's notes
+# A line of the kit's advice that another failure can share word for word (a pitfall and its fix):
+# long, not indented (a line of code), and not an error's own line (which is what went wrong).
+_ADVICE = re.compile(r"^(?![ \t]|\w+(?:Error|Exception|Warning): )(?!.*: in \w+$).{100,}$")
+
+
+# What a comparison saw (grader.testing.compare's words): an observation of this failure, not advice.
+_OBSERVED = re.compile(r"^(?:\d+ of \d+ values differs?\b|got )")
+
+
+def _advice(line: str) -> bool:
+    return bool(_ADVICE.match(line)) and not _OBSERVED.match(line) and not line.startswith(failures.EXAMPLE)
+
+_EXAMPLE = re.compile(rf"^(?:Falsifying |Failing |{failures.EXAMPLE})", re.MULTILINE)  # hypothesis's example
 
 
 def _alike(text: str, parameters: tuple[str, ...]) -> str:

@@ -357,6 +357,33 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
         assert leak not in out, out
 
 
+def test_advice_two_different_failures_share_is_told_in_the_first_and_pointed_to_after(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return x * k", "return x * (k + 1)"))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        ADVICE = "This is scaling by k + 1: the factor is k itself, so scale(n) is n * k; check the factor, not the input."
+
+
+        def test_scale_of_two(lesson):
+            if lesson.scale(2) != 4:
+                pytest.fail(f"scale(2) gave {lesson.scale(2)}; expected 4\\n{ADVICE}", pytrace=False)
+
+
+        def test_scale_of_a_list(lesson):
+            if lesson.scale([1]) != [1, 1]:
+                pytest.fail(f"scale([1]) gave a list of {len(lesson.scale([1]))}; expected two\\n{ADVICE}", pytrace=False)
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=2)
+    result.stdout.fnmatch_lines([
+        "*test_scale_of_two*", "scale(2) gave 6; expected 4", "This is scaling by k + 1:*",
+        "*test_scale_of_a_list*", "scale([1]) gave a list of 3; expected two",
+        "(The same advice as for test_scale_of_two, above.)",
+    ])
+    assert result.stdout.str().count("This is scaling by k + 1") == 1
+
+
 def test_a_property_tests_failure_names_its_example_without_the_lesson_module(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a + b + (a > 2)"))
     (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
@@ -371,8 +398,19 @@ def test_a_property_tests_failure_names_its_example_without_the_lesson_module(ki
     """))
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=1)
-    result.stdout.fnmatch_lines(["add(3, 1) gave 5", "Failing test case: test_add(", "    a=3,", ")"])
+    result.stdout.fnmatch_lines(["add(3, 1) gave 5", "The example that failed: 3"])
     assert "lesson=<module" not in result.stdout.str()
+
+
+def test_a_property_tests_example_is_one_line_of_its_input_or_left_out_when_too_large_to_read():
+    from grader.plugin.failures import _example
+
+    note = "Failing test case: test_logsumexp(\n    case=(tensor([ 2.1423e-01, -1.0000e+03], dtype=torch.float16), 0),\n)"
+    assert _example(note) == "The example that failed: (tensor([2.1423e-01, -1.0000e+03], dtype=torch.float16), 0)"
+    note = "Falsifying example: test_x(\n    lesson=<module 'x' from '/a/x.py'>,\n    shapes=((2, 3), (3,)),\n    dim=-1,\n)"
+    assert _example(note) == "The example that failed: shapes=((2, 3), (3,)), dim=-1"  # two: named
+    wall = ",\n".join(["              [5.0000e+02, 5.0000e+02, 5.0000e+02, 5.0000e+02]"] * 8)
+    assert _example(f"Failing test case: test_softmax(\n    case=(tensor([[\n{wall}]]), -1),\n)") == ""
 
 
 def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it_fails(kit):
