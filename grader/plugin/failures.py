@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import pitfalls
 from grader.plugin.loops import TIMEOUT_S, LoopReached, timed_out, waiting
 from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
 from grader.plugin.todo import Todo, worker_traceback
@@ -116,7 +117,8 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
         return Failure(kind, exception, worker.error, at), "\n".join([_learners_frames(exc, code, config, worker), *examples])
     error = _error(exc)
     told = _learners_frames(exc, code, config) if frame is not None else error
-    return Failure(kind, exception, error, at), "\n".join([told, *examples])
+    pitfall = pitfalls.named(exc)  # a cause the error alone names for certain
+    return Failure(kind, exception, error, at), "\n".join([told, *([pitfall] if pitfall else []), *examples])
 
 
 def handled_error(exc: BaseException) -> BaseException | None:
@@ -134,13 +136,13 @@ def _error(exc: BaseException) -> str:
 
 
 EXAMPLE = "The example that failed: "  # what opens hypothesis's example in a message
-_EXAMPLE_SHOWN = 240  # characters: a few short tensors on one line; a larger one is a wall of numbers
+_EXAMPLE_SHOWN = 500  # characters: a few small tensors on a line or two; a larger one is a wall of numbers
 
 
 def _example(note: str) -> str:
     """hypothesis's note on the failing example as one line of the input it drew, without the
     test's call around it or the `lesson` fixture: "The example that failed: (tensor([1., 2.]), 0)".
-    An example too large to read on a line is left out: the kit's message names its shape."""
+    An example too large to read is left out."""
     lines = note.splitlines()[1:]  # "Failing test case: test_softmax(" opens the call
     arguments = [line.strip() for line in lines if line.strip() not in ("", ")")]
     arguments = [a.removesuffix(",") for a in _joined(arguments) if not a.startswith("lesson=<module ")]

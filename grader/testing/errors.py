@@ -14,6 +14,7 @@ from typing import Callable, Iterator
 
 import pytest
 
+from grader import pitfalls
 from grader.testing.compare import fail
 
 
@@ -107,7 +108,8 @@ def reported(what: str) -> Iterator[None]:
 
 def raised(what: str, exc: BaseException) -> str:
     """"`what` raised TypeError('...')", then the learner's lines that raised it (file:line, the
-    function, its source line), outermost first."""
+    function, its source line), outermost first, and the pitfall the error names, if any
+    (grader.pitfalls)."""
     frames = _learners_frames(exc)
     lines = [f"{what} raised {type(exc).__name__}({str(exc)!r})" + (":" if frames else ".")]
     for path, line, function in frames:
@@ -115,7 +117,8 @@ def raised(what: str, exc: BaseException) -> str:
         source = linecache.getline(path, line).strip()
         if source:
             lines.append(f"    {source}")
-    return "\n".join(lines)
+    pitfall = pitfalls.named(exc)
+    return "\n".join([*lines, pitfall] if pitfall else lines)
 
 
 # Where no learner's code lives: Python's own library, the installed packages, the grader.
