@@ -55,9 +55,14 @@ class _Shown:
             return
         opening, *rest = self.text.splitlines() or [""]
         tw.line(opening)
+        pointed = None  # the test the last line pointed to: lines in a row told there make one pointer
         for line in rest:
             first_told = self.advised.get(line) if _advice(line) else None
-            tw.line(line if first_told in (None, self.name) else f"(The same advice as for {first_told}, above.)")
+            if first_told in (None, self.name):
+                tw.line(line)
+            elif first_told != pointed:
+                tw.line(f"(As told under {first_told} above: \"{_opening(line)}\")")
+            pointed = first_told if first_told not in (None, self.name) else None
         if others:
             names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             tw.line(f"(The same failure in {len(others)} more test{'s' if len(others) > 1 else ''}: {names}.)")
@@ -123,18 +128,28 @@ class _SharedFailures:
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # dim=-1 and dim=0 alike
 _NAME = re.compile(r"[A-Za-z_][\w.]*")  # a parameter's id that is a name: float32, k1, sliced (a shape is values)
-_VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)")
+_VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)"
+                     r"|(?<=shape )\(\)")  # a 0-d tensor's shape is a size too
 # A line of the kit's advice that another failure can share word for word (a pitfall and its fix):
 # long, not indented (a line of code), and not an error's own line (which is what went wrong).
-_ADVICE = re.compile(r"^(?![ \t]|\w+(?:Error|Exception|Warning): )(?!.*: in \w+$).{100,}$")
+_ADVICE = re.compile(r"^(?![ \t(]|\w+(?:Error|Exception|Warning): )(?!.*: in \w+$).{100,}$")
 
 
 # What a comparison saw (grader.testing.compare's words): an observation of this failure, not advice.
-_OBSERVED = re.compile(r"^(?:\d+ of \d+ values differs?\b|got )")
+_OBSERVED = re.compile(r"^(?:values that differ: |got )")
 
 
 def _advice(line: str) -> bool:
     return bool(_ADVICE.match(line)) and not _OBSERVED.match(line) and not line.startswith(failures.EXAMPLE)
+
+
+def _opening(line: str) -> str:
+    """The first words of a line, enough to find it above: to its first stop, or eight words."""
+    stop = re.match(r"^.{12,60}?[:.;](?=\s)", line)
+    if stop:
+        return stop.group() + " ..."
+    words = line.split()
+    return " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
 
 _EXAMPLE = re.compile(rf"^(?:Falsifying |Failing |{failures.EXAMPLE})", re.MULTILINE)  # hypothesis's example
 

@@ -140,29 +140,34 @@ def _values(actual, expected, tolerance: dict) -> str | None:
     allowed = atol + rtol * abs(theirs)
     how = ""
     if off is not None and off == off and off != float("inf"):
-        how = f" (off by {off:.4g}; allowed {allowed:.2g})" if allowed else f" (off by {off:.4g})"
-    if a.numel() == 1:
-        return f"got {got}{f' at index {at}' if at else ''}; expected {want}{how}."
-    if int(wrong.sum()) == 1:
-        return f"1 of {a.numel()} values differs, at index {at}: got {got}, expected {want}{how}."
-    return f"{int(wrong.sum())} of {a.numel()} values differ; the worst is at index {at}: got {got}, expected {want}{how}."
+        how = f" (off by {_plain(off, 4)}; allowed {_plain(allowed, 2)})" if allowed else f" (off by {_plain(off, 4)})"
+    if a.numel() == 1:  # the call's line names the shape: one value needs no index
+        return f"got {got}; expected {want}{how}."
+    # The same words whatever the count: a failure on 1 value and one on 3 read alike, and group.
+    return f"values that differ: {int(wrong.sum())} of {a.numel()}; the worst is at index {at}: got {got}, expected {want}{how}."
 
 
 def _pair(mine, theirs) -> tuple[str, str]:
-    """Both values with as many significant digits as it takes to tell them apart (5 at least),
-    a float always written as one (2.0, not 2)."""
+    """Both values with the digits it takes to tell them apart and show by how much they differ
+    (5 significant at least, and every digit before the point), a float always written as one
+    (2.0, not 2)."""
     if not (isinstance(mine, float) or isinstance(theirs, float)):
         return str(mine), str(theirs)
+    gap = mine - theirs
     for digits in range(5, 18):
-        got, want = (_float(v, digits) for v in (mine, theirs))
-        if got != want:
+        got, want = _plain(mine, digits, point=True), _plain(theirs, digits, point=True)
+        shown = float(got) - float(want)
+        if got != want and (gap != gap or abs(gap) == float("inf") or abs(shown - gap) <= 0.1 * abs(gap)):
             break
     return got, want
 
 
-def _float(value: float, digits: int) -> str:
-    text = f"{value:.{digits}g}"
-    return text if any(c in text for c in ".ein") else f"{text}.0"
+def _plain(value: float, digits: int, point: bool = False) -> str:
+    """`value` with `digits` significant digits, and below 1e9 every digit before the point and
+    two after it (10000.69, not 1e+04 or 10001); `point`: a whole number as a float (2.0)."""
+    whole = len(str(int(abs(value)))) + 2 if value == value and 1 <= abs(value) < 1e9 else 0
+    text = f"{value:.{max(digits, whole)}g}"
+    return text if not point or any(c in text for c in ".ein") else f"{text}.0"
 
 
 def _dtype(dtype: torch.dtype) -> str:

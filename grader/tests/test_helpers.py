@@ -207,7 +207,7 @@ def test_the_source_check_of_what_reaches_past_the_code_leaves_honest_code_and_t
 
 
 def test_assert_close_says_what_was_called_and_by_how_much():
-    with pytest.raises(AssertionError, match=r"^f\(x\) for x of shape \(2,\):\n1 of 2 values differs, at index \(1,\)"):
+    with pytest.raises(AssertionError, match=r"^f\(x\) for x of shape \(2,\):\nvalues that differ: 1 of 2; the worst is at index \(1,\)"):
         assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]), what="f(x) for x of shape (2,)")
     with pytest.raises(AssertionError, match="did the function forget to `return`"):
         assert_close(None, torch.tensor([1.0]), what="f(x)")
@@ -220,20 +220,28 @@ _NAN, _INF = float("nan"), float("inf")
 
 
 @pytest.mark.parametrize(("actual", "expected", "told"), [
-    (torch.tensor(0.6931), torch.tensor(1000.6931), "got 0.6931; expected 1000.7 (off by 1000; allowed 0.0013)."),
+    (torch.tensor(0.6931), torch.tensor(1000.6931), "got 0.6931; expected 1000.69 (off by 1000; allowed 0.0013)."),
     (1.0, 2.0, "got 1.0; expected 2.0 (off by 1; allowed 1.3e-05)."),
     (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]),
-     "1 of 2 values differs, at index (1,): got 2.0, expected 3.0 (off by 1; allowed 1.4e-05)."),
+     "values that differ: 1 of 2; the worst is at index (1,): got 2.0, expected 3.0 (off by 1; allowed 1.4e-05)."),
     (torch.tensor([[0.0, _NAN], [1.0, 9.0]]), torch.tensor([[0.5, 0.25], [1.0, 2.0]]),  # a NaN before a larger gap
-     "3 of 4 values differ; the worst is at index (0, 1): got nan, expected 0.25."),
-    (torch.tensor([_INF, 1.0]), torch.tensor([2.0, 1.0]), "1 of 2 values differs, at index (0,): got inf, expected 2.0."),
-    (torch.tensor([1, 2]), torch.tensor([1, 3]), "1 of 2 values differs, at index (1,): got 2, expected 3 (off by 1)."),
-    (torch.tensor([True]), torch.tensor([False]), "got True at index (0,); expected False."),
+     "values that differ: 3 of 4; the worst is at index (0, 1): got nan, expected 0.25."),
+    (torch.tensor([_INF, 1.0]), torch.tensor([2.0, 1.0]), "values that differ: 1 of 2; the worst is at index (0,): got inf, expected 2.0."),
+    (torch.tensor([1, 2]), torch.tensor([1, 3]), "values that differ: 1 of 2; the worst is at index (1,): got 2, expected 3 (off by 1)."),
+    (torch.tensor([True]), torch.tensor([False]), "got True; expected False."),
+    # every digit before the point: 10000.69 is the shift plus log 2, not "1e+04" or "10001"
+    (torch.tensor([0.6931, 0.0]), torch.tensor([10000.6931, 0.0]),
+     "values that differ: 1 of 2; the worst is at index (0,): got 0.6931, expected 10000.69 (off by 10000; allowed 0.013)."),
+    (torch.tensor(3.0), torch.tensor(196608.0), "got 3.0; expected 196608.0 (off by 196605; allowed 0.26)."),  # 3 * 65536
+    # digits enough that the values shown differ by about what "off by" says
+    (torch.tensor(-0.13333325, dtype=torch.float64), torch.tensor(-0.1333335, dtype=torch.float64),
+     "got -0.13333325; expected -0.1333335 (off by 2.5e-07; allowed 1.1e-07)."),
     (torch.ones(4, 4), torch.ones(4), "got shape (4, 4); expected shape (4,)."),
     (torch.ones(2), torch.ones(2, dtype=torch.float16), "got float32; expected float16."),
     (1, 2.0, "got 1 (int); expected 2.0 (float)."),
     (torch.tensor([1.0000001]), torch.tensor([1.0]), None),  # within float32's tolerance
-], ids=["scalar", "number", "one of two", "nan first", "inf", "int", "bool", "shape", "dtype", "type", "close"])
+], ids=["scalar", "number", "one of two", "nan first", "inf", "int", "bool", "large", "whole", "close digits",
+        "shape", "dtype", "type", "close"])
 def test_assert_close_says_which_side_is_the_learners_and_the_worst_element(actual, expected, told):
     """One float format for values and tolerances, the learner's value first, named as theirs:
     torch's "Tensor-likes are not close!" block never reaches the learner."""
@@ -241,10 +249,10 @@ def test_assert_close_says_which_side_is_the_learners_and_the_worst_element(actu
 
 
 def test_assert_close_names_the_item_and_the_keys_in_its_own_words():
-    with pytest.raises(AssertionError, match=r"^the parameters, at '0\.weight':\n2 of 2 values differ") as info:
+    with pytest.raises(AssertionError, match=r"^the parameters, at '0\.weight':\nvalues that differ: 2 of 2") as info:
         assert_close({"0.weight": torch.ones(2)}, {"0.weight": torch.zeros(2)}, what="the parameters")
     assert "failure occurred" not in str(info.value)
-    with pytest.raises(AssertionError, match=r"^the optimizer state, at 'param 0 exp_avg':\ngot 1.0 at index \(0, 0\); expected 0.0"):
+    with pytest.raises(AssertionError, match=r"^the optimizer state, at 'param 0 exp_avg':\ngot 1.0; expected 0.0"):
         assert_close({"param 0 exp_avg": torch.ones(1, 1)}, {"param 0 exp_avg": torch.zeros(1, 1)}, what="the optimizer state")
     with pytest.raises(AssertionError, match=r"^the state, at item 1:\n"):
         assert_close([torch.ones(1), torch.ones(1)], [torch.ones(1), torch.zeros(1)], what="the state")
@@ -413,7 +421,7 @@ def test_assert_close_keeps_torchs_dtensor_rule_once_dtensors_exist():
 
 
 def test_assert_close_explains_a_failure_only_when_the_explanation_matches():
-    with pytest.raises(AssertionError, match=r"^f\(x\):\n2 of 2 values differ.*\nThe pitfall: its fix\.$"):
+    with pytest.raises(AssertionError, match=r"^f\(x\):\nvalues that differ: 2 of 2.*\nThe pitfall: its fix\.$"):
         assert_close(torch.ones(2), torch.zeros(2), what="f(x)", explain=lambda: "The pitfall: its fix.")
     with pytest.raises(AssertionError) as plain:
         assert_close(torch.ones(2), torch.zeros(2), what="f(x)", explain=lambda: "")  # not that pitfall's signature
@@ -452,7 +460,7 @@ def test_a_pitfalls_signature_is_compared_as_data():
 
     assert same(torch.ones(2), torch.ones(2)) and not same(torch.ones(2), torch.zeros(2))
     assert mismatch(torch.ones(2), torch.ones(2), what="f(x)") is None
-    assert mismatch(torch.ones(2), torch.zeros(2), what="f(x)").startswith("f(x):\n2 of 2 values differ")
+    assert mismatch(torch.ones(2), torch.zeros(2), what="f(x)").startswith("f(x):\nvalues that differ: 2 of 2")
     assert raises_the_same(lambda: torch.ones(2) + torch.ones(3), _error_of(lambda: torch.ones(2) + torch.ones(3)))
     assert not raises_the_same(lambda: torch.ones(2) + torch.ones(2), ValueError("x"))
     with pytest.raises(pytest.fail.Exception, match="^the message$") as failed:
@@ -555,7 +563,7 @@ def test_assert_same_as_starts_each_message_with_the_call_as_given():
     what = f"my_softmax(x, dim=0) for x of {describe(x)}"
     with pytest.raises(AssertionError) as values:
         assert_same_as(lambda t: torch.softmax(t, 1), lambda t: torch.softmax(t, 0), x, what=what)
-    assert str(values.value).startswith(f"{what}:\n4 of 4 values differ")  # nothing appended to the call
+    assert str(values.value).startswith(f"{what}:\nvalues that differ: 4 of 4")  # nothing appended to the call
 
     def right_values_wrong_gradient(t):  # right values, a wrong gradient whose plain sum (0) is softmax's
         centred = t - t.mean(0, keepdim=True)
@@ -588,3 +596,19 @@ def test_assert_no_loop_lets_a_method_chosen_by_size_pass():
     # torch.cdist runs other ops past 25 points, each once: no op of the small size repeats.
     assert_no_loop(lambda n: lambda: torch.cdist(torch.rand(n, 3), torch.rand(n, 3)), 8, 64,
                    what="f(x)", unit="points", hint="-")
+
+
+def test_an_error_only_a_numpy_round_trip_raises_is_named_as_one_and_no_other_is():
+    from grader import pitfalls
+    from grader.testing.errors import raised
+
+    def through_numpy(t):
+        return torch.from_numpy(t.numpy())
+
+    for t in (torch.ones(2, dtype=torch.bfloat16), torch.ones(2, device="meta")):
+        error = _error_of(lambda: through_numpy(t))
+        assert raised("f(x)", error).endswith(pitfalls.PITFALLS[0].told)
+    assert pitfalls.named(_error_of(lambda: torch.from_numpy(torch.ones(2).numpy().sum()))) == pitfalls.PITFALLS[0].told
+    # .numpy() on a tensor that requires grad is 01's lesson, where converting is the job: not named
+    assert pitfalls.named(_error_of(lambda: torch.ones(2, requires_grad=True).numpy())) is None
+    assert pitfalls.named(TypeError("unsupported operand type(s) for +: 'int' and 'NoneType'")) is None

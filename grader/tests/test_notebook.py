@@ -121,3 +121,23 @@ def test_grade_never_raises_and_never_writes_stderr(graded_kit, capsys, monkeypa
     assert "FAIL  no tests for lesson 97_missing in" in out and "set KATA_ROOT" in out
     assert "call it from a notebook cell" in out
     assert "the grader itself failed (ZeroDivisionError: division by zero); tell your instructor" in out
+
+
+def test_the_instructors_guides_sample_reason_is_what_the_cell_prints_for_the_seeds_softmax(tmp_path):
+    """docs/INSTRUCTORS.md's sample grade-cell lines for 07's test_softmax_matches_torch are what
+    `reason` makes of the seed's naive softmax's failure."""
+    import json
+    import subprocess
+    import sys
+
+    from grader.tests.kits import ROOT
+
+    guide = (ROOT / "docs/INSTRUCTORS.md").read_text(encoding="utf-8")
+    sample = guide.split("FAIL  test_softmax_matches_torch\n", 1)[1].split("\nPASS  ", 1)[0]
+    report = tmp_path / "report.json"
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "solutions/07_stable", "-q",
+                    "--mutant=tests/07_stable/mutants/seed_unstable_softmax.py", "-k", "test_softmax_matches_torch",
+                    f"--kata-report={report}"], cwd=ROOT, capture_output=True, timeout=300)
+    run = RunResult.from_json(json.loads(report.read_text()))
+    [test] = [t for t in run.tests if t.nodeid.endswith("::test_softmax_matches_torch")]
+    assert reason(test).splitlines() == [line.removeprefix("      ") for line in sample.splitlines()]
