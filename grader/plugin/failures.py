@@ -105,10 +105,11 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
         inner = _last_frame_in(handled, code)
         at = where(inner, config) if inner else None
     if isinstance(exc, AssertionError) and frame is None and not str(exc).startswith("assert "):
-        message = "\n".join([_without_introspection(str(exc)), *examples])
+        told = _without_introspection(str(exc))
+        message = "\n".join([told, *(e for e in examples if _adds_to(told, e))])
         return Failure(kind, exception, message, at), message
     if isinstance(exc, pytest.fail.Exception) and not exc.pytrace:  # the kit's own words, alone
-        message = "\n".join([exc.msg, *examples])
+        message = "\n".join([exc.msg, *(e for e in examples if _adds_to(exc.msg, e))])
         return Failure(kind, exception, message, at), message
     worker = worker_traceback(exc, code)
     if worker is not None:  # the learner's line in the worker, and the worker's own error
@@ -152,6 +153,13 @@ def _example(note: str) -> str:
     if not shown or len(shown) > _EXAMPLE_SHOWN:
         return ""
     return f"{EXAMPLE}{shown}"
+
+
+def _adds_to(message: str, example: str) -> bool:
+    """Whether `example` says something the kit's `message` does not: a number it does not
+    name ("(10, 3)" after "... micro_batches=3) for N=10" says nothing new)."""
+    numbers = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+    return not set(numbers.findall(example.removeprefix(EXAMPLE))) <= set(numbers.findall(message))
 
 
 def _joined(lines: list[str]) -> list[str]:

@@ -144,12 +144,12 @@ def _advice(line: str) -> bool:
 
 
 def _opening(line: str) -> str:
-    """The first words of a line, enough to find it above: to its first stop, or eight words."""
+    """The first words of a line, enough to find it above: to its first stop, or about 50 characters."""
     stop = re.match(r"^.{12,60}?[:.;](?=\s)", line)
     if stop:
         return stop.group() + " ..."
-    words = line.split()
-    return " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
+    cut = re.match(r"^.{40,50}?(?=\s)", line)
+    return cut.group() + " ..." if cut else line
 
 _EXAMPLE = re.compile(rf"^(?:Falsifying |Failing |{failures.EXAMPLE})", re.MULTILINE)  # hypothesis's example
 
