@@ -612,3 +612,19 @@ def test_an_error_only_a_numpy_round_trip_raises_is_named_as_one_and_no_other_is
     # .numpy() on a tensor that requires grad is 01's lesson, where converting is the job: not named
     assert pitfalls.named(_error_of(lambda: torch.ones(2, requires_grad=True).numpy())) is None
     assert pitfalls.named(TypeError("unsupported operand type(s) for +: 'int' and 'NoneType'")) is None
+
+
+def test_autograds_and_nn_modules_refusals_are_named_with_their_fix():
+    from torch import nn
+
+    from grader import pitfalls
+
+    weight = torch.ones(2, requires_grad=True)
+    assert "torch.no_grad()" in pitfalls.named(_error_of(lambda: weight.add_(1)))
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(torch.ones(1))  # before super().__init__()
+
+    assert "super().__init__() first" in pitfalls.named(_error_of(Early))
+    assert pitfalls.named(_error_of(lambda: weight.detach().numpy()[5])) is None  # an IndexError: no pitfall
