@@ -36,7 +36,10 @@ _VOLATILE = [  # (pattern, placeholder), in order
     # a speed test's measured ratio in words (grader.testing.speed.plainly), not what it must reach
     (re.compile(r"\b(?:ran about as fast as|ran [\d.]+ times as fast as|took [\d.]+ times as long as)"),
      "<measured speed against>"),
-    (re.compile(r"\b\d{12,}\b"), "<id>"),  # an object's id() (a KeyError of a dict keyed by one)
+    # an object's id() (a KeyError of a dict keyed by one: 15 digits), not a float's fraction or a size
+    (re.compile(r"(?<![\d.])\b\d{14,}\b(?!\.\d)"), "<id>"),
+    # a float's repr past its fourth decimal, whose last digits may differ on another CPU
+    (re.compile(r"(\d\.\d{4})\d{5,}"), r"\1<more>"),
     (re.compile(r"\btmp[a-z0-9_]{8}\b"), "tmp<random>"),  # tempfile's names
     (re.compile(r"\bimage \d+\b"), "image <n>"),  # which of 06's freshly drawn images shows a mistake first
     # a NumPy array's values, drawn afresh each run (a dataset's image), however many lines

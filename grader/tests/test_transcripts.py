@@ -106,6 +106,7 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         "f was 3.52x slower than the baseline (12.5 ms against 3.6 ms) on <object at 0x7f3a2b1c9e80>",
         "in /tmp/kata-verify-abc/001/home, DataLoader worker (pid 4242) exited",
         "KeyError: 140318443690128",
+        "fit returned 0.6277624368667603 after 7 steps of a 1e-05 tolerance, for (1099511627776, 1)",
         "the folder holds ['ckpt.pt', 'tmpo52kcc9q.tmp'] and ds[13] returned array([[ 74, 245],",
         "       [ 85,   0]], dtype=uint8)",
         "f raised RuntimeError('The following operation failed in the TorchScript interpreter.\\nTraceback of "
@@ -132,6 +133,7 @@ def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path)
         "f was <ratio>x slower than the baseline (<time> against <time>) on <object at <address>>",
         "in <tmp>, DataLoader worker (pid <pid>) exited",
         "KeyError: <id>",
+        "fit returned 0.6277<more> after 7 steps of a 1e-05 tolerance, for (1099511627776, 1)",
         "the folder holds ['ckpt.pt', 'tmp<random>.tmp'] and ds[13] returned array(<values>)",
         "f raised RuntimeError('The following operation failed in the TorchScript interpreter. <traceback>').",
         # (a speed test's failure, which moves with the load, is left out)
