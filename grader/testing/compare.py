@@ -133,7 +133,7 @@ def _values(actual, expected, tolerance: dict) -> str | None:
     if not wrong.any():
         return None
     gap = (a64 - e64).abs().nan_to_num(nan=float("inf")).where(wrong, -1.0)  # a NaN against a number: the worst
-    at = tuple(int(i) for i in torch.unravel_index(gap.argmax(), a.shape)) if a.dim() else ()
+    at = _index(int(gap.argmax()), a.shape)
     mine, theirs = a[at].item(), e[at].item()
     got, want = _pair(mine, theirs)
     off = None if isinstance(mine, bool) else abs(mine - theirs)
@@ -145,6 +145,16 @@ def _values(actual, expected, tolerance: dict) -> str | None:
         return f"got {got}; expected {want}{how}."
     # The same words whatever the count: a failure on 1 value and one on 3 read alike, and group.
     return f"values that differ: {int(wrong.sum())} of {a.numel()}; the worst is at index {at}: got {got}, expected {want}{how}."
+
+
+def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    """The index of the `flat`-th element of a contiguous tensor of `shape` (torch.unravel_index
+    does this too, but its first call imports sympy: a quarter of a second on a failing run)."""
+    index = []
+    for size in reversed(shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return tuple(reversed(index))
 
 
 def _pair(mine, theirs) -> tuple[str, str]:

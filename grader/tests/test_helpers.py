@@ -628,3 +628,11 @@ def test_autograds_and_nn_modules_refusals_are_named_with_their_fix():
 
     assert "super().__init__() first" in pitfalls.named(_error_of(Early))
     assert pitfalls.named(_error_of(lambda: weight.detach().numpy()[5])) is None  # an IndexError: no pitfall
+
+
+def test_the_worst_elements_index_is_counted_row_major_as_torch_counts_it():
+    from grader.testing.compare import _index
+
+    x = torch.arange(24).reshape(2, 3, 4)
+    assert all(x[_index(int(i), x.shape)] == i for i in range(24))
+    assert _index(0, torch.Size([])) == ()
