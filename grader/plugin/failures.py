@@ -17,6 +17,9 @@
   and the error, never the frames of the tests, the kit or the libraries in between;
 - any other error: the error alone, without the frames of the tests or the kit.
 
+An error's own text is cut to the line a learner reads (grader.quoting): a library's page of
+overloads or its advice on debugging tools stays out.
+
 So every failure is told in one style, the kit's: no frame of tests/ or grader/ and no chained
 exception reaches the learner. A property test's failing example follows the message, on one line
 (left out when it is too large to read there).
@@ -39,6 +42,7 @@ from grader import pitfalls
 from grader.plugin.loops import TIMEOUT_S, LoopReached, timed_out, waiting
 from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
 from grader.plugin.todo import Todo, worker_traceback
+from grader.quoting import error_line
 from grader.results import Failure, Kind
 
 @pytest.hookimpl(wrapper=True)
@@ -116,7 +120,7 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
         path, line, _, _ = worker.frames[-1]
         at = f"{target(config).rel(path)}:{line}"
         return Failure(kind, exception, worker.error, at), "\n".join([_learners_frames(exc, code, config, worker), *examples])
-    error = _error(exc)
+    error = error_line(exc)
     told = _learners_frames(exc, code, config) if frame is not None else error
     pitfall = pitfalls.named(exc)  # a cause the error alone names for certain
     return Failure(kind, exception, error, at), "\n".join([told, *([pitfall] if pitfall else []), *examples])
@@ -128,12 +132,6 @@ def handled_error(exc: BaseException) -> BaseException | None:
     if not isinstance(exc, (AssertionError, pytest.fail.Exception)):
         return None
     return exc.__cause__ or exc.__context__
-
-
-def _error(exc: BaseException) -> str:
-    """The error's own line(s), as Python ends a traceback, without its notes (hypothesis's
-    example, which the message adds once, cleaned)."""
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 EXAMPLE = "The example that failed: "  # what opens hypothesis's example in a message
@@ -158,8 +156,10 @@ def _example(note: str) -> str:
 def _adds_to(message: str, example: str) -> bool:
     """Whether `example` says something the kit's `message` does not: a number it does not
     name ("(10, 3)" after "... micro_batches=3) for N=10" says nothing new)."""
-    numbers = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-    return not set(numbers.findall(example.removeprefix(EXAMPLE))) <= set(numbers.findall(message))
+    return not set(NUMBER.findall(example.removeprefix(EXAMPLE))) <= set(NUMBER.findall(message))
+
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # a number in a message: dim=-1, 0.5, 1e-05
 
 
 def _joined(lines: list[str]) -> list[str]:
@@ -194,7 +194,7 @@ def _learners_frames(exc: BaseException, code: tuple[Path, ...], config: pytest.
             lines += [f"{target(config).rel(path)}:{line}: in {name}", f"    {source}"]
         lines.append(worker.error)
     else:
-        lines.append(_error(exc))
+        lines.append(error_line(exc))
     return "\n".join(lines)
 
 

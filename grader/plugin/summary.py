@@ -22,6 +22,7 @@ import pytest
 from grader.lessons import LESSON_RE, all_lessons
 from grader.plugin import failures, untouched
 from grader.plugin.collection import tree_of
+from grader.quoting import OBSERVATIONS
 from grader.results import Kind
 
 # Per session: the lessons whose tests were collected, each as (its tree, whether every test
@@ -126,7 +127,6 @@ class _SharedFailures:
         report.longrepr = _Shown(text, group, name, self.advised)
 
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")  # dim=-1 and dim=0 alike
 _NAME = re.compile(r"[A-Za-z_][\w.]*")  # a parameter's id that is a name: float32, k1, sliced (a shape is values)
 _VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)"
                      r"|(?<=shape )\(\)")  # a 0-d tensor's shape is a size too
@@ -135,12 +135,8 @@ _VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:,
 _ADVICE = re.compile(r"^(?![ \t(]|\w+(?:Error|Exception|Warning): )(?!.*: in \w+$).{100,}$")
 
 
-# What a comparison saw (grader.testing.compare's words): an observation of this failure, not advice.
-_OBSERVED = re.compile(r"^(?:values that differ: |got )")
-
-
 def _advice(line: str) -> bool:
-    return bool(_ADVICE.match(line)) and not _OBSERVED.match(line) and not line.startswith(failures.EXAMPLE)
+    return bool(_ADVICE.match(line)) and not line.startswith((*OBSERVATIONS, failures.EXAMPLE))
 
 
 def _opening(line: str) -> str:
@@ -159,8 +155,8 @@ def _alike(text: str, parameters: tuple[str, ...]) -> str:
     tests' parameters, any number, or the contents of a list, a dict or a size."""
     # Numbers first, in the parameters too: float32, a parameter, and float64, which none of
     # the tests' ids names, are then one word.
-    text = _NUMBER.sub("<number>", _EXAMPLE.split(text, 1)[0].strip())
-    for parameter in dict.fromkeys(_NUMBER.sub("<number>", p) for p in parameters):  # whole words only
+    text = failures.NUMBER.sub("<number>", _EXAMPLE.split(text, 1)[0].strip())
+    for parameter in dict.fromkeys(failures.NUMBER.sub("<number>", p) for p in parameters):  # whole words only
         text = re.sub(rf"(?<![\w.]){re.escape(parameter)}(?![\w<])", "<parameter>", text)
     while True:  # lists, dicts and sizes of any length: ['part1.tar', 'part0.tar'], (4, 1, 2)
         text, count = _VALUES.subn("<values>", text)

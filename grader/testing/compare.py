@@ -11,6 +11,10 @@ from typing import Callable
 import torch
 from torch.testing import _comparison
 
+from grader.quoting import OBSERVATIONS
+
+DIFFER, GOT = OBSERVATIONS  # how a comparison opens what it saw (the plugin tells it from advice)
+
 # (rtol, atol) for results a correct implementation computes in a different order than the
 # reference: a few units in the last place of each dtype.
 _TOLERANCE = {
@@ -110,9 +114,9 @@ def _told(message: str, actual, expected, tolerance: dict) -> str | None:
     if attribute and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
         said = {"shape": lambda t: f"shape {tuple(t.shape)}", "dtype": lambda t: _dtype(t.dtype),
                 "device": lambda t: f"a tensor on {t.device}"}.get(attribute.group(1))
-        return f"got {said(actual)}; expected {said(expected)}." if said else None
+        return f"{GOT}{said(actual)}; expected {said(expected)}." if said else None
     if re.match(r"The \(d\)types do not match", message):
-        return f"got {actual!r} ({type(actual).__name__}); expected {expected!r} ({type(expected).__name__})."
+        return f"{GOT}{actual!r} ({type(actual).__name__}); expected {expected!r} ({type(expected).__name__})."
     if message.startswith(("Tensor-likes are not", "Scalars are not")):
         return _values(actual, expected, tolerance)
     return None
@@ -142,9 +146,9 @@ def _values(actual, expected, tolerance: dict) -> str | None:
     if off is not None and off == off and off != float("inf"):
         how = f" (off by {_plain(off, 4)}; allowed {_plain(allowed, 2)})" if allowed else f" (off by {_plain(off, 4)})"
     if a.numel() == 1:  # the call's line names the shape: one value needs no index
-        return f"got {got}; expected {want}{how}."
+        return f"{GOT}{got}; expected {want}{how}."
     # The same words whatever the count: a failure on 1 value and one on 3 read alike, and group.
-    return f"values that differ: {int(wrong.sum())} of {a.numel()}; the worst is at index {at}: got {got}, expected {want}{how}."
+    return f"{DIFFER}{int(wrong.sum())} of {a.numel()}; the worst is at index {at}: got {got}, expected {want}{how}."
 
 
 def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:

@@ -13,8 +13,9 @@ from typing import Callable
 
 import torch
 
-from grader.testing.compare import assert_close, describe, fail
-from grader.testing.errors import reported
+from grader.quoting import quoted
+from grader.testing.compare import assert_close, fail
+from grader.testing.errors import reported, returned
 
 # Gradients in half precision: each path rounds its intermediates (exp, the sum, the division)
 # to 11 (float16) or 8 (bfloat16) bits, and two correct orders differ by a few of those steps.
@@ -42,7 +43,7 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 (the counterpart's refusal is what to match)
-        refusal = f"PyTorch raises {type(exc).__name__}({str(exc)!r}) for this input"
+        refusal = f"PyTorch raises {quoted(exc)} for this input"
         try:
             got = actual(*mine, **kwargs)
         except NotImplementedError:
@@ -50,8 +51,8 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
         except type(exc):
             return None
         except Exception as wrong:  # noqa: BLE001
-            fail(f"{what} raised {type(wrong).__name__}({str(wrong)!r}); {refusal}")
-        fail(f"{what} returned {_short(got)}; {refusal}")
+            fail(f"{what} raised {quoted(wrong)}; {refusal}")
+        fail(f"{what} returned {returned(got)}; {refusal}")
     with reported(what):
         got = actual(*mine, **kwargs)
     assert_close(got, want, what=what, **(tolerance or {}))
@@ -92,19 +93,34 @@ def _compare_grads(got, want, mine, theirs, what, tolerance, weighted) -> None:
         summed = ", its entries weighted from 0.5 to 2.0 and summed,"
     (want.real if want.is_complex() else want).sum().backward()
     (got.real if got.is_complex() else got).sum().backward()
-    graded = sum(isinstance(b, torch.Tensor) and b.grad is not None for b in theirs)
+    names = _arguments(what)
     for number, (a, b) in enumerate(zip(mine, theirs)):
         if isinstance(b, torch.Tensor) and b.grad is not None:
-            which = "its tensor input" if graded == 1 else f"its argument {number + 1}"
+            # the name the call gives it ("logits"), or its place where it has none ("argument 2")
+            which = names[number] if number < len(names) and names[number].isidentifier() else f"argument {number + 1}"
             assert_close(a.grad, b.grad, what=f"the gradient of {what}{summed} with respect to {which} "
                                               "(got: yours, expected: PyTorch's)",
                          **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})))
 
 
-def _short(value) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"a tensor of {describe(value)}"
-    return repr(value)[:80]
+def _arguments(what: str) -> list[str]:
+    """The positional arguments of the call `what` opens with, as written: ["logits", "labels"]
+    for "softmax_cross_entropy(logits, labels) for ...", [] when it opens with no call."""
+    opening = what.find("(")
+    if opening < 0:
+        return []
+    arguments, depth, start = [], 0, opening + 1
+    for at, char in enumerate(what[start:], start):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}" and depth > 0:
+            depth -= 1
+        elif char in ",)" and depth == 0:
+            arguments.append(what[start:at].strip())
+            start = at + 1
+            if char == ")":
+                break
+    return [argument for argument in arguments if "=" not in argument]
 
 
 def on_another_default_device(call: Callable[[], object], *, what: str, fix: str) -> object:
@@ -131,7 +147,7 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
         with reported(what):
             call()  # raises again (then it is not the default device's doing), or the device is to blame
     if isinstance(out, RuntimeError) or (isinstance(out, torch.Tensor) and out.device.type != "cpu"):
-        found = (f"raised {type(out).__name__}({str(out)[:160]!r})" if isinstance(out, RuntimeError)
+        found = (f"raised {quoted(out)}" if isinstance(out, RuntimeError)
                  else f"returned a tensor on {out.device}")
         fail(f"{what} {found} while torch's default device was 'meta': it builds a tensor on the default "
              "device instead of the inputs' (on a GPU: 'Expected all tensors to be on the same device'). "

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+import torch
 
 from grader import pitfalls
-from grader.testing.compare import fail
+from grader.quoting import quoted
+from grader.testing.compare import describe, fail
 
 
 def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, what: str, why: str,
@@ -33,17 +35,17 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
     except NotImplementedError as exc:  # first: it is a RuntimeError
         if not exc.args:  # a stub's bare raise: its TODO must stay a TODO
             raise
-        message = f"{what} raised {type(exc).__name__}({str(exc)!r}); expected a {exc_type.__name__}: {why}"
+        message = f"{what} raised {quoted(exc)}; expected a {exc_type.__name__}: {why}"
     except exc_type as exc:
         missing = [m for m in mention if m not in str(exc)]
         if not missing:
             return exc
-        message = (f"{what} raised {type(exc).__name__}({str(exc)!r}); say what is wrong: name "
+        message = (f"{what} raised {quoted(exc)}; say what is wrong: name "
                    f"{' and '.join(missing)} in the message.")
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
-        message = f"{what} raised {type(exc).__name__}({str(exc)!r}); expected a {exc_type.__name__}: {why}"
+        message = f"{what} raised {quoted(exc)}; expected a {exc_type.__name__}: {why}"
     else:
-        message = f"{what} returned {result!r} without an error; expected a {exc_type.__name__}: {why}"
+        message = f"{what} returned {returned(result)} without an error; expected a {exc_type.__name__}: {why}"
     pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
 
 
@@ -66,7 +68,7 @@ def explained(what: str, *, when: str, advice: str,
     except exc_type as exc:
         if when not in str(exc):
             raise
-        raise AssertionError(f"{what} raised '{exc}': {advice}") from None
+        raise AssertionError(f"{what} raised {quoted(exc)}: {advice}") from None
 
 
 def raises_the_same(call: Callable[[], object], error: BaseException) -> bool:
@@ -111,7 +113,7 @@ def raised(what: str, exc: BaseException) -> str:
     function, its source line), outermost first, and the pitfall the error names, if any
     (grader.pitfalls)."""
     frames = _learners_frames(exc)
-    lines = [f"{what} raised {type(exc).__name__}({str(exc)!r})" + (":" if frames else ".")]
+    lines = [f"{what} raised {quoted(exc)}" + (":" if frames else ".")]
     for path, line, function in frames:
         lines.append(f"{_shown_path(path)}:{line}: in {function}")
         source = linecache.getline(path, line).strip()
@@ -119,6 +121,21 @@ def raised(what: str, exc: BaseException) -> str:
             lines.append(f"    {source}")
     pitfall = pitfalls.named(exc)
     return "\n".join([*lines, pitfall] if pitfall else lines)
+
+
+def returned(value: object) -> str:
+    """What a call returned, as a message names it: a tensor of a few elements as its values on one
+    line ("tensor([2., 2.])"), a larger one by its shape and dtype ("a tensor of shape (4, 1),
+    float32"), anything else by its repr, cut past 80 characters."""
+    if isinstance(value, torch.Tensor):
+        if value.device.type == "meta" or value.numel() > _VALUES_SHOWN:
+            return f"a tensor of {describe(value)}"
+        return " ".join(repr(value.detach()).split())
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+_VALUES_SHOWN = 6  # elements: a tensor this small is read at a glance
 
 
 # Where no learner's code lives: Python's own library, the installed packages, the grader.

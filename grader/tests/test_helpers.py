@@ -313,6 +313,52 @@ def test_expect_raises_returns_the_exception_or_says_what_is_missing():
         expect_raises(lambda: (_ for _ in ()).throw(NotImplementedError), RuntimeError, what="f()", why="-")
 
 
+def test_a_call_that_should_raise_names_what_it_returned_without_a_wall_of_numbers():
+    small = r"^f\(\) returned tensor\(\[\[2\.\], \[2\.\]\]\) without an error"  # on one line
+    with pytest.raises(pytest.fail.Exception, match=small):
+        expect_raises(lambda: torch.full((2, 1), 2.0, requires_grad=True), ValueError, what="f()", why="-")
+    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) returned a tensor of shape \(6, 10, 3\), uint8 without"):
+        expect_raises(lambda: torch.zeros(6, 10, 3, dtype=torch.uint8), ValueError, what="f()", why="-")
+
+
+@pytest.mark.parametrize("text, told", [
+    ("plain words", "plain words"),
+    # a library's page: the first line, cut where it opens a list
+    ("where() received an invalid combination of arguments - got (bool), but expected one of:\n * (Tensor condition)",
+     "where() received an invalid combination of arguments - got (bool), but expected one of ..."),
+    # terminal colour codes stripped
+    ("Weights only load failed. \x1b[1mdo those steps only if you trust the source\x1b[0m",
+     "Weights only load failed. do those steps only if you trust the source"),
+    # autograd's advice on debugging tools is not the learner's mistake
+    ("is at version 3; expected version 2 instead. Hint: enable anomaly detection to find the operation",
+     "is at version 3; expected version 2 instead."),
+    # a long line: cut at a word, and said to be cut
+    ("word " * 60, ("word " * 40).strip() + " ..."),
+])
+def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
+    from grader.quoting import SHOWN, error_line, quoted
+
+    assert quoted(RuntimeError(text)) == f"RuntimeError({told!r})"
+    assert error_line(RuntimeError(text)) == f"RuntimeError: {told}"
+    assert len(told) <= SHOWN + 4
+    assert error_line(KeyError()) == "KeyError"
+
+
+def test_a_gradient_is_named_by_the_argument_the_call_gives_it():
+    from grader.testing.differential import assert_same_as
+
+    def wrong_for_weights(x, w):  # the right values; the gradient for w twice as large
+        return x * w.detach() + (w - w.detach()) * 2 * x
+
+    logits, weights = torch.randn(3, 4), torch.rand(3, 4)
+    with pytest.raises(AssertionError, match=r"with respect to weights \(got: yours"):
+        assert_same_as(wrong_for_weights, lambda x, w: x * w, logits, weights,
+                       what="scaled(logits, weights) for logits of shape (3, 4)", grads=True)
+    with pytest.raises(AssertionError, match=r"with respect to argument 2 \(got: yours"):
+        assert_same_as(wrong_for_weights, lambda x, w: x * w, logits, weights,
+                       what="scaled(logits, torch.rand(3, 4))", grads=True)
+
+
 def test_describe():
     assert describe(torch.zeros(3, 4)) == "shape (3, 4), float32"
     assert describe(torch.zeros(3, 4, dtype=torch.bfloat16).t()) == "shape (4, 3), bfloat16, non-contiguous"
@@ -432,7 +478,7 @@ def test_assert_close_explains_a_failure_only_when_the_explanation_matches():
 def test_explained_turns_the_named_error_into_advice_and_lets_others_through():
     from grader.testing import explained
 
-    with pytest.raises(AssertionError, match=r"f\(x\) raised 'bad shape \(3,\)': squeeze it"):
+    with pytest.raises(AssertionError, match=r"f\(x\) raised ValueError\('bad shape \(3,\)'\): squeeze it"):
         with explained("f(x)", when="bad shape", advice="squeeze it", exc_type=(ValueError, UserWarning)):
             raise ValueError("bad shape (3,)")
     with pytest.raises(ValueError, match="other"):
@@ -572,7 +618,7 @@ def test_assert_same_as_starts_each_message_with_the_call_as_given():
     softmax = partial(torch.softmax, dim=0)
     assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True)  # the plain sum agrees
     with pytest.raises(AssertionError, match=rf"^the gradient of {re.escape(what)}, its entries weighted from 0.5 "
-                                             r"to 2.0 and summed, with respect to its tensor input"):
+                                             r"to 2.0 and summed, with respect to x \(got: yours"):
         assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True, weighted=True)
     with pytest.raises(pytest.fail.Exception, match=rf"^{re.escape(what)} raised IndexError\("):
         assert_same_as(lambda t: t[5], lambda t: t, x, what=what)
