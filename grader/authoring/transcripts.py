@@ -50,6 +50,7 @@ _VOLATILE = [  # (pattern, placeholder), in order
     (re.compile(r"\b(pid|process) \d+"), r"\1 <pid>"),
 ]
 
+_PLACEHOLDERS = ", ".join(dict.fromkeys(re.sub(r"\\\d", "", placeholder).strip() for _, placeholder in _VOLATILE))
 
 _MUTANT = re.compile(r"(?<![\w/])tests/(?P<lesson>\d\d_[a-z0-9_]+)/mutants/\w+\.py")
 _REFERENCE = re.compile(r"(?<![\w/])solutions/(?P<lesson>\d\d_[a-z0-9_]+)/")
@@ -114,8 +115,8 @@ def transcript(lesson, stub_output: str, mutant_outputs: list[tuple[Path, str]])
     parts = [
         f"# What a learner reads: {name}\n",
         f"The messages `pytest exercises/{name}` prints for the untouched stub and for each mutant in "
-        "`mutants/`, as `kata verify` runs them (hypothesis's `grading` profile); times, speed ratios, "
-        "addresses and folders are placeholders, a speed test's failure (which moves with the machine's load) "
+        "`mutants/`, as `kata verify` runs them (hypothesis's `grading` profile); what differs between runs "
+        f"and machines is a placeholder ({_PLACEHOLDERS}), a speed test's failure (which moves with the machine's load) "
         "is left out, and a mutant's file is named as the lesson's file in exercises/. `kata verify` fails when a run reads otherwise; "
         f"`python -m grader verify {name} --write-transcripts` writes this file again. Review its diff as code.\n",
         "## The untouched stub\n", _fenced(messages(stub_output, lesson.root)),
