@@ -770,7 +770,7 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
     reply = connection.request({
         "op": "load", "root": str(root), "lesson": name, "stem": stem, "tree": tree,
         "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,
-        "roots": [str(p) for p in roots],
+        "roots": [str(p) for p in roots], "timeout": connection.left(),  # a loop at import time is the test's
     })
     _read_reaching(connection, [*sorted(source.parent.glob("*.py")), *([mutant] if mutant else [])])
     return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),

@@ -114,7 +114,8 @@ class Server:
 
         root, mutant, file = (Path(p) if p else None for p in (request["root"], request["mutant"], request["file"]))
         self.roots = tuple(Path(p).resolve() for p in request["roots"])
-        module = import_code(root, request["lesson"], request["stem"], request["tree"], mutant, file)
+        with _limit(request.get("timeout")):
+            module = import_code(root, request["lesson"], request["stem"], request["tree"], mutant, file)
         key = len(self.modules)
         self.modules[key] = module
         return {"module": key, "file": getattr(module, "__file__", None)}

@@ -179,11 +179,12 @@ def test_a_loop_reached_in_a_hypothesis_test(kit, where):
     assert "Falsifying" not in result.stdout.str()
 
 
-def test_a_loop_as_the_module_is_imported_is_told_once(kit):
+@pytest.mark.parametrize("where", ["in-process", "remote"])
+def test_a_loop_as_the_module_is_imported_is_told_once(kit, where):
     """Nothing to replace (no function ran it): each test that imports the module is stopped
     there, and the terminal tells the line once, with how many more it stopped."""
     (kit.path / "exercises/98_demo/demo.py").write_text("while True:\n    pass\n")
-    result, tests = results(kit, "exercises/98_demo", "-m", "not speed")
+    result, tests = results(kit, "exercises/98_demo", "-m", "not speed", *(["--kata-remote"] if where == "remote" else []))
     assert_outcomes(result, timeout=3)
     (where,) = {t.failure.where for t in tests.values()}
     assert where in ("exercises/98_demo/demo.py:1", "exercises/98_demo/demo.py:2")
