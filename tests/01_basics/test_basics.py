@@ -138,7 +138,9 @@ def call(what: str, fn, *args, advice=None, **kwargs):
     """fn(*args, **kwargs), with an exception other than a TODO turned into a message naming the call.
 
     advice: a function of the exception that returns what the pitfall behind it is and its fix,
-    or "" when the exception is not that pitfall's signature (then the error is shown alone).
+    or "" when the exception is not that pitfall's signature (then the error is shown alone);
+    or a pair (the error in the kit's words, the pitfall), for an error whose own text says
+    nothing to the learner. An error from a .grad that was None is told as such (none_grad).
     """
     __tracebackhide__ = True
     try:
@@ -146,14 +148,39 @@ def call(what: str, fn, *args, advice=None, **kwargs):
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 (any error is the learner's to see, with the call)
-        said = advice(exc) if advice else ""
-        message = f"{what} raised {type(exc).__name__}: {exc}{learners_line(exc)}" + (f"\n{said}" if said else "")
+        said = (advice(exc) if advice else "") or none_grad(exc)
+        error, said = said if isinstance(said, tuple) else (str(exc), said)
+        message = f"{what} raised {type(exc).__name__}: {error}{learners_line(exc)}" + (f"\n{said}" if said else "")
     fail(message)  # outside `except`: no chained traceback
+
+
+def none_grad(exc: BaseException) -> str:
+    """What to tell when the learner's line read a .grad that was None ("x.grad.detach()": an
+    AttributeError on None, the line read from the learner's own source), else ""."""
+    attribute = getattr(exc, "name", None)
+    if not (isinstance(exc, AttributeError) and "'NoneType' object" in str(exc) and attribute):
+        return ""
+    if f".grad.{attribute}" not in learners_line(exc):
+        return ""
+    return ("That .grad is None: backward() fills .grad only on a leaf that requires grad and that fn's result "
+            "uses (x computed inside a graph is not a leaf; an fn that ignores x never reaches it), and it adds "
+            "into the caller's tensors on the way. Ask torch.autograd.grad(out, leaf) for the gradient of a "
+            "private leaf (a detached copy of x): it returns it and stores nothing.")
 
 
 def when(exc_type: type[BaseException], *pieces: str, then: str):
     """Advice for call(): `then` when the exception is an exc_type whose message holds every piece."""
     return lambda exc: then if isinstance(exc, exc_type) and all(p in str(exc) for p in pieces) else ""
+
+
+def torch_dtype(dtype: torch.dtype) -> str:
+    """A dtype as the messages write it: float64, not torch.float64."""
+    return str(dtype).removeprefix("torch.")
+
+
+def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    """The NumPy dtype that .numpy() gives a tensor of `dtype`."""
+    return torch.empty(0, dtype=dtype).numpy().dtype
 
 
 # --- derivative --------------------------------------------------------------------------------
@@ -233,7 +260,16 @@ def test_derivative_of_the_first_example(lesson):
 def test_derivative_matches_calculus(lesson, x, name):
     expected = CALCULUS[name](x)
     what = f"derivative(lambda x: {name}, x) for x of {describe(x)}"
-    assert_close(call(what, derivative_seen, lesson, name, x)["d"], expected, what=what)
+    d = call(what, derivative_seen, lesson, name, x)["d"]
+    assert_close(d, expected, what=what, explain=lambda: kept_dtype(d, x))
+
+
+def kept_dtype(d, x: torch.Tensor) -> str:
+    """What to tell when the derivative d came back in another floating dtype than x's, else ""."""
+    if isinstance(d, torch.Tensor) and d.is_floating_point() and d.dtype != x.dtype:
+        return ("The gradient must be in x's dtype, as torch.autograd.grad gives it for a leaf in x's dtype: copy x "
+                "with x.detach().clone(), with no .float() or .to(...).")
+    return ""
 
 
 def test_derivative_matches_finite_differences_in_float64(lesson):
@@ -245,12 +281,16 @@ def test_derivative_matches_finite_differences_in_float64(lesson):
     h, flat = 1e-6, x.flatten()
     numerical = torch.stack([(network((flat + h * e).view_as(x), weight) - network((flat - h * e).view_as(x), weight))
                              / (2 * h) for e in torch.eye(flat.numel(), dtype=x.dtype)]).view_as(x)
-    what = "derivative(fn, x) for a small float64 network fn and x of shape (3, 4), against central differences"
-    d = derivative_seen(lesson, "network(x, w)", x, w=weight)["d"]
-    assert_close(d, numerical, rtol=1e-6, atol=1e-8, what=what)
+    what = "derivative(fn, x) for x of shape (3, 4), float64 and fn a small network with float64 weights"
+    d = call(what, derivative_seen, lesson, "network(x, w)", x, w=weight, advice=when(
+        RuntimeError, "same dtype", "float != double",
+        then="fn multiplies its argument by float64 weights, and the argument it was handed is float32 where x is "
+        "float64: hand fn a copy in x's dtype (x.detach().clone()), not a converted one (.float())."))["d"]
+    assert_close(d, numerical, rtol=1e-6, atol=1e-8, what=f"{what}, against central differences",
+                 explain=lambda: kept_dtype(d, x))
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=torch_dtype)
 def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtype):
     x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4)
     expected = x.float().cos().to(dtype)
@@ -262,7 +302,7 @@ def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtyp
     if seen["d_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad: a gradient is a result, not part of a graph "
              "(do not pass create_graph=True, and do not return a tensor that is still attached).")
-    assert_close(d, expected, what=what, **tolerance(dtype))
+    assert_close(d, expected, what=what, explain=lambda: kept_dtype(d, x), **tolerance(dtype))
 
 
 @pytest.mark.points(2)
@@ -391,10 +431,12 @@ def test_derivative_of_an_fn_that_ignores_x(lesson, kind):
 
 
 @pytest.mark.parametrize(("fn_text", "x_shape", "shape"), [
-    ("x * 2", (2, 3), (2, 3)),
-    ("x * 2", (4, 1), (4, 1)),
-    ("x.sum(dim=0)", (2, 3), (3,)),
-    ("x[:0].sum(dim=1)", (2, 3), (0,)),
+    pytest.param(fn_text, x_shape, shape, id=f"{fn_text}, x of shape {x_shape}") for fn_text, x_shape, shape in (
+        ("x * 2", (2, 3), (2, 3)),
+        ("x * 2", (4, 1), (4, 1)),
+        ("x.sum(dim=0)", (2, 3), (3,)),
+        ("x[:0].sum(dim=1)", (2, 3), (0,)),
+    )
 ])
 def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, x_shape, shape):
     what = f"derivative(lambda x: {fn_text}, x) for x of shape {x_shape}, fn returning shape {shape}"
@@ -438,7 +480,7 @@ def test_derivative_on_the_meta_device(lesson):
         fail(f"{what} returned a tensor that requires grad")
 
 
-@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.complex64])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.complex64], ids=torch_dtype)
 def test_derivative_of_a_non_floating_x_is_a_type_error(lesson, dtype):
     x = torch.arange(3).to(dtype)
     what = f"derivative(lambda x: x.sum(), x) for x of {describe(x)}"
@@ -527,13 +569,21 @@ def check_shared(seen: dict, what: str, made: str) -> None:
         fail(f"{what}: expected a numpy.ndarray, got {array_type}")
     if not seen["is_tensor"]:
         fail(f"{what}: expected a torch.Tensor, got {tensor_type}")
-    dtype = seen["dtype"]
-    expected = torch.empty(0, dtype=dtype).numpy().dtype
-    if seen["array_dtype"] != str(expected):
-        fail(f"{what}: the NumPy dtype is {seen['array_dtype']}, expected {expected} for {dtype}. This is a dtype "
-             "conversion (.float(), .to(...), .astype(...)), which copies: share the memory as it is.")
+    dtype, array_dtype = seen["dtype"], np.dtype(seen["array_dtype"])
+    if array_dtype != numpy_dtype(dtype):
+        if made == "tensor":  # the array is the input: its dtype decides
+            said = (f"returned a {torch_dtype(dtype)} tensor; expected "
+                    f"{torch_dtype(torch.from_numpy(np.empty(0, dtype=array_dtype)).dtype)}, the array's dtype")
+        else:
+            said = f"returned a {array_dtype} array; expected {numpy_dtype(dtype)}, the tensor's dtype"
+        fail(f"{what} {said}. This is a dtype conversion (.float(), .to(...), .astype(...)), which copies: share the "
+             "memory as it is.")
     if seen["array_shape"] != seen["shape"]:
-        fail(f"{what}: shapes differ, {seen['array_shape']} and {seen['shape']}")
+        source, result = ("array", "tensor") if made == "tensor" else ("tensor", "array")
+        got, expected = (seen["shape"], seen["array_shape"]) if made == "tensor" else (seen["array_shape"], seen["shape"])
+        added = " (np.ascontiguousarray and np.atleast_1d give at least one dim)" if expected == () and got == (1,) else ""
+        fail(f"{what} returned a {result} of shape {got}; expected {expected}, the {source}'s shape{added}: share the "
+             f"{source} as it is, whatever its shape.")
     if seen["numel"] == 0:
         return
     if not seen["same_address"]:
@@ -587,7 +637,7 @@ def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
         fail(f"{what} changed t.grad to {seen['grad']}; t.detach() leaves it alone")
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool], ids=torch_dtype)
 def test_dtypes_are_kept_both_ways(lesson, dtype):
     t = torch.arange(6).reshape(2, 3).to(dtype)
     check_shared(to_numpy_seen(lesson, t), f"to_numpy(t) for t of {describe(t)}", "array")
@@ -627,12 +677,16 @@ def test_to_numpy_of_bfloat16_is_a_type_error(lesson):
 def test_from_numpy_of_a_read_only_array(lesson, view):
     a = np.arange(12.0).reshape(3, 4)
     shape = VIEWS[view](a).shape
-    what = f"from_numpy(a) for a read-only {view} array of shape {shape}"
+    what = f"from_numpy(a) for a read-only float64 array a of shape {shape}" + (
+        "" if view == "contiguous" else f", {view} of a {a.shape} array")
     seen = call(what, from_numpy_seen, lesson, a, view, read_only=True)
     if not seen["is_tensor"]:
         fail(f"{what} returned {seen['types'][0]}; expected a torch.Tensor")
-    if (seen["dtype"], seen["shape"]) != (torch.float64, shape):
-        fail(f"{what} returned {seen['dtype']} of shape {seen['shape']}")
+    if seen["dtype"] != torch.float64:
+        fail(f"{what} returned a {torch_dtype(seen['dtype'])} tensor; expected float64, a's dtype. This is a dtype "
+             "conversion (.float(), .to(...), .astype(...)), which copies: share the memory as it is.")
+    if seen["shape"] != shape:
+        fail(f"{what} returned a tensor of shape {seen['shape']}; expected {shape}, a's shape.")
     if not seen["same_address"]:
         fail(f"{what} returned a copy: a read-only array is shared too (torch.from_numpy only warns). "
              "Copying it (np.array, .copy(), torch.tensor) to silence the warning breaks 'no copy'.")
@@ -715,8 +769,13 @@ def test_fit_recovers_a_noisy_parabola(lesson):
         if not mistake:  # replay the known wrong fits from the same start (1000 steps each: only on failure)
             start = call("fit_polynomial(x, y, 2, steps=0)", fit_seen, lesson, x, y, 2, 0, seed=0)["w"]
             mistake = fit_mistake(w.detach(), start, x, y, 2, 1000, 0.1, rtol=1e-3, atol=1e-3)
-        fail(f"{what} returned {w.tolist()}; expected [5, 0, 3] within {CURVE_TOLERANCE} (off by "
-             f"{off.tolist()})." + (f"\n{mistake}" if mistake else ""))
+        fail(f"{what} returned {numbers(w)}; expected [5, 0, 3] within {numbers(CURVE_TOLERANCE)} (off by "
+             f"{numbers(off)})." + (f"\n{mistake}" if mistake else ""))
+
+
+def numbers(values) -> str:
+    """A list of numbers (a tensor's too) as the kit writes them, 4 significant digits: [0.9545, -0.8737, 1]."""
+    return f"[{', '.join(f'{float(v):.4g}' for v in (values.tolist() if isinstance(values, torch.Tensor) else values))}]"
 
 
 # One noise-free curve of each degree the docstring names, highest power first. Each is a
@@ -862,9 +921,10 @@ def adam_case(case: str):
                                   "non-contiguous x and y", "tiny gradients"])
 def test_fit_follows_adam_step_by_step(lesson, case):
     x, y, degree, steps, lr, atol = adam_case(case)
-    what = f"fit_polynomial(x, y, {degree}, steps={steps}, lr={lr}) for float64 x and y of {describe(y)} ({case})"
+    inputs = f"for x and y of {describe(y)}" + (", y within 1e-7 of 0 (gradients near Adam's eps)" if case == "tiny gradients" else "")
+    what = f"fit_polynomial(x, y, {degree}, steps={steps}, lr={lr}) {inputs}"
     # strict: the text promises no warnings, one fails the call; the same seed: the same start, zeros or random.
-    start = call(f"fit_polynomial(x, y, {degree}, steps=0) ({case})", fit_seen, lesson, x, y, degree, 0, seed=0,
+    start = call(f"fit_polynomial(x, y, {degree}, steps=0) {inputs}", fit_seen, lesson, x, y, degree, 0, seed=0,
                  strict=True, advice=warned)["w"]
     w = call(what, fit_seen, lesson, x, y, degree, steps, lr, seed=0, strict=True, advice=warned)["w"]
     if isinstance(start, torch.Tensor) and start.dtype != x.dtype:  # Adam from it would mix dtypes
@@ -874,15 +934,32 @@ def test_fit_follows_adam_step_by_step(lesson, case):
     expected = adam_by_hand(start, x, y, degree, steps, lr)
     try:
         assert_close(w, expected, rtol=1e-6, atol=atol, what=(
-            f"{what}, against torch.optim.Adam(lr={lr}) for {counted(steps, 'step')} on the mean squared error over all "
-            "samples, from the start that steps=0 returns (after the same torch.manual_seed)"))
+            f"{what}, compared with torch.optim.Adam(lr={lr}) run for {counted(steps, 'step')} on the mean squared "
+            "error over all samples, from the start that steps=0 returns after the same torch.manual_seed"))
         return
     except AssertionError as exc:
-        mistake = fit_mistake(w, start, x, y, degree, steps, lr, rtol=1e-6, atol=atol)
-        if not mistake:
-            raise
-        message = f"{exc}\n{mistake}"
-    fail(message)  # outside `except`: no chained traceback
+        failed = str(exc)
+    mistake = fit_mistake(w, start, x, y, degree, steps, lr, rtol=1e-6, atol=atol) or random_steps(
+        lesson, x, y, degree, steps, lr, start, w)
+    fail(failed + (f"\n{mistake}" if mistake else ""))
+
+
+def random_steps(lesson, x, y, degree, steps, lr, start, w) -> str:
+    """What to tell when the steps themselves draw random numbers (the start the same under another
+    torch.manual_seed, the result not), else "": full-batch Adam from a given start has nothing random."""
+    if not (isinstance(start, torch.Tensor) and isinstance(w, torch.Tensor)):
+        return ""
+    other = call(f"fit_polynomial(x, y, {degree}, steps=0) after torch.manual_seed(1)", fit_seen, lesson, x, y, degree,
+                 0, seed=1)["w"]
+    if not (isinstance(other, torch.Tensor) and other.shape == start.shape and torch.equal(other, start)):
+        return ""
+    again = call(f"fit_polynomial(x, y, {degree}, steps={steps}, lr={lr}) after torch.manual_seed(1)", fit_seen,
+                 lesson, x, y, degree, steps, lr, seed=1)["w"]
+    if isinstance(again, torch.Tensor) and again.shape == w.shape and not torch.equal(again, w):
+        return (f"steps=0 returns the same start after torch.manual_seed(0) and (1), but steps={steps} does not "
+                f"return the same coefficients: the steps draw random numbers. Adam on the mean over all {len(x)} "
+                "samples has nothing random: every step uses the whole batch (x, y), not a random subset of it.")
+    return ""
 
 
 def test_fit_defaults(lesson):
@@ -892,7 +969,7 @@ def test_fit_defaults(lesson):
         fail(f"fit_polynomial's defaults are {defaults}; the text promises steps=1000 and lr=0.1 (keep the signature).")
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=torch_dtype)
 def test_fit_keeps_half_precision(lesson, dtype):
     x = torch.linspace(-1, 1, 9, dtype=dtype)
     what = f"fit_polynomial(x, y, 2, steps=3) for x and y of {describe(x)}"
@@ -912,16 +989,23 @@ def test_fit_on_the_meta_device(lesson):
         fail(f"{what} returned a tensor that requires grad")
 
 
+def reached_into_x(exc: BaseException) -> str | tuple[str, str]:
+    """Advice for call(), in a fit whose x and y require grad: autograd's error from reaching into their graph."""
+    if not isinstance(exc, RuntimeError):
+        return ""
+    said = ("x and y require grad here, so every loss built from them reaches back into the caller's graph (and "
+            "features built once from x, before the loop, share one graph that the first backward() frees): the "
+            "samples are data, not parameters: detach them first (x, y = x.detach(), y.detach()).")
+    if "modified by an inplace operation" in str(exc):  # torch's text names a version and anomaly detection
+        return "a tensor needed for the gradient was modified in place", said
+    return said if "gradient computation" in str(exc) or "a second time" in str(exc) else ""
+
+
 def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):
     x, y = noisy_parabola(n=30, dtype=torch.float64)
     x_before, y_before = x.clone(), y.clone()
     what = "fit_polynomial(x, y, 2, steps=20) for float64 x and y, both requiring grad"
-    seen = call(what, fit_seen, lesson, x, y, 2, 20, inputs_require_grad=True, advice=lambda exc: (
-        "x and y require grad here, so every loss built from them reaches back into the caller's graph (and "
-        "features built once from x, before the loop, share one graph that the first backward() frees): the "
-        "samples are data, not parameters: detach them first (x, y = x.detach(), y.detach())."
-        if isinstance(exc, RuntimeError) and ("gradient computation" in str(exc) or "a second time" in str(exc))
-        else ""))
+    seen = call(what, fit_seen, lesson, x, y, 2, 20, inputs_require_grad=True, advice=reached_into_x)
     w = seen["w"]
     if not (isinstance(w, torch.Tensor) and w.shape == (3,)):
         fail(f"{what} returned {w!r}; expected a tensor of shape (3,)")
@@ -968,7 +1052,7 @@ def test_on_cuda(lesson):
     if w.device != xs.device:
         fail(f"fit_polynomial on CUDA returned a tensor on {w.device}")
     if not ((w.cpu() - torch.tensor([5.0, 0.0, 3.0])).abs() <= torch.tensor(CURVE_TOLERANCE)).all():
-        fail(f"fit_polynomial(x, y, 2) on CUDA returned {w.tolist()}; expected [5, 0, 3] within {CURVE_TOLERANCE}")
+        fail(f"fit_polynomial(x, y, 2) on CUDA returned {numbers(w)}; expected [5, 0, 3] within {numbers(CURVE_TOLERANCE)}")
     a = lesson.to_numpy(x)  # a copy: NumPy cannot see GPU memory
     if not (isinstance(a, np.ndarray) and a.dtype == np.float32):
         fail(f"to_numpy(cuda tensor) returned {a!r}")

@@ -67,6 +67,7 @@ the pitfalls the lesson names, each recognised by its signature and named in the
 
 import copy
 import functools
+import re
 from collections import OrderedDict
 
 import pytest
@@ -76,7 +77,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, tolerance
+from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, reported, tolerance
+from grader.testing.errors import raised
 from grader.testing.scenario import beside
 from grader.testing.strategies import on_meta, shapes, tensors
 
@@ -309,6 +311,44 @@ def linear1d_run(lesson, x, params=None, to=None):
     return model(x), ab(model)
 
 
+@beside
+def linear1d_layers(lesson):
+    """The children of Linear1D() (`layers_of`)."""
+    return layers_of(lesson.Linear1D())
+
+
+def linear1d_mistake(lesson, exc: BaseException) -> str:
+    """What Linear1D's mistake behind `exc` is, when the error and the module show it, else ""."""
+    if isinstance(exc, AttributeError) and "'Linear1D' object has no attribute" in str(exc) and exc.name in ("a", "b"):
+        return ("The lesson asks for two parameters named a and b (self.a = nn.Parameter(torch.rand(1))), which "
+                "the tests read as Linear1D().a and Linear1D().b.")
+    if isinstance(exc, AttributeError) and re.match(r"property '[ab]' of 'Linear1D' object has no setter", str(exc)):
+        return ("a and b are properties here; the lesson asks for them to be the parameters themselves "
+                "(self.a = nn.Parameter(...)), which torch.func.functional_call, as gradcheck is run here, "
+                "replaces by name.")
+    if (isinstance(exc, RuntimeError) and re.search("mat1 and mat2 shapes cannot be multiplied|must have same reduction dim", str(exc))
+            and any(is_a(layer["kinds"], nn.Linear) for layer in linear1d_layers(lesson))):
+        return ("Linear1D holds an nn.Linear, which works on the last dim only and needs it of size in_features: "
+                "x of any other shape fails. The lesson asks for a * x + b with parameters a and b of shape (1,), "
+                "which broadcast over x of any shape.")
+    return ""
+
+
+def with_linear1d(what: str, scenario, lesson, *args, **kwargs):
+    """scenario(lesson, *args, **kwargs); an error in it fails the test naming the call (`what`,
+    grader.testing.reported), with Linear1D's mistake behind it where it shows (linear1d_mistake)."""
+    __tracebackhide__ = True
+    with reported(what):
+        try:
+            return scenario(lesson, *args, **kwargs)
+        except (AttributeError, RuntimeError) as exc:
+            mistake = linear1d_mistake(lesson, exc)
+            if not mistake:
+                raise
+            error = exc
+    fail(f"{raised(what, error)}\n{mistake}")
+
+
 @pytest.mark.public
 @pytest.mark.points(2)
 def test_linear1d_registers_a_and_b(lesson):
@@ -345,8 +385,8 @@ def linear1d_draws(lesson, seed):
 def test_linear1d_initialisation(lesson):
     draws = []
     for seed in (0, 1, 2, 3):
-        (a, b), again = linear1d_draws(lesson, seed)
         what = f"Linear1D() after torch.manual_seed({seed})"
+        (a, b), again = with_linear1d(f"{what}, then its .a and .b", linear1d_draws, lesson, seed)
         if not bool(((a >= 0) & (a < 1) & (b >= 0) & (b < 1)).all()):
             fail(f"{what} has a = {a.tolist()}, b = {b.tolist()}; expected both drawn uniformly in [0, 1) (torch.rand(1)).")
         same = torch.equal(a, again[0]) and torch.equal(b, again[1])
@@ -367,12 +407,13 @@ def loaded(lesson, model, checkpoint, x=None):
     module = made(lesson, model)
     _, error = attempt(lambda: module.load_state_dict(checkpoint), (RuntimeError, KeyError))
     return {"error": error, "held": held(module), "names": [name for name, _ in children(module)],
+            "shapes": {key: tuple(value.shape) for key, value in module.state_dict().items()},
             "parameters": [p.detach() for p in module.parameters()],
             "out": module(x) if x is not None and error is None else None}
 
 
 def test_linear1d_state_dict(lesson):
-    seen = linear1d_seen(lesson, params=(2.0, -1.0))
+    seen = with_linear1d("Linear1D(), then a.fill_(2.0) and b.fill_(-1.0)", linear1d_seen, lesson, params=(2.0, -1.0))
     state = seen["state"]
     if list(state) != ["a", "b"]:
         fail(with_cause(f"Linear1D().state_dict() has the keys {list(state)}; expected ['a', 'b'].", unregistered(seen["held"])))
@@ -391,8 +432,8 @@ def test_linear1d_state_dict(lesson):
                extremes=False, scales=(1.0, 30.0)))
 @example(torch.arange(100, dtype=torch.float32))
 def test_linear1d_computes_a_x_plus_b(lesson, x):
-    out, _ = linear1d_run(lesson, x, params=(1.5, -0.25), to=x.dtype)
     what = f"Linear1D() with a = 1.5, b = -0.25, called on x of {describe(x)}"
+    out, _ = with_linear1d(what, linear1d_run, lesson, x, params=(1.5, -0.25), to=x.dtype)
     if not (isinstance(out, torch.Tensor) and out.shape == x.shape):
         fail(f"{what} returned {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))}; expected x's "
              f"shape {tuple(x.shape)}.")
@@ -400,13 +441,17 @@ def test_linear1d_computes_a_x_plus_b(lesson, x):
 
 
 def test_linear1d_to_float64_converts_the_parameters(lesson):
-    seen = linear1d_seen(lesson, to=torch.float64)
+    seen = with_linear1d("Linear1D().to(torch.float64)", linear1d_seen, lesson, to=torch.float64)
     for name, p in zip("ab", seen["ab"]):
-        if getattr(p, "dtype", None) != torch.float64:
-            fail(with_cause(f"Linear1D().to(torch.float64).{name} is still {getattr(p, 'dtype', None)}: .to() converts "
-                            "only what the module registers.", unregistered(seen["held"])))
+        if p is None:
+            fail(with_cause(f"Linear1D().{name} is not a tensor; expected an nn.Parameter named {name}.",
+                            unregistered(seen["held"])))
+        if p.dtype != torch.float64:
+            fail(with_cause(f"Linear1D().to(torch.float64).{name} is still {p.dtype}: .to() converts only what the "
+                            "module registers.", unregistered(seen["held"])))
     x = torch.linspace(-1, 1, 5, dtype=torch.float64)
-    out, (a, b) = linear1d_run(lesson, x, to=torch.float64)
+    out, (a, b) = with_linear1d("Linear1D().to(torch.float64)(x) for float64 x of shape (5,)", linear1d_run, lesson, x,
+                                to=torch.float64)
     assert_close(out, a * x + b, what="Linear1D().to(torch.float64) on float64 x")
 
 
@@ -437,13 +482,14 @@ def test_linear1d_gradients_reach_a_b_and_x(lesson):
     x = torch.randn(3, 4, generator=g)
     upstream = torch.randn(3, 4, generator=g)
     what = "the gradient of Linear1D()(x) for x of shape (3, 4)"
-    if linear1d_tracks(lesson, x) is False:
+    if with_linear1d("Linear1D() with a = 2, b = 0.5, called on x of shape (3, 4)", linear1d_tracks, lesson, x) is False:
         fail("Linear1D()(x) for a plain x of shape (3, 4) returned a tensor that does not require grad, though a "
              "and b do: the output is cut off from the parameters, so nothing can train. .data and .item() leave "
              "autograd: compute with the parameters themselves.")
     for wrt, expected, note in (("a", (x * upstream).sum().reshape(1), ""), ("b", upstream.sum().reshape(1), ""),
                                 ("x", 2.0 * upstream, " (a = 2)")):
-        grad = tracked(linear1d_gradient(lesson, x, upstream, wrt), f"{what} with respect to {wrt}")
+        grad = tracked(with_linear1d(f"{what} with respect to {wrt}", linear1d_gradient, lesson, x, upstream, wrt),
+                       f"{what} with respect to {wrt}")
         assert_close(grad, expected, what=f"{what} with respect to {wrt}{note}")
 
 
@@ -474,12 +520,22 @@ def test_linear1d_gradcheck_float64(lesson):
     # torch.autograd.gradcheck's comparison, with its defaults (eps, rtol, atol), of what it
     # would have worked out beside the code: autograd's Jacobian and central differences.
     eps = 1e-6
-    analytic, moved = linear1d_jacobians(lesson, args, eps)
+    what = "torch.autograd.gradcheck of Linear1D().double() at x of shape (5,), with respect to x, a and b"
+    analytic, moved = with_linear1d(what, linear1d_jacobians, lesson, args, eps)
     for name, jacobian, outputs in zip(("x", "a", "b"), analytic, moved):
         numerical = ((outputs[:, 0] - outputs[:, 1]) / (2 * eps)).T  # (outputs, elements), as the Jacobian
-        if not torch.allclose(jacobian.reshape(numerical.shape), numerical, rtol=1e-3, atol=1e-5):
-            fail(f"Linear1D: analytic and numerical gradients differ (with respect to {name}: autograd gives "
-                 f"{jacobian.reshape(numerical.shape).tolist()}, finite differences {numerical.tolist()})")
+        jacobian = jacobian.reshape(numerical.shape)
+        if not torch.allclose(jacobian, numerical, rtol=1e-3, atol=1e-5):
+            blind = (" Autograd sees no dependence on it, though the output moves with it: it is used through "
+                     "something autograd does not follow (.data, .detach(), .item()); compute with the parameter "
+                     "itself." if name != "x" and not jacobian.any() and numerical.any() else "")
+            fail(f"{what}: for {name}, the gradient of the 5 outputs is {numbers(jacobian)} by autograd, "
+                 f"{numbers(numerical)} by finite differences.{blind}")
+
+
+def numbers(t: torch.Tensor) -> str:
+    """A tensor's values in one list, each with 4 significant digits: [0.3923, -0.2236, 0]."""
+    return f"[{', '.join(f'{v:.4g}' for v in t.flatten().tolist())}]"
 
 
 # --- MLP -----------------------------------------------------------------------------------
@@ -642,7 +698,10 @@ def test_mlp_loads_a_checkpoint_of_the_same_layers(lesson):
     what = f"{model}.load_state_dict(checkpoint of nn.Sequential(OrderedDict(linear0=..., act0=..., ...)))"
     seen = loaded(lesson, model, expected_model.state_dict(), x)  # strict: the same keys, the same shapes
     if seen["error"]:
-        fail(with_cause(f"{what} raised: {seen['error'][1]}", naming_mistake(seen["held"], seen["names"])))
+        kind, error = seen["error"]
+        theirs = {key: tuple(value.shape) for key, value in expected_model.state_dict().items()}
+        fail(with_cause(f"{what} raised {kind}: {checkpoint_differences(seen['shapes'], theirs) or error}",
+                        naming_mistake(seen["held"], seen["names"])))
     held, saved = len(seen["parameters"]), len(list(expected_model.parameters()))
     shared = ("" if held == saved else
               f"The model holds {held} parameter tensors for the checkpoint's {saved}: some of its keys name one "
@@ -650,6 +709,20 @@ def test_mlp_loads_a_checkpoint_of_the_same_layers(lesson):
               "pitfall: call activation() once per hidden layer.")
     assert_close(seen["out"], expected_model(x), what=f"the model after {what}, on x of shape (6, 3)",
                  explain=lambda: shared)
+
+
+def checkpoint_differences(yours: dict, theirs: dict) -> str:
+    """How a model's state_dict (`yours`: key -> shape) differs from a checkpoint's (`theirs`), told by layer;
+    "" where it does not."""
+    def layers(keys) -> str:
+        names = list(dict.fromkeys(key.rsplit(".", 1)[0] for key in keys))
+        return ", ".join(names) if names else "none (an empty state_dict)"
+    if list(yours) != list(theirs):
+        return f"the checkpoint's layers are {layers(theirs)}; your MLP's are {layers(yours)}."
+    key = next((key for key in theirs if yours[key] != theirs[key]), None)
+    if key is None:  # the keys and shapes agree: torch's words are all there is
+        return ""
+    return f"the keys agree, but {key} has shape {yours[key]} in your MLP and {theirs[key]} in the checkpoint."
 
 
 @beside
@@ -774,7 +847,7 @@ def test_ensemble_returns_the_mean_of_its_members(lesson):
     outputs = [m(x).detach() for m in members]
     expected = (outputs[0] + outputs[1] + outputs[2]) / 3
     out, _ = ensemble_out(lesson, handed(names, members), x)
-    what = "Ensemble of 3 Linear(3, 2) on x of shape (5, 3) (the mean of their outputs)"
+    what = "Ensemble([Linear(3, 2), Linear(3, 2), Linear(3, 2)])(x) for x of shape (5, 3), three different Linear(3, 2)"
     assert_close(out, expected, what=what, explain=lambda: mean_mistake(out, outputs))
 
 
@@ -785,8 +858,9 @@ def test_ensemble_of_linear1d_members(lesson, n, batch):
     x = torch.randn(*batch, 2, generator=torch.Generator().manual_seed(n))
     # mean over i of (i + 1) * x - i
     expected = (n + 1) / 2 * x - (n - 1) / 2
-    out, _ = ensemble_out(lesson, members, x)
-    assert_close(out, expected, what=f"Ensemble of {n} Linear1D on x of {describe(x)}")
+    what = f"Ensemble([Linear1D() with a = i + 1, b = -i for i in range({n})])(x) for x of {describe(x)}"
+    out, _ = with_linear1d(what, ensemble_out, lesson, members, x)
+    assert_close(out, expected, what=what, explain=lambda: mean_mistake(out, [(i + 1) * x - i for i in range(n)]))
 
 
 @pytest.mark.points(2)
@@ -861,7 +935,8 @@ def test_ensemble_eval_reaches_every_member(lesson):
                             "dropping: .eval() reaches only registered submodules.", unregistered(seen["held"])))
     expected = (members[0][0](x) + members[1][0](x)) / 2  # no dropout in eval mode
     seen = ensemble_modes(lesson, handed(names, members), x)
-    assert_close(seen["out"], expected, what="Ensemble of Linear + Dropout members in eval mode")
+    assert_close(seen["out"], expected, what="Ensemble([Sequential(Linear(4, 3), Dropout(0.5)), Sequential(Linear(4, 3), "
+                 "Dropout(0.5))]).eval()(x) for x of shape (6, 4)")
     if not all(seen["train"]):
         fail("after ensemble.train(), a member's Dropout is still in eval mode.")
 
@@ -901,7 +976,7 @@ def test_ensemble_accepts_a_tuple(lesson):
     x = torch.randn(4, 2)
     out, _ = ensemble_out(lesson, handed(names, members), x, "tuple")
     outputs = [m(x).detach() for m in members]
-    assert_close(out, (outputs[0] + outputs[1]) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3))) on x of shape (4, 2)",
+    assert_close(out, (outputs[0] + outputs[1]) / 2, what="Ensemble((Linear(2, 3), Linear(2, 3)))(x) for x of shape (4, 2)",
                  explain=lambda: mean_mistake(out, outputs))
     seen = ensemble_registered(lesson, handed(names, members), "tuple")
     count = len(seen["parameters"])
@@ -933,7 +1008,7 @@ def test_ensemble_calls_its_members_so_their_hooks_run(lesson):
     x = torch.randn(5, 3)
     plain = [m(x).detach() for m in members]
     calls, out = ensemble_hooked(lesson, handed(names, members), x)
-    what = "Ensemble of 3 Linear(3, 2) members, member i with a forward hook adding 10 * (i + 1)"
+    what = "Ensemble([Linear(3, 2), Linear(3, 2), Linear(3, 2)])(x) for x of shape (5, 3), member i with a forward hook adding 10 * (i + 1)"
     if calls != [1, 1, 1]:
         fail(with_cause(f"{what}: one call ran the members' forward pre-hooks {calls} times; expected once each.",
                         FORWARD_SKIPS_HOOKS if calls == [0, 0, 0] else ""))
@@ -949,7 +1024,7 @@ def test_ensemble_leaves_x_alone(lesson, order):
     x = torch.randn(4, 3)
     before = x.clone()
     expected = (2 * x + linear(x)) / 3 if order == "identity first" else (linear(x) + x) / 2
-    what = f"Ensemble([{', '.join(type(m).__name__ for m in members)}]) on x of shape (4, 3) ({order})"
+    what = f"Ensemble([{', '.join(names)}])(x) for x of shape (4, 3)"
     out, x_after = ensemble_out(lesson, handed(names, members), x)
     assert_close(x_after, before, what=(
         f"x after {what}: nn.Identity returns x itself, so adding into a member's output in place (+=, add_, "
@@ -973,7 +1048,8 @@ def test_ensemble_accepts_a_generator(lesson):
                         else unregistered(seen["held"])))
     out, _ = ensemble_out(lesson, members, x, "generator")
     if out.shape != (4, 2):
-        fail(f"Ensemble of 3 Linear(2, 2) returned shape {tuple(out.shape)} for x of shape (4, 2).")
+        fail(f"Ensemble(nn.Linear(2, 2) for _ in range(3))(x) for x of shape (4, 2) returned shape {tuple(out.shape)}; "
+             "expected (4, 2).")
 
 
 @beside
@@ -1252,15 +1328,16 @@ def ensemble_on_meta(lesson, x):
 
 def test_modules_on_the_meta_device(lesson):
     x = on_meta(torch.empty(4, 3))
-    seen = linear1d_on_meta(lesson, x)
+    seen = with_linear1d("Linear1D().to('meta')", linear1d_on_meta, lesson, x)
     if seen["error"]:
-        message = with_cause(f"Linear1D().to('meta') on x of shape (4, 3) on the meta device raised: {seen['error'][1]}",
-                             unregistered(seen["held"]))
+        kind, error = seen["error"]  # a RuntimeError (linear1d_on_meta)
+        message = with_cause(f"Linear1D().to('meta')(x) for x of shape (4, 3) on the meta device raised {kind}({error!r}).",
+                             unregistered(seen["held"]) or linear1d_mistake(lesson, RuntimeError(error)))
     else:
         message = ""
         out = seen["out"]
         if (out.device.type, out.shape) != ("meta", (4, 3)):
-            message = with_cause(f"Linear1D().to('meta') on x of shape (4, 3) on the meta device returned shape "
+            message = with_cause(f"Linear1D().to('meta')(x) for x of shape (4, 3) on the meta device returned shape "
                                  f"{tuple(out.shape)} on {out.device}; expected (4, 3) on meta: .to() moves only "
                                  "what the module registers.", unregistered(seen["held"]))
     if message:
