@@ -112,7 +112,7 @@ def _told(message: str, actual, expected, tolerance: dict) -> str | None:
     """The kit's words for torch's `message` about `actual` against `expected`, or None."""
     attribute = re.match(r"The values for attribute '(\w+)' do not match", message)
     if attribute and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
-        said = {"shape": lambda t: f"shape {tuple(t.shape)}", "dtype": lambda t: _dtype(t.dtype),
+        said = {"shape": lambda t: f"shape {tuple(t.shape)}", "dtype": lambda t: dtype_name(t.dtype),
                 "device": lambda t: f"a tensor on {t.device}"}.get(attribute.group(1))
         return f"{GOT}{said(actual)}; expected {said(expected)}." if said else None
     if re.match(r"The \(d\)types do not match", message):
@@ -182,10 +182,6 @@ def _plain(value: float, digits: int, point: bool = False) -> str:
     whole = len(str(int(abs(value)))) + 2 if value == value and 1 <= abs(value) < 1e9 else 0
     text = f"{value:.{max(digits, whole)}g}"
     return text if not point or any(c in text for c in ".ein") else f"{text}.0"
-
-
-def _dtype(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def fail(message: str) -> None:
@@ -258,7 +254,19 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
+def numbers(values) -> str:
+    """Numbers as a message lists them, each to 4 significant digits: "[0.9545, -0.8737, 1]" for a
+    list or a tensor (its values in order, whatever its shape)."""
+    flat = values.detach().flatten().tolist() if isinstance(values, torch.Tensor) else list(values)
+    return f"[{', '.join(f'{float(v):.4g}' for v in flat)}]"
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """A dtype as messages write it: "float64", not "torch.float64"."""
+    return str(dtype).removeprefix("torch.")
+
+
 def describe(t: torch.Tensor) -> str:
     """A short description of a tensor for failure messages: shape, dtype, layout."""
     layout = "" if t.is_contiguous() else ", non-contiguous"
-    return f"shape {tuple(t.shape)}, {_dtype(t.dtype)}{layout}"
+    return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}{layout}"

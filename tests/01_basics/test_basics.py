@@ -92,7 +92,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, counted, describe, expect_raises, fail, tolerance
+from grader.testing import assert_close, counted, describe, dtype_name, expect_raises, fail, numbers, tolerance
 from grader.testing.errors import learners_line
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
@@ -171,11 +171,6 @@ def none_grad(exc: BaseException) -> str:
 def when(exc_type: type[BaseException], *pieces: str, then: str):
     """Advice for call(): `then` when the exception is an exc_type whose message holds every piece."""
     return lambda exc: then if isinstance(exc, exc_type) and all(p in str(exc) for p in pieces) else ""
-
-
-def torch_dtype(dtype: torch.dtype) -> str:
-    """A dtype as the messages write it: float64, not torch.float64."""
-    return str(dtype).removeprefix("torch.")
 
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype:
@@ -290,7 +285,7 @@ def test_derivative_matches_finite_differences_in_float64(lesson):
                  explain=lambda: kept_dtype(d, x))
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=torch_dtype)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=dtype_name)
 def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtype):
     x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4)
     expected = x.float().cos().to(dtype)
@@ -480,7 +475,7 @@ def test_derivative_on_the_meta_device(lesson):
         fail(f"{what} returned a tensor that requires grad")
 
 
-@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.complex64], ids=torch_dtype)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.complex64], ids=dtype_name)
 def test_derivative_of_a_non_floating_x_is_a_type_error(lesson, dtype):
     x = torch.arange(3).to(dtype)
     what = f"derivative(lambda x: x.sum(), x) for x of {describe(x)}"
@@ -572,8 +567,8 @@ def check_shared(seen: dict, what: str, made: str) -> None:
     dtype, array_dtype = seen["dtype"], np.dtype(seen["array_dtype"])
     if array_dtype != numpy_dtype(dtype):
         if made == "tensor":  # the array is the input: its dtype decides
-            said = (f"returned a {torch_dtype(dtype)} tensor; expected "
-                    f"{torch_dtype(torch.from_numpy(np.empty(0, dtype=array_dtype)).dtype)}, the array's dtype")
+            said = (f"returned a {dtype_name(dtype)} tensor; expected "
+                    f"{dtype_name(torch.from_numpy(np.empty(0, dtype=array_dtype)).dtype)}, the array's dtype")
         else:
             said = f"returned a {array_dtype} array; expected {numpy_dtype(dtype)}, the tensor's dtype"
         fail(f"{what} {said}. This is a dtype conversion (.float(), .to(...), .astype(...)), which copies: share the "
@@ -637,7 +632,7 @@ def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
         fail(f"{what} changed t.grad to {seen['grad']}; t.detach() leaves it alone")
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool], ids=torch_dtype)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.float16, torch.bool], ids=dtype_name)
 def test_dtypes_are_kept_both_ways(lesson, dtype):
     t = torch.arange(6).reshape(2, 3).to(dtype)
     check_shared(to_numpy_seen(lesson, t), f"to_numpy(t) for t of {describe(t)}", "array")
@@ -683,7 +678,7 @@ def test_from_numpy_of_a_read_only_array(lesson, view):
     if not seen["is_tensor"]:
         fail(f"{what} returned {seen['types'][0]}; expected a torch.Tensor")
     if seen["dtype"] != torch.float64:
-        fail(f"{what} returned a {torch_dtype(seen['dtype'])} tensor; expected float64, a's dtype. This is a dtype "
+        fail(f"{what} returned a {dtype_name(seen['dtype'])} tensor; expected float64, a's dtype. This is a dtype "
              "conversion (.float(), .to(...), .astype(...)), which copies: share the memory as it is.")
     if seen["shape"] != shape:
         fail(f"{what} returned a tensor of shape {seen['shape']}; expected {shape}, a's shape.")
@@ -771,11 +766,6 @@ def test_fit_recovers_a_noisy_parabola(lesson):
             mistake = fit_mistake(w.detach(), start, x, y, 2, 1000, 0.1, rtol=1e-3, atol=1e-3)
         fail(f"{what} returned {numbers(w)}; expected [5, 0, 3] within {numbers(CURVE_TOLERANCE)} (off by "
              f"{numbers(off)})." + (f"\n{mistake}" if mistake else ""))
-
-
-def numbers(values) -> str:
-    """A list of numbers (a tensor's too) as the kit writes them, 4 significant digits: [0.9545, -0.8737, 1]."""
-    return f"[{', '.join(f'{float(v):.4g}' for v in (values.tolist() if isinstance(values, torch.Tensor) else values))}]"
 
 
 # One noise-free curve of each degree the docstring names, highest power first. Each is a
@@ -929,7 +919,7 @@ def test_fit_follows_adam_step_by_step(lesson, case):
     w = call(what, fit_seen, lesson, x, y, degree, steps, lr, seed=0, strict=True, advice=warned)["w"]
     if isinstance(start, torch.Tensor) and start.dtype != x.dtype:  # Adam from it would mix dtypes
         fail(f"fit_polynomial(x, y, {degree}, steps=0) for float64 x and y returned "
-             f"{str(start.dtype).removeprefix('torch.')} coefficients; expected x's dtype, float64. Keep x's dtype: "
+             f"{dtype_name(start.dtype)} coefficients; expected x's dtype, float64. Keep x's dtype: "
              "make the coefficients with dtype=x.dtype, and do not convert x or y (.float()).")
     expected = adam_by_hand(start, x, y, degree, steps, lr)
     try:
@@ -969,13 +959,14 @@ def test_fit_defaults(lesson):
         fail(f"fit_polynomial's defaults are {defaults}; the text promises steps=1000 and lr=0.1 (keep the signature).")
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=torch_dtype)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=dtype_name)
 def test_fit_keeps_half_precision(lesson, dtype):
     x = torch.linspace(-1, 1, 9, dtype=dtype)
     what = f"fit_polynomial(x, y, 2, steps=3) for x and y of {describe(x)}"
     w = call(what, lesson.fit_polynomial, x, (x * x).to(dtype), 2, 3)
     if not (isinstance(w, torch.Tensor) and (w.shape, w.dtype) == ((3,), dtype)):
-        fail(f"{what} returned {w!r}; expected shape (3,) in x's dtype, {dtype}")
+        got = f"a tensor of {describe(w)}" if isinstance(w, torch.Tensor) else repr(w)
+        fail(f"{what} returned {got}; expected shape (3,), {dtype_name(dtype)} (x's dtype)")
 
 
 def test_fit_on_the_meta_device(lesson):
@@ -984,7 +975,8 @@ def test_fit_on_the_meta_device(lesson):
     seen = call(what, fit_seen, lesson, x, y, 2, 3, advice=on_device_advice)
     w = seen["w"]
     if not (isinstance(w, torch.Tensor) and (w.device.type, w.shape, w.dtype) == ("meta", (3,), torch.float32)):
-        fail(f"{what} returned {w!r}; expected shape (3,), float32, on the meta device (x's)")
+        got = f"a tensor of {describe(w)} on {w.device}" if isinstance(w, torch.Tensor) else repr(w)
+        fail(f"{what} returned {got}; expected shape (3,), float32, on the meta device (x's)")
     if seen["w_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad")
 
@@ -1010,7 +1002,7 @@ def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):
     if not (isinstance(w, torch.Tensor) and w.shape == (3,)):
         fail(f"{what} returned {w!r}; expected a tensor of shape (3,)")
     if w.dtype != torch.float64:
-        fail(f"{what} returned {w.dtype}; expected x's dtype, float64")
+        fail(f"{what} returned a {dtype_name(w.dtype)} tensor; expected float64, x's dtype")
     if seen["w_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad: return the coefficients detached")
     for name in ("x", "y"):

@@ -77,7 +77,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, reported, tolerance
+from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, numbers, reported, tolerance
 from grader.testing.errors import raised
 from grader.testing.scenario import beside
 from grader.testing.strategies import on_meta, shapes, tensors
@@ -388,14 +388,15 @@ def test_linear1d_initialisation(lesson):
         what = f"Linear1D() after torch.manual_seed({seed})"
         (a, b), again = with_linear1d(f"{what}, then its .a and .b", linear1d_draws, lesson, seed)
         if not bool(((a >= 0) & (a < 1) & (b >= 0) & (b < 1)).all()):
-            fail(f"{what} has a = {a.tolist()}, b = {b.tolist()}; expected both drawn uniformly in [0, 1) (torch.rand(1)).")
+            fail(f"{what} has a = {numbers(a)}, b = {numbers(b)}; expected both drawn uniformly in [0, 1) (torch.rand(1)).")
         same = torch.equal(a, again[0]) and torch.equal(b, again[1])
         if not same:
             fail(f"{what} twice gave different parameters: draw them from torch's global RNG (torch.rand), "
                  "so that torch.manual_seed makes them reproducible.")
         draws.append((a.item(), b.item()))
     if len({v for pair in draws for v in pair}) != 2 * len(draws):
-        fail(f"Linear1D() after torch.manual_seed(0), (1), (2), (3) has (a, b) = {draws}; expected fresh random "
+        fail(f"Linear1D() after torch.manual_seed(0), (1), (2), (3) gives (a, b) = "
+             f"{', '.join(numbers(pair) for pair in draws)}; expected fresh random "
              "draws: a and b differ from each other and from one torch.manual_seed to the next.")
 
 
@@ -449,6 +450,9 @@ def test_linear1d_to_float64_converts_the_parameters(lesson):
         if p.dtype != torch.float64:
             fail(with_cause(f"Linear1D().to(torch.float64).{name} is still {p.dtype}: .to() converts only what the "
                             "module registers.", unregistered(seen["held"])))
+        if p.shape != (1,):  # a * x + b, the expected output, would take its shape: say which is off
+            fail(f"Linear1D().{name} has shape {tuple(p.shape)}; expected (1,), one number (torch.rand(1)), so that "
+                 "a * x + b has x's shape.")
     x = torch.linspace(-1, 1, 5, dtype=torch.float64)
     out, (a, b) = with_linear1d("Linear1D().to(torch.float64)(x) for float64 x of shape (5,)", linear1d_run, lesson, x,
                                 to=torch.float64)
@@ -531,11 +535,6 @@ def test_linear1d_gradcheck_float64(lesson):
                      "itself." if name != "x" and not jacobian.any() and numerical.any() else "")
             fail(f"{what}: for {name}, the gradient of the 5 outputs is {numbers(jacobian)} by autograd, "
                  f"{numbers(numerical)} by finite differences.{blind}")
-
-
-def numbers(t: torch.Tensor) -> str:
-    """A tensor's values in one list, each with 4 significant digits: [0.3923, -0.2236, 0]."""
-    return f"[{', '.join(f'{v:.4g}' for v in t.flatten().tolist())}]"
 
 
 # --- MLP -----------------------------------------------------------------------------------
