@@ -111,8 +111,11 @@ class _SharedFailures:
         last = failure.summary.strip().splitlines()[-1:]  # the error itself, without a worker's number
         handled = getattr(report, "kata_handled", None)
         # Each way two failures can be the same; the first key an earlier failure has is its group.
+        # (The last line is the error only where the kit's message is not told about one: after
+        # a kit's message, it is advice, which two different errors can share.)
         keys = [(failure.where, _alike(handled, parameters)) if failure.where and handled else None,
-                (failure.exception, failure.where, *(_alike(line, parameters) for line in last)) if failure.where else None,
+                (failure.exception, failure.where, *(_alike(line, parameters) for line in last))
+                if failure.where and not handled else None,
                 (failure.exception, _alike(text, parameters))]
         keys = [key for key in keys if key is not None]
         group = next((self.groups[key] for key in keys if key in self.groups), [])

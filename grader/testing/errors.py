@@ -82,11 +82,13 @@ def raises_the_same(call: Callable[[], object], error: BaseException) -> bool:
 
 
 @contextmanager
-def reported(what: str) -> Iterator[None]:
+def reported(what: str, advice: Callable[[BaseException], str] | None = None) -> Iterator[None]:
     """Inside the block, an error the code under test raises fails the test with `raised`'s
     message: the call and its input (`what`, e.g. "stable_softmax(x, dim=0) for x of shape (),
     float32"), the error, and the learner's own lines, never a frame of the tests, the grader or
-    a library, and no chained-exception banner.
+    a library, and no chained-exception banner; then what `advice(error)` says of it (the
+    lesson's own diagnosis, "" when the error is not its pitfall's), else the pitfall the error
+    alone names (grader.pitfalls), if any.
 
     What the kit's plugin tells by its kind passes through unchanged: a stub's
     NotImplementedError (one the learner's line raises itself; torch's "not implemented for
@@ -102,16 +104,16 @@ def reported(what: str) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001 (the learner's error, told with its call)
         if _kit_reports_by_kind(exc) or _a_stubs(exc):
             raise
-        message = raised(what, exc)
+        message = raised(what, exc, advice(exc) if advice else "")
     else:
         return
     fail(message)
 
 
-def raised(what: str, exc: BaseException) -> str:
+def raised(what: str, exc: BaseException, advice: str = "") -> str:
     """"`what` raised TypeError('...')", then the learner's lines that raised it (file:line, the
-    function, its source line), outermost first, and the pitfall the error names, if any
-    (grader.pitfalls)."""
+    function, its source line), outermost first, and `advice` (the lesson's word on this error),
+    else the pitfall the error names, if any (grader.pitfalls)."""
     frames = _learners_frames(exc)
     lines = [f"{what} raised {quoted(exc)}" + (":" if frames else ".")]
     for path, line, function in frames:
@@ -119,8 +121,8 @@ def raised(what: str, exc: BaseException) -> str:
         source = linecache.getline(path, line).strip()
         if source:
             lines.append(f"    {source}")
-    pitfall = pitfalls.named(exc)
-    return "\n".join([*lines, pitfall] if pitfall else lines)
+    told = advice or pitfalls.named(exc)
+    return "\n".join([*lines, told] if told else lines)
 
 
 def returned(value: object) -> str:

@@ -92,7 +92,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, counted, describe, dtype_name, expect_raises, fail, numbers, tolerance
+from grader.testing import assert_close, counted, describe, dtype_name, expect_raises, fail, numbers, reported, tolerance
 from grader.testing.errors import learners_line
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
@@ -135,23 +135,16 @@ SHARED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int32, torch
 
 
 def call(what: str, fn, *args, advice=None, **kwargs):
-    """fn(*args, **kwargs), with an exception other than a TODO turned into a message naming the call.
+    """fn(*args, **kwargs), with an exception other than a TODO failing the test with the call
+    named (grader.testing.reported).
 
     advice: a function of the exception that returns what the pitfall behind it is and its fix,
-    or "" when the exception is not that pitfall's signature (then the error is shown alone);
-    or a pair (the error in the kit's words, the pitfall), for an error whose own text says
-    nothing to the learner. An error from a .grad that was None is told as such (none_grad).
+    or "" when the exception is not that pitfall's signature. An error from a .grad that was
+    None is told as such (none_grad).
     """
     __tracebackhide__ = True
-    try:
+    with reported(what, advice=lambda exc: (advice(exc) if advice else "") or none_grad(exc)):
         return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 (any error is the learner's to see, with the call)
-        said = (advice(exc) if advice else "") or none_grad(exc)
-        error, said = said if isinstance(said, tuple) else (str(exc), said)
-        message = f"{what} raised {type(exc).__name__}: {error}{learners_line(exc)}" + (f"\n{said}" if said else "")
-    fail(message)  # outside `except`: no chained traceback
 
 
 def none_grad(exc: BaseException) -> str:
@@ -981,15 +974,13 @@ def test_fit_on_the_meta_device(lesson):
         fail(f"{what} returned a tensor that requires grad")
 
 
-def reached_into_x(exc: BaseException) -> str | tuple[str, str]:
+def reached_into_x(exc: BaseException) -> str:
     """Advice for call(), in a fit whose x and y require grad: autograd's error from reaching into their graph."""
     if not isinstance(exc, RuntimeError):
         return ""
     said = ("x and y require grad here, so every loss built from them reaches back into the caller's graph (and "
             "features built once from x, before the loop, share one graph that the first backward() frees): the "
             "samples are data, not parameters: detach them first (x, y = x.detach(), y.detach()).")
-    if "modified by an inplace operation" in str(exc):  # torch's text names a version and anomaly detection
-        return "a tensor needed for the gradient was modified in place", said
     return said if "gradient computation" in str(exc) or "a second time" in str(exc) else ""
 
 

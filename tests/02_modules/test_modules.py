@@ -78,7 +78,6 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, numbers, reported, tolerance
-from grader.testing.errors import raised
 from grader.testing.scenario import beside
 from grader.testing.strategies import on_meta, shapes, tensors
 
@@ -338,15 +337,9 @@ def with_linear1d(what: str, scenario, lesson, *args, **kwargs):
     """scenario(lesson, *args, **kwargs); an error in it fails the test naming the call (`what`,
     grader.testing.reported), with Linear1D's mistake behind it where it shows (linear1d_mistake)."""
     __tracebackhide__ = True
-    with reported(what):
-        try:
-            return scenario(lesson, *args, **kwargs)
-        except (AttributeError, RuntimeError) as exc:
-            mistake = linear1d_mistake(lesson, exc)
-            if not mistake:
-                raise
-            error = exc
-    fail(f"{raised(what, error)}\n{mistake}")
+    with reported(what, advice=lambda exc: linear1d_mistake(lesson, exc)
+                  if isinstance(exc, (AttributeError, RuntimeError)) else ""):
+        return scenario(lesson, *args, **kwargs)
 
 
 @pytest.mark.public

@@ -2,7 +2,7 @@
 the second backward() runs through the freed graph of those features. The failure must show the learner's line and
 say what to detach."""
 
-EXPECT = r"a second time.*\n\(from fit_features_from_callers_x\.py:\d+: loss\.backward\(\)\)\n.*detach them first"
+EXPECT = r"a second time.*\n.*: in fit_polynomial\n    loss\.backward\(\)\n.*detach them first"
 
 import torch
 
