@@ -24,14 +24,15 @@ _DEBUGGING_HINT = re.compile(r"\s*(?:Hint: enable anomaly detection|HINT: |Hint:
 
 def error_text(exc: BaseException) -> str:
     """`exc`'s message as the kit quotes it: the first line that says something, without terminal
-    colour codes or a hint about debugging tools, at most SHOWN characters cut at a word ("...")."""
+    colour codes or a hint about debugging tools; past SHOWN characters, its whole sentences that
+    fit, else a cut at a word ("...")."""
     text = _DEBUGGING_HINT.sub("", _COLOUR.sub("", str(exc)))
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     first = lines[0] if lines else ""
-    if len(lines) > 1 or len(first) > SHOWN:
-        cut = first[:SHOWN].rsplit(" ", 1)[0] if len(first) > SHOWN else first
-        first = cut.rstrip(" ,;:") + " ..."
-    return first
+    if len(first) > SHOWN:  # whole sentences where one ends in reach, else a cut at a word
+        stops = [m.end() for m in re.finditer(r"[.!?](?=\s)", first[:SHOWN + 1]) if m.end() >= SHOWN // 4]
+        return first[:stops[-1]] if stops else first[:SHOWN].rsplit(" ", 1)[0].rstrip(" ,;:") + " ..."
+    return first.rstrip(" ,;:") + " ..." if len(lines) > 1 else first
 
 
 def quoted(exc: BaseException) -> str:

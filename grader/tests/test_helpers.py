@@ -334,6 +334,9 @@ def test_a_call_that_should_raise_names_what_it_returned_without_a_wall_of_numbe
      "is at version 3; expected version 2 instead."),
     # a long line: cut at a word, and said to be cut
     ("word " * 60, ("word " * 40).strip() + " ..."),
+    # or, where a sentence ends in reach, after it
+    ("The register_meta function raises unimplemented by default. " + "More words follow here. " * 9,
+     "The register_meta function raises unimplemented by default." + " More words follow here." * 5),
 ])
 def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
     from grader.quoting import SHOWN, error_line, quoted
