@@ -139,7 +139,7 @@ def _values(actual, expected, tolerance: dict) -> str | None:
     gap = (a64 - e64).abs().nan_to_num(nan=float("inf")).where(wrong, -1.0)  # a NaN against a number: the worst
     at = _index(int(gap.argmax()), a.shape)
     mine, theirs = a[at].item(), e[at].item()
-    got, want = _pair(mine, theirs)
+    got, want = apart(mine, theirs)
     off = None if isinstance(mine, bool) else abs(mine - theirs)
     allowed = atol + rtol * abs(theirs)
     how = ""
@@ -161,10 +161,10 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
     return tuple(reversed(index))
 
 
-def _pair(mine, theirs) -> tuple[str, str]:
-    """Both values with the digits it takes to tell them apart and show by how much they differ
-    (5 significant at least, and every digit before the point), a float always written as one
-    (2.0, not 2)."""
+def apart(mine, theirs) -> tuple[str, str]:
+    """Two values as a message sets them side by side (got, expected), with the digits it takes
+    to tell them apart and show by how much they differ (5 significant at least, and every digit
+    before the point), a float always written as one (2.0, not 2)."""
     if not (isinstance(mine, float) or isinstance(theirs, float)):
         return str(mine), str(theirs)
     gap = mine - theirs
