@@ -78,6 +78,7 @@ import functools
 import io
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -95,7 +96,7 @@ from hypothesis.extra import numpy as hnp
 from torch.utils.data import DataLoader, get_worker_info
 from torch.utils.data._utils import worker as _torch_worker
 
-from grader.testing import assert_close, counted, describe, expect_raises
+from grader.testing import assert_close, counted, describe, expect_raises, reported
 from grader.testing.scenario import beside
 from grader.testing.strategies import with_layout
 
@@ -145,6 +146,9 @@ CHANNELS = ("cv2.cvtColor got an array whose channels do not fit a BGR -> RGB co
             "cv2.IMREAD_COLOR always gives; IMREAD_UNCHANGED keeps a grayscale file 2-D and an alpha channel.")
 NOT_A_FILE = ("tar.extractfile gives None for a directory entry, and a link carries no bytes of its own: skip every "
               "member for which member.isfile() is false.")
+LINK = ("A link (symbolic or hard) is no regular file, whatever its name ends with: it carries no bytes of its own, "
+        "and tar.extractfile cannot give them from a stream. Skip every member for which member.isfile() is false: "
+        "a member's name does not say what kind of member it is.")
 DUPLICATES = ("This is the duplicates trap: with num_workers={n} the DataLoader runs {n} copies of the dataset, and "
               "every copy's __iter__ read every shard, so every image came {n} times. Ask "
               "torch.utils.data.get_worker_info() which worker this is, and read only that worker's share.")
@@ -169,17 +173,42 @@ def cause(exc: BaseException) -> str | None:
         return NONE_FROM_CV2
     if "VScn::contains(scn)" in text or "Invalid number of channels" in text:
         return CHANNELS
+    if "cannot extract (sym)link" in text:
+        return LINK
     if "'NoneType' object has no attribute 'read'" in text or "cannot extract" in text or "StreamError" in text:
         return NOT_A_FILE
     return None
 
 
+def error_name(exc: BaseException) -> str:
+    """The exception's type as the learner would catch it: "OSError", "cv2.error", "tarfile.StreamError"."""
+    kind = type(exc)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+# OpenCV's own words for a failed check: "OpenCV(5.0.0) /io/opencv/.../color.cpp:199: error:
+# (-215:Assertion failed) !_src.empty() in function 'cvtColor'", with what each check means.
+_OPENCV_CHECK = re.compile(r"OpenCV\([^)]*\) \S+: error: \(-?\d+:Assertion failed\) (.+) in function '([^']+)'$")
+_OPENCV_CHECKS = {"!_src.empty()": "the image it was given is empty",
+                  "!buf.empty()": "the buffer it was given holds no bytes"}
+
+
 def last_line(exc: BaseException) -> str:
     """The exception's type and the last line of its message (a DataLoader worker's error carries
-    the worker's whole traceback, whose last line is "Type: message")."""
+    the worker's whole traceback, whose last line is "Type: message"); an assertion of OpenCV's
+    said in words, without its source path: "cv2.error (an assertion in cvtColor failed: ...)"."""
+    name = error_name(exc)
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     last = lines[-1] if lines else ""
-    return (last if last.startswith(f"{type(exc).__name__}:") else f"{type(exc).__name__}: {last}")[:300]
+    for said in (f"{name}:", f"{type(exc).__name__}:"):
+        if last.startswith(said):
+            last = last[len(said):].strip()
+            break
+    check = _OPENCV_CHECK.search(last)
+    if check:
+        condition, function = check.groups()
+        return f"{name} (an assertion in {function} failed: {_OPENCV_CHECKS.get(condition, condition)})"
+    return f"{name}: {last}"[:300]
 
 
 def attempt(what: str, run):
@@ -195,8 +224,21 @@ def attempt(what: str, run):
     pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
 
 
-def expect_error(run, exc_type: type[BaseException], *, what: str, mention: tuple[str, ...], why: str):
-    """run() must raise exc_type naming every string in `mention`; a pitfall's error is named."""
+def shown(value) -> str:
+    """What a call returned, in a few words: "a tensor of shape (6, 10, 3), uint8", "a list of 2 items"."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of {describe(value)}"
+    if isinstance(value, list):
+        return f"a list of {counted(len(value), 'item')}"
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def expect_error(run, exc_type: type[BaseException], *, what: str, mention: tuple[str, ...], why: str,
+                 told=None):
+    """run() must raise exc_type naming every string in `mention`; a pitfall's error is named.
+    `told(result)`, where given, says what a call that raised nothing gave ("gave 1 image, ..."),
+    or None for the plain "returned a list of 1 item"."""
     __tracebackhide__ = True
     try:
         result = run()
@@ -213,7 +255,8 @@ def expect_error(run, exc_type: type[BaseException], *, what: str, mention: tupl
         advice = cause(exc) or (why[:1].upper() + why[1:] if about_it else "")
         message = f"{what} raised {last_line(exc)}; expected {exc_type.__name__} naming {', '.join(mention)}. {advice}".rstrip()
     else:
-        message = f"{what} returned {type(result).__name__} without an error; expected {exc_type.__name__}: {why}"
+        gave = (told(result) if told else None) or f"returned {shown(result)}"
+        message = f"{what} {gave} without an error; expected {exc_type.__name__}: {why}"
     pytest.fail(message, pytrace=False)
 
 
@@ -320,9 +363,9 @@ def mixed_members() -> list[tuple[str, bytes, torch.Tensor, str]]:
     image files of any name and kind."""
     ok, bmp = cv2.imencode(".bmp", np.ascontiguousarray(IMAGES[3].numpy()[..., ::-1]))
     assert ok, "test setup: cannot encode a BMP"
-    plain = [("00000001", png_bytes(IMAGES[1]), IMAGES[1], "a PNG member named 00000001 (no suffix)"),
-             ("img.data", png_bytes(IMAGES[2]), IMAGES[2], "a PNG member named img.data"),
-             ("x.bmp", bmp.tobytes(), IMAGES[3], "a BMP member")]
+    plain = [("00000001", png_bytes(IMAGES[1]), IMAGES[1], "a PNG with no suffix"),
+             ("img.data", png_bytes(IMAGES[2]), IMAGES[2], "a PNG with the suffix .data"),
+             ("x.bmp", bmp.tobytes(), IMAGES[3], "a BMP")]
     return plain + [(f"odd/{name}", data, rgb, what) for name, data, rgb, what in odd_kinds_of_png()]
 
 
@@ -709,9 +752,11 @@ def count_paths(listing: dict, what: str, expected: int) -> None:
 
 
 def item(lesson, name: str, index: int, what: str, **options):
-    """ImageDirectoryDataset over FOLDERS[name], item `index` (directory_item)."""
+    """ImageDirectoryDataset over FOLDERS[name], item `index` (directory_item); an error no pitfall
+    names is told with `what` and the learner's lines."""
     __tracebackhide__ = True
-    return attempt(what, lambda: directory_item(lesson, name, index, **options))
+    with reported(what):
+        return attempt(what, lambda: directory_item(lesson, name, index, **options))
 
 
 def directory_order(listed: list[str]) -> list[int]:
@@ -796,9 +841,38 @@ def test_grayscale_rgba_and_16_bit_files_give_three_uint8_channels(lesson):
         check_three_uint8_channels(image, rgb, f"ds[{i}] for {what} ({name})")
 
 
+CORRUPT = ["a_good.png", "b_corrupt.png", "c_good.png", "d_empty.png"]  # write_corrupt's files, sorted
+READ_IN_INIT = ("Making the dataset read the images: find only the paths in __init__, and read each file in "
+                "__getitem__, when it is asked for, not in __init__ (then ds[1] raises for b_corrupt.png, and ds[0] "
+                "still works).")
+
+
+def made_over_corrupt(lesson) -> dict:
+    """directory_listing of ImageDirectoryDataset over write_corrupt's folder, which reads no image
+    and so raises nothing; its paths, where it has them, in sorted order."""
+    __tracebackhide__ = True
+    what = f"ImageDirectoryDataset(root) for a folder holding {', '.join(CORRUPT[:-1])} and {CORRUPT[-1]}"
+    with reported(what):
+        try:
+            listing = directory_listing(lesson, "corrupt")
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (an error of reading an image is named; any other is reported)
+            if not any(name in str(exc) for name in CORRUPT[1::2]) and cause(exc) is not NONE_FROM_CV2:
+                raise
+            listing, message = None, f"{what} raised {last_line(exc)}. {READ_IN_INIT}"
+    if listing is None:
+        pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
+    names = [name for _, _, name, _ in listing["paths"]]
+    if sorted(names) == CORRUPT and names != CORRUPT:
+        pytest.fail(f"ds.paths is {names}; expected the files in sorted order, {CORRUPT}: ds[i] reads the i-th path "
+                    "in sorted order. " + (DIRECTORY_ORDER if names == listing["listdir"] else ""), pytrace=False)
+    return listing
+
+
 @pytest.mark.points(2)
 def test_unreadable_file_raises_an_error_naming_it(lesson):
-    # The folder holds a_good.png, b_corrupt.png, c_good.png, d_empty.png (write_corrupt).
+    made_over_corrupt(lesson)  # a_good.png, b_corrupt.png, c_good.png, d_empty.png
     for index, image in [(0, 1), (2, 2)]:
         got = identify(item(lesson, "corrupt", index, f"ds[{index}]"), f"ds[{index}]")
         if got != image:
@@ -814,7 +888,7 @@ def test_unreadable_file_raises_an_error_naming_it(lesson):
 
 
 def test_unreadable_file_error_survives_dataloader_workers(lesson):
-    directory_listing(lesson, "corrupt")  # making the dataset reads nothing: no error here
+    made_over_corrupt(lesson)  # making the dataset reads nothing: no error here
     expect_error(lambda: loaded(lesson, ("images", "corrupt"), num_workers=2, batch_size=1), OSError,
                  mention=("b_corrupt.png",),
                  what="iterating DataLoader(ds, num_workers=2) over a folder holding b_corrupt.png",
@@ -915,11 +989,21 @@ def test_write_tar_shards_balanced_contiguous_and_lossless(lesson, count, num_sh
                for (shard, _, _, _), held in zip(written[1], members) for name, data in held]
     ids = [identify(image, f"member {k} (in shard order) of {what}", writing=True) for k, image in enumerate(decoded)]
     if ids != list(range(count)):
-        dealt = [i for s in range(num_shards) for i in range(s, count, num_shards)]
-        pytest.fail(f"{what}: reading the shards one after another gives the images {ids}; expected them in their "
-                    f"original order, {list(range(count))}. "
-                    + ("They were dealt out like cards (image i into shard i % num_shards): cut contiguous runs "
-                       "instead." if ids == dealt else ""), pytrace=False)
+        out_of_order(ids, count, num_shards, what)
+
+
+def dealt(count: int, num_shards: int) -> list[int]:
+    """The images in shard order where image i went into shard i % num_shards."""
+    return [i for s in range(num_shards) for i in range(s, count, num_shards)]
+
+
+def out_of_order(ids: list[int], count: int, num_shards: int, what: str) -> None:
+    """Fails: the shards read one after another gave the images `ids` (their numbers in the list written)."""
+    __tracebackhide__ = True
+    pytest.fail(f"{what}: reading the shards one after another gives the images {ids}; expected them in their "
+                f"original order, {list(range(count))}. "
+                + ("They were dealt out like cards (image i into shard i % num_shards): cut contiguous runs "
+                   "instead." if ids == dealt(count, num_shards) else ""), pytrace=False)
 
 
 def test_write_tar_shards_creates_the_directory(lesson):
@@ -960,6 +1044,10 @@ def test_write_tar_shards_round_trip(lesson, arrays, num_shards, layout):
     back = [decode_png(data, f"a member of {what}") for held in members for _, data in held]
     if len(back) != len(images):
         pytest.fail(f"{what} wrote {counted(len(back), 'image')}", pytrace=False)
+    order = dealt(len(images), num_shards)
+    if (not all(torch.equal(got, image.contiguous()) for got, image in zip(back, images))
+            and all(torch.equal(got, images[i].contiguous()) for got, i in zip(back, order))):
+        out_of_order(order, len(images), num_shards, what)
     for i, (got, image) in enumerate(zip(back, images)):
         image = image.contiguous()
         if not torch.equal(got, image) and torch.equal(got.flip(-1), image):
@@ -997,8 +1085,14 @@ def test_tar_members_of_any_name_and_kind_are_decoded(lesson):
                                               pytest.param("blank.png", b"", id="empty")])
 def test_undecodable_member_raises_an_error_naming_it(lesson, member, data):
     kind = "empty" if not data else "not an image"
+
+    def skipped(images) -> str | None:  # broken.tar holds 00.png (image 0), then the member
+        if (isinstance(images, list) and len(images) == 1 and isinstance(images[0], torch.Tensor)
+                and _IDS.get(images[0].contiguous().numpy().tobytes()) == 0):
+            return f"gave 1 image, that of 00.png, and skipped {member}"
+        return None
     expect_error(lambda: listed(lesson, ("broken", member, data.hex())), OSError, mention=("broken.tar", member),
-                 what=f"list(TarImageDataset([broken.tar])) where member {member} is {kind}",
+                 what=f"list(TarImageDataset([broken.tar])) where member {member} is {kind}", told=skipped,
                  why="a regular file that does not decode is bad data, whatever its name: raise OSError naming "
                  "the shard and the member rather than skip it.")
 
@@ -1040,18 +1134,32 @@ def simulated_worker(worker_id: int, num_workers: int, ds):
         _torch_worker._worker_info = saved
 
 
-def shards_read(ids: list[int], num_shards: int, what: str) -> list[str]:
-    """The shards whose images `ids` are, in the order read; fails unless each was read whole, once."""
+def shards_read(ids: list[int], names: list[str], worker: int, num_workers: int, opened: list[str],
+                what: str) -> list[str]:
+    """The shards whose images `ids` are, in the order read; fails unless each was read whole, once.
+    `names`: the shards the dataset was given, in order; `opened`: those the worker opened. A
+    worker that kept every num_workers-th image of all the shards is told so."""
     __tracebackhide__ = True
-    owner = {i: s for s, members in enumerate(shard_ids(num_shards)) for i in members}
+    held = {name: shard_ids(len(names))[int(name[4:-4])] for name in names}
+    owner = {i: name for name, members in held.items() for i in members}
     read = []
     for i in ids:
-        if not read or read[-1] != f"part{owner[i]}.tar":
-            read.append(f"part{owner[i]}.tar")
-    whole = [i for name in read for i in shard_ids(num_shards)[int(name[4:-4])]]
+        if not read or read[-1] != owner[i]:
+            read.append(owner[i])
+    whole = [i for name in read for i in held[name]]
     if ids != whole or len(set(read)) != len(read):
+        every = [i for name in names for i in held[name]]
+        if num_workers > 1 and ids == every[worker::num_workers]:
+            all_opened = set(opened) >= set(names)
+            pytest.fail(f"{what} gave the images {ids}: those at positions {worker}, {worker + num_workers}, "
+                        f"{worker + 2 * num_workers}, ... of all the shards read one after another ({every})"
+                        + (f", and it opened all {len(names)} shards" if all_opened else "")
+                        + f". A worker reads only its own shards, each whole, from start to end ({names[0]} gives "
+                        f"{held[names[0]]}): split the list of shards between the workers, not the images.",
+                        pytrace=False)
         pytest.fail(f"{what} gave the images {ids}; a worker reads each of its shards whole, from start to end, "
-                    f"one after another: here {whole}.", pytrace=False)
+                    f"one after another: the shards these images come from, {read}, read so, give {whole}.",
+                    pytrace=False)
     return read
 
 
@@ -1067,7 +1175,7 @@ def test_workers_share_the_shards(lesson, num_shards, num_workers):
         what = f"worker {k} of {num_workers} iterating TarImageDataset({names})"
         items, opened = attempt(what, lambda: worker_share(lesson, spec, k, num_workers))
         ids = [identify(image, what) for image in items]
-        read = shards_read(ids, num_shards, what)
+        read = shards_read(ids, names, k, num_workers, opened, what)
         if read != [name for name in names if name in read]:
             pytest.fail(f"{what} read {read}, not in the order given ({names}).", pytrace=False)
         others = sorted(set(opened) - set(read))

@@ -110,35 +110,37 @@ def call_for(name, dim, x, labels=None, note="") -> str:
     return f"{called(name, dim)} for x of {describe(x)}{note}"
 
 
-# The aten ops that compute a softmax, a log-softmax, a logsumexp or a cross entropy, with the
-# Python spellings that reach them: the dispatcher sees every alias and method the same way.
+# The aten ops that compute a softmax, a log-softmax, a logsumexp or a cross entropy, and the
+# built-in each is: the dispatcher sees every spelling of it (F.softmax, Tensor.softmax,
+# torch.special.softmax, nn.Softmax, F.softmin all run aten._softmax) the same way.
 FORBIDDEN_OPS = {
-    "aten._softmax": "torch.softmax (or F.softmax, Tensor.softmax, torch.special.softmax, nn.Softmax, F.softmin)",
+    "aten._softmax": "torch.softmax",
     "aten._safe_softmax": "torch._safe_softmax (the softmax inside scaled_dot_product_attention)",
-    "aten._log_softmax": "torch.log_softmax (or F.log_softmax, Tensor.log_softmax, torch.special.log_softmax, "
-                         "nn.LogSoftmax, F.cross_entropy, nn.CrossEntropyLoss)",
-    "aten.logsumexp": "torch.logsumexp (or Tensor.logsumexp, torch.special.logsumexp)",
+    "aten._log_softmax": "torch.log_softmax (which F.cross_entropy runs too)",
+    "aten.logsumexp": "torch.logsumexp",
     "aten.logcumsumexp": "torch.logcumsumexp (its last entry is the logsumexp)",
-    "aten.nll_loss_forward": "F.nll_loss or F.cross_entropy",
-    "aten.nll_loss2d_forward": "F.nll_loss or F.cross_entropy",
+    "aten.nll_loss_forward": "F.nll_loss (which F.cross_entropy runs too)",
+    "aten.nll_loss2d_forward": "F.nll_loss (which F.cross_entropy runs too)",
 }
 
 
-def checked(fn, what, *watched, forbidding=True):
-    """`fn` with the checks every call of the lesson's code gets here: it runs none of
-    FORBIDDEN_OPS (unless `forbidding` is False), and it leaves its tensor arguments (and the
-    `watched` tensors) unchanged."""
+def checked(fn, name, what, *watched, forbidding=True):
+    """`fn`, the learner's `name`, with the checks every call of the lesson's code gets here: it
+    runs none of FORBIDDEN_OPS (unless `forbidding` is False), and it leaves its tensor arguments
+    (and the `watched` tensors) unchanged."""
     def call(*args, **kwargs):
         __tracebackhide__ = True
         inputs = [t for t in (*args, *watched) if isinstance(t, torch.Tensor)]
         before = [t.detach().clone() for t in inputs]
-        with ops_run(FORBIDDEN_OPS if forbidding else ()) as ops, named_errors(what, inputs[0] if inputs else None):
+        with ops_run(FORBIDDEN_OPS if forbidding else ()) as ops, named_errors(what, name, inputs[0] if inputs else None):
             result = fn(*args, **kwargs)
         used = ops & FORBIDDEN_OPS.keys() if forbidding else ()
         if used:
+            builtins = " and ".join(dict.fromkeys(FORBIDDEN_OPS[op] for op in sorted(used)))
             pytest.fail(
-                f"{what} calls {'; '.join(FORBIDDEN_OPS[op] for op in sorted(used))}, which this lesson asks you to "
-                "write yourself, in any spelling: build it from exp, log, max and sum, as the lesson text shows.",
+                f"{what} calls {builtins}, which this lesson asks you to write yourself from exp, log, max and sum, "
+                "as the lesson text shows (any spelling of the built-in is caught: a Tensor method, torch.special, "
+                "torch.nn.functional, an nn module).",
                 pytrace=False,
             )
         for t, old in zip(inputs, before):
@@ -195,6 +197,16 @@ ONE_HOT = ("This is the log-probability of the argmax class alone, as if labels 
            "distribution. Weight every log-probability by its label: -(labels * log_probs).sum(dim).")
 SUM_ALL = ("This sums over every dim: one number for the whole batch. Sum over `dim` only: one loss per example "
            "(the broadcast shape without `dim`).")
+NAN_HIDDEN = ("Where a slice along `dim` is entirely -inf, torch.softmax gives nan (0 / 0: no entry has any weight), "
+              "and yours gives 0 there. A clamp or an epsilon in the denominator (or a nan_to_num afterwards) hides "
+              "the 0 / 0: leave it nan, as torch.softmax does (the lesson text: an entirely -inf slice has no valid "
+              "softmax).")
+NAN_TO_MINUS_INF = ("Where a slice along `dim` holds +inf, its log-sum-exp is +inf, and yours gives -inf there: x - max "
+                    "is inf - inf, nan, and the nan was then replaced by -inf (nan_to_num or where), which is right for "
+                    "an entirely -inf slice only. Shift the slices whose maximum is infinite by 0 instead of their "
+                    "maximum: their log-sum-exp is then -inf or +inf by itself.")
+FIXED_DIM = ("This is computed along dim {fixed}, whatever `dim` says: reduce along `dim` itself (amax, sum and "
+             "keepdim with dim=dim), not along a fixed {fixed}.")
 
 
 def _normalised(e, dim):
@@ -210,6 +222,14 @@ def _cross_entropy_of(log_probs, labels, dim):
     return -(labels * log_probs).sum(dim)
 
 
+def _along(fixed, t, dim, compute):
+    """`compute(t, fixed)`: the function computed along the dim `fixed` instead of `dim`; an error
+    (no such dim in t) where `fixed` is `dim` itself or t has no dim `fixed`."""
+    if t.dim() == 0 or not -t.dim() <= fixed < t.dim() or fixed % t.dim() == dim % t.dim():
+        raise IndexError(f"dim {fixed} is no other dim of this input")
+    return compute(t, fixed)
+
+
 def _argmax_class_only(t, dim, labels):
     labels, t = torch.broadcast_tensors(labels.to(t.dtype), t)
     return -torch.log_softmax(t, dim).gather(dim, labels.argmax(dim, keepdim=True)).squeeze(dim)
@@ -223,6 +243,9 @@ PITFALLS = {
         (lambda t, dim, labels: _normalised((t - t.amax(dim)).exp(), dim), KEEPDIM),
         (lambda t, dim, labels: (t - t.amax(dim, keepdim=True)).exp() / (t - t.amax(dim, keepdim=True)).exp().sum(dim),
          KEEPDIM),
+        (lambda t, dim, labels: torch.softmax(t, dim).nan_to_num(nan=0.0), NAN_HIDDEN),
+        *[(lambda t, dim, labels, fixed=fixed: _along(fixed, t, dim, torch.softmax), FIXED_DIM.format(fixed=fixed))
+          for fixed in (-1, 0, 1)],
     ],
     "logsumexp": [
         (lambda t, dim, labels: t.exp().sum(dim).log(), OVERFLOW),
@@ -231,6 +254,10 @@ PITFALLS = {
         (lambda t, dim, labels: (t - _finite_shift(t, dim)).exp().sum(dim).log(), SHIFT_BACK),
         (lambda t, dim, labels: (t - _finite_shift(t, dim)).exp().sum(dim).log() + _finite_shift(t, dim), SQUEEZE),
         (lambda t, dim, labels: (t - t.amax(dim)).exp().sum(dim).log() + t.amax(dim), KEEPDIM),
+        (lambda t, dim, labels: ((t - t.amax(dim, keepdim=True)).exp().sum(dim).log() + t.amax(dim)).nan_to_num(
+            nan=-INF, posinf=INF, neginf=-INF), NAN_TO_MINUS_INF),
+        *[(lambda t, dim, labels, fixed=fixed: _along(fixed, t, dim, torch.logsumexp), FIXED_DIM.format(fixed=fixed))
+          for fixed in (-1, 0, 1)],
     ],
     "softmax_cross_entropy": [
         (lambda t, dim, labels: _cross_entropy_of(torch.softmax(t, dim).log(), labels, dim), LOG_OF_SOFTMAX),
@@ -332,9 +359,12 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
                 f"{str(x.dtype).removeprefix('torch.')} input: computed in a wider dtype and not cast back. Return "
                 "the input's dtype (cast the result back, .to(x.dtype)).")
     for formula, words in PITFALLS[name]:
-        if (words is INF_MINUS_INF and not x.isinf().any()) or (words is OVERFLOW and not _overflows(x)):
-            # Each names what it sees in x (an infinite entry; an exp that is inf): without it, the
-            # formula differs from torch's only by rounding, which a correct answer may share.
+        if ((words is INF_MINUS_INF and not x.isinf().any()) or (words is OVERFLOW and not _overflows(x))
+                or (words is NAN_HIDDEN and not _entirely_masked(x, dim))
+                or (words is NAN_TO_MINUS_INF and not (x == INF).any())):
+            # Each names what it sees in x (an infinite entry; an exp that is inf; an entirely
+            # -inf slice; a +inf entry): without it, the formula differs from torch's only by
+            # rounding, which a correct answer may share.
             continue
         if words is DETACHED:
             # A logsumexp that lost its gradient through the normaliser gives the same gradient at
@@ -351,6 +381,11 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
         if _explains(mine, wrong, right, x.dtype):
             return words
     return None
+
+
+def _entirely_masked(x: torch.Tensor, dim: int) -> bool:
+    """Whether a slice of x along `dim` holds entries and every one of them is -inf."""
+    return bool(x.numel()) and bool((x.detach() == -INF).all(dim).any())
 
 
 def _overflows(x: torch.Tensor) -> bool:
@@ -426,11 +461,16 @@ def _named(exc: BaseException, x: torch.Tensor | None) -> str | None:
     return None
 
 
+# The built-in each function of the lesson matches.
+BUILTIN = {"stable_softmax": "torch.softmax", "logsumexp": "torch.logsumexp", "softmax_cross_entropy": "torch.log_softmax"}
+
+
 @contextmanager
-def named_errors(what: str, x: torch.Tensor | None):
+def named_errors(what: str, name: str, x: torch.Tensor | None):
     """Inside the block, an error that a pitfall of the lesson raises fails the test naming the
     pitfall and its fix; any other error of the learner's code fails with `what` and the
-    learner's lines (grader.testing.reported). `x`: the call's first tensor, or None."""
+    learner's lines (grader.testing.reported). `name`: the learner's function; `x`: the call's
+    first tensor, or None."""
     __tracebackhide__ = True
     with reported(what):
         try:
@@ -442,10 +482,13 @@ def named_errors(what: str, x: torch.Tensor | None):
             words = _named(exc, x)
             if words is not None:
                 failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
-            elif isinstance(exc, IndexError) and x is not None and x.dim() == 0 and _guards_by_shape(exc):
+            elif isinstance(exc, IndexError) and x is not None and x.dim() == 0 and _shape_guard(exc):
+                # Named as the learner's line names them: the tensor it guards, in the function it is in
+                # (softmax_cross_entropy may call the learner's logsumexp).
+                arg, function = _shape_guard(exc)
                 failure = (f"{what} raised IndexError({str(exc)!r}). A 0-d tensor has no sizes to index (its shape "
-                           "is ()), yet dim 0 and -1 are valid for it, as for torch.softmax: test for an empty "
-                           "input with x.numel() == 0, not x.shape[dim] == 0.")
+                           f"is ()), yet dim 0 and -1 are valid for it, as for {BUILTIN.get(function, BUILTIN[name])}: "
+                           f"test for an empty input with {arg}.numel() == 0, not {arg}.shape[dim] == 0.")
             elif isinstance(exc, IndexError) and x is not None and x.dim() == 0:
                 failure = (f"{raised(what, exc)}\nA 0-d tensor has no sizes to index (its shape is ()), yet dim 0 "
                            "and -1 are valid for it: treat it as one element.")
@@ -454,18 +497,21 @@ def named_errors(what: str, x: torch.Tensor | None):
     fail(failure)
 
 
-def _guards_by_shape(exc: BaseException) -> bool:
-    """Whether the line that raised exc tests a size for 0 (`x.shape[dim] == 0`), the guard the
-    lesson warns about, rather than indexing a shape for another reason."""
+def _shape_guard(exc: BaseException) -> tuple[str, str] | None:
+    """(the tensor's name, the function) where the line that raised exc tests a size for 0
+    (`x.shape[dim] == 0`), the guard the lesson warns about, rather than indexing a shape for
+    another reason; else None."""
     frames = traceback.extract_tb(exc.__traceback__)
-    line = frames[-1].line if frames else ""
-    return bool(re.search(r"(shape\[|size\().*==\s*0", line or ""))
+    if not frames:
+        return None
+    guard = re.search(r"(\w+)\s*\.\s*(?:shape\[|size\().*==\s*0", frames[-1].line or "")
+    return (guard.group(1), frames[-1].name) if guard else None
 
 
 def result_of(lesson, name, x, dim, labels=None, *, what):
     """The learner's `name` on x (an error with a named cause says so)."""
     __tracebackhide__ = True
-    with named_errors(what, x):
+    with named_errors(what, name, x):
         return call_of(lesson, name, dim, labels)(x)
 
 
@@ -608,7 +654,7 @@ def test_dim_left_out_is_the_last_dim(lesson, name):
 def test_inputs_are_not_modified(lesson, name):
     right_first(lesson, name, "that the inputs are left unchanged")
     for what, call, inputs in varied_calls(lesson, name):
-        checked(call, what, *inputs, forbidding=False)()
+        checked(call, name, what, *inputs, forbidding=False)()
 
 
 # --- edge inputs in every dtype and layout: the same as torch, gradients too ---------------------
@@ -677,7 +723,7 @@ def check_like_torch(lesson, name, x, dim, what_x, layout):
     watched = () if labels is None else (labels,)
     try:
         # The gradient of sum(softmax) is 0 whatever the code: weighted entries make it say something.
-        assert_same_as(checked(mine, what, *watched), in_float32(theirs), x, what=what, tolerance=tol, grads=True,
+        assert_same_as(checked(mine, name, what, *watched), in_float32(theirs), x, what=what, tolerance=tol, grads=True,
                        weighted=name == "stable_softmax")
         return
     except (AssertionError, pytest.fail.Exception) as exc:
@@ -734,7 +780,8 @@ def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype
         def theirs(t, labels=labels, dim=dim):
             return reference_cross_entropy(labels.to(t.dtype), t, dim)
         try:
-            assert_same_as(checked(mine, what, labels), in_float32(theirs), logits, what=what, grads=True,
+            assert_same_as(checked(mine, "softmax_cross_entropy", what, labels), in_float32(theirs), logits, what=what,
+                           grads=True,
                            tolerance=HALF_TOLERANCE.get(dtype))
             continue
         except (AssertionError, pytest.fail.Exception) as exc:
@@ -846,7 +893,7 @@ def test_gradients_at_extreme_logits_are_finite_and_right(lesson):
         inputs = "logits" if name == "softmax_cross_entropy" else "x"
         call = f"{call} for {inputs} of {describe(logits)} (entries up to +-1e4)"
         what = f"the gradient of {call}, times random upstream gradients"
-        with named_errors(call, logits):
+        with named_errors(call, name, logits):
             out = fn(logits)
         got = grad_of(out, logits, what, up)
         if not torch.isfinite(got).all():
@@ -865,7 +912,7 @@ def test_does_not_call_the_builtins(lesson, name):
     # the same aten op. (Every call in test_edge_inputs_match_torch is checked the same way.)
     right_first(lesson, name, "that no built-in is called")
     for what, call, inputs in varied_calls(lesson, name):
-        checked(call, what, *inputs)()
+        checked(call, name, what, *inputs)()
 
 
 # --- speed and devices ------------------------------------------------------------------------
