@@ -266,7 +266,7 @@ def identify(image, what: str, writing: bool = False) -> int:
     if image is None:
         pytest.fail(f"{what} gave None, not an image. {NONE_FROM_CV2}", pytrace=False)
     if not isinstance(image, torch.Tensor):
-        kind = type(image).__name__
+        kind = "NumPy array" if type(image).__name__ == "ndarray" else type(image).__name__
         pytest.fail(f"{what} gave {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a torch.Tensor: convert the array cv2 "
                     "returns with torch.from_numpy (no copy).", pytrace=False)
     if tuple(image.shape) != (H, W, 3) or image.dtype != torch.uint8:
