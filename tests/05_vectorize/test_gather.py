@@ -292,6 +292,12 @@ def pitfall_of_error(exc, tensor, indices):
     return None
 
 
+def cuda_advice(exc, tensor, indices) -> str:
+    """The device pitfall on a line of its own where `exc` is a hard-coded .cuda()'s, else "" (a test
+    of refusals names no other pitfall of an error: its inputs are wrong on purpose)."""
+    return f"\n{CUDA}" if pitfall_of_error(exc, tensor, indices) is CUDA else ""
+
+
 def gather(lesson, tensor, indices, what=None):
     """lesson.batch_gather(tensor, indices) for valid input; a named pitfall fails with its name and fix."""
     __tracebackhide__ = True
@@ -566,7 +572,7 @@ def test_other_index_dtypes_are_refused(lesson, dtype):
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = (MASK if "mask" in str(exc) else TORCH_DTYPE_ERROR if "must be long, int" in str(exc) else "")
         message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected a TypeError naming {name}: "
-                   f"indices must be int64 or int32. {advice}")
+                   f"indices must be int64 or int32. {advice}".rstrip() + cuda_advice(exc, tensor, indices))
     else:
         message = (f"{what} returned a result of shape {tuple(out.shape)} without an error; expected a TypeError "
                    f"naming {name}: indices must be int64 or int32. "
@@ -607,7 +613,7 @@ def test_shapes_that_do_not_fit_are_refused(lesson, tensor_shape, indices_shape)
         problem = (f"name both shapes, {tensor_shape} and {indices_shape}" if isinstance(exc, ValueError)
                    else "expected a ValueError naming both shapes")
         message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); {problem}: tensor must be [B, N, ...] "
-                   "and indices [B, ...] with the same B.")
+                   "and indices [B, ...] with the same B." + cuda_advice(exc, tensor, indices))
     else:
         message = (f"{what} returned a result of shape {tuple(out.shape)} without an error; expected a ValueError "
                    "naming both shapes: tensor must be [B, N, ...] and indices [B, ...] with the same B. "
@@ -623,7 +629,8 @@ CHECK_ORDER = [  # tensor shape, indices, the error expected, why
 ]
 
 
-@pytest.mark.parametrize(("tensor_shape", "indices", "error", "why"), CHECK_ORDER, ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize(("tensor_shape", "indices", "error", "why"), CHECK_ORDER,
+                         ids=["shape-and-dtype", "shape-and-range", "float-dtype-and-range", "uint8-dtype-and-range"])
 def test_checks_come_in_order(lesson, tensor_shape, indices, error, why):
     tensor = make_tensor(tensor_shape)
     expect_raises(lambda: lesson.batch_gather(tensor, indices), error,
