@@ -166,6 +166,10 @@ SQUEEZE = ("This is `.squeeze()` without a dim: it drops every size-1 dim of the
 EXPAND_AS = ("This is `expand_as`: it stretches size-1 dims only, so {grown}'s projection takes {target}'s shape only "
              "where {grown} is the side with the 1s; here {target} is. Either side may be the one stretched: add the "
              "projections as they are and let `+` broadcast them both.")
+TILED_SEED = ("This is the lesson text's tiled version: b repeated along dim 1 to a's size and concatenated to a. It "
+              "needs a to be the bigger side (and 3-d inputs), and it builds the tiled copy the lesson warns of. "
+              "Project each input with its own Linear layer and let `+` broadcast the projections: either side may "
+              "be the one stretched.")
 UNREGISTERED = ("both layers must be registered submodules named linear1 and linear2 (assign them as attributes of "
                 "self after super().__init__())")
 ACTIVATION_PER_PART = ("This is the activation applied to each projection: Linear(cat(a, b)) is followed by ONE "
@@ -318,7 +322,8 @@ class Twin(nn.Module):
 
 def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
     """A Merge scenario's report; a RuntimeError that is one of the lesson's pitfalls fails the
-    test naming it, any other error of the learner's code with `what` and its lines."""
+    test naming it (on a line of its own, which the plugin tells once), any other error of the
+    learner's code with `what` and its lines."""
     __tracebackhide__ = True
     with reported(what):
         try:
@@ -327,13 +332,15 @@ def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
             error = exc
     said = f"{what} raised {type(error).__name__}({str(error)!r})"
     if "broadcast shape" in str(error):
-        fail(f"{said}. {IN_PLACE}")
+        fail(f"{said}.\n{IN_PLACE}")
     shaped = Twin.of_sizes(sizes, activation, a.dtype)
     if any(raises_the_same(lambda: squeezed_merge(shaped, a, b, side), error) for side in "ab"):
-        fail(f"{said}. {SQUEEZE}")
+        fail(f"{said}.\n{SQUEEZE}")
     for grown, target in (("b", "a"), ("a", "b")):
         if raises_the_same(lambda: expanded_merge(shaped, a, b, grown), error):
-            fail(f"{said}. {EXPAND_AS.format(grown=grown, target=target)}")
+            fail(f"{said}.\n{EXPAND_AS.format(grown=grown, target=target)}")
+    if raises_the_same(lambda: torch.cat([a, b.repeat([1, a.shape[1], 1])], 2), error):
+        fail(f"{said}.\n{TILED_SEED}")
     dtype = options.get("dtype")
     if dtype is not None:
         names = merge_parameter_names(lesson, sizes)
@@ -416,7 +423,7 @@ def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Te
         except RuntimeError as exc:
             error = exc
     if raises_the_same(lambda: x - y, error):
-        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {ROW_BY_ROW}")
+        fail(f"{what} raised {type(error).__name__}({str(error)!r}).\n{ROW_BY_ROW}")
     with reported(what):
         raise error
 
