@@ -72,7 +72,7 @@ from grader.testing import (
     mismatch, raises_the_same, reported, same,
 )
 from grader.testing.differential import on_another_default_device
-from grader.testing.memory import Allocation, MiB, allocations, format_allocations
+from grader.testing.memory import Allocation, MiB, allocations
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, with_layout
 
@@ -80,6 +80,27 @@ BUILD_FROM_INPUTS = (
     "Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device), or better, let broadcasting do it.")
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def inputs(**tensors: torch.Tensor) -> str:
+    """"a of shape (5, 3, 5), b of shape (5, 1, 6), float32": each input named with its shape, and
+    the dtype once where they share it (after each where they do not)."""
+    dtypes = {t.dtype for t in tensors.values()}
+    if len(dtypes) == 1:
+        shapes = ", ".join(f"{name} of shape {tuple(t.shape)}" for name, t in tensors.items())
+        return f"{shapes}, {dtype_name(dtypes.pop())}"
+    return ", ".join(f"{name} of shape {tuple(t.shape)}, {dtype_name(t.dtype)}" for name, t in tensors.items())
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def laid_out(t: torch.Tensor, layout: str) -> str:
+    """"shape (4, 2), float32, transposed (non-contiguous)": the layout the test gave `t`, where it
+    is not a contiguous one; "contiguous" where it is (a layout of one row can be)."""
+    said = layout if layout != "contiguous" and not t.is_contiguous() else "contiguous"
+    return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}, {said}" + (" (non-contiguous)" if said != "contiguous" else "")
 
 
 def torch_says(shape_a, shape_b) -> tuple[int, ...] | None:
@@ -102,12 +123,16 @@ def library_calls(fn) -> list[str]:
     """The torch and NumPy functions (Python or C) that `fn()` calls, whatever name it uses."""
     calls: list[str] = []
 
+    def in_library(frame) -> bool:
+        return frame is not None and (frame.f_globals.get("__name__") or "").partition(".")[0] in LIBRARIES
+
+    # Only the calls the code makes itself: what a library function calls in turn (torch's
+    # broadcast_shapes asks torch.jit whether it is tracing) is no call of the learner's.
     def profile(frame, event, arg):
-        if event == "call":
-            module = frame.f_globals.get("__name__") or ""
-            if module.partition(".")[0] in LIBRARIES:
-                calls.append(f"{module}.{frame.f_code.co_name}")
-        elif event == "c_call":
+        if event == "call" and not in_library(frame.f_back):
+            if in_library(frame):
+                calls.append(f"{frame.f_globals['__name__']}.{frame.f_code.co_name}")
+        elif event == "c_call" and not in_library(frame):
             owner = getattr(arg, "__module__", None) or type(getattr(arg, "__self__", None)).__module__ or ""
             if owner.partition(".")[0] in LIBRARIES:
                 calls.append(f"{owner}.{getattr(arg, '__name__', '?')}")
@@ -138,6 +163,15 @@ IN_PLACE = ("This is the in-place add: `c += ...` writes into c, whose shape can
 SQUEEZE = ("This is `.squeeze()` without a dim: it drops every size-1 dim of the projection, the 1 that was "
            "there to broadcast included, and what is left lines up against the wrong dims of the other side. "
            "Leave the projections' shapes as they are (they broadcast), or name the dim you mean.")
+EXPAND_AS = ("This is `expand_as`: it stretches size-1 dims only, so {grown}'s projection takes {target}'s shape only "
+             "where {grown} is the side with the 1s; here {target} is. Either side may be the one stretched: add the "
+             "projections as they are and let `+` broadcast them both.")
+TILED_SEED = ("This is the lesson text's tiled version: b repeated along dim 1 to a's size and concatenated to a. It "
+              "needs a to be the bigger side (and 3-d inputs), and it builds the tiled copy the lesson warns of. "
+              "Project each input with its own Linear layer and let `+` broadcast the projections: either side may "
+              "be the one stretched.")
+UNREGISTERED = ("both layers must be registered submodules named linear1 and linear2 (assign them as attributes of "
+                "self after super().__init__())")
 ACTIVATION_PER_PART = ("This is the activation applied to each projection: Linear(cat(a, b)) is followed by ONE "
                        "activation, of the whole sum, and f(u) + f(v) is not f(u + v). Add first, then activate.")
 
@@ -146,6 +180,13 @@ def squeezed_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor, side: str
     """What Merge gives when the projection of `side` goes through .squeeze() with no dim."""
     pa, pb = merge.linear1(a), merge.linear2(b)
     c = pa.squeeze() + pb if side == "a" else pa + pb.squeeze()
+    return c if merge.activation is None else merge.activation(c)
+
+
+def expanded_merge(merge: nn.Module, a: torch.Tensor, b: torch.Tensor, side: str) -> torch.Tensor:
+    """What Merge gives when the projection of `side` is stretched to the other's with expand_as."""
+    pa, pb = merge.linear1(a), merge.linear2(b)
+    c = pa + pb.expand_as(pa) if side == "b" else pa.expand_as(pb) + pb
     return c if merge.activation is None else merge.activation(c)
 
 
@@ -211,6 +252,13 @@ def merge_trained(lesson, sizes, activation, a, b, seed=0):
 
 
 @beside
+def merge_parameter_names(lesson, sizes):
+    """The names of Merge(*sizes)'s parameters, as named_parameters() gives them."""
+    merge, _ = built(lesson, sizes, None, 0)
+    return sorted(name for name, _ in merge.named_parameters())
+
+
+@beside
 def merge_made(lesson, sizes, a, b, **activation):
     """Merge(*sizes, activation=ACTIVATIONS[...]), or with its default activation when none is
     named, made after torch.manual_seed(0) and called on a and b: its output and parameters."""
@@ -260,32 +308,44 @@ class Twin(nn.Module):
     def of(cls, params: dict, activation, what: str) -> "Twin":
         __tracebackhide__ = True
         if not {"linear1.weight", "linear2.weight"} <= set(params):
-            fail(f"{what}: Merge.named_parameters() gives {sorted(params)}: both layers must be registered "
-                 "submodules named linear1 and linear2 (assign them as attributes of self after super().__init__())")
+            fail(f"{what}: Merge.named_parameters() gives {sorted(params)}: {UNREGISTERED}")
         return cls({name: (params[f"{name}.weight"], params.get(f"{name}.bias")) for name in ("linear1", "linear2")},
                    activation)
 
     @classmethod
-    def of_sizes(cls, sizes, activation) -> "Twin":
+    def of_sizes(cls, sizes, activation, dtype=torch.float32) -> "Twin":
         """One with fresh weights: it raises the shape errors the learner's would."""
         f1, f2, out = sizes
-        return cls({"linear1": (torch.zeros(out, f1), None), "linear2": (torch.zeros(out, f2), None)}, activation)
+        return cls({"linear1": (torch.zeros(out, f1, dtype=dtype), None),
+                    "linear2": (torch.zeros(out, f2, dtype=dtype), None)}, activation)
 
 
 def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
     """A Merge scenario's report; a RuntimeError that is one of the lesson's pitfalls fails the
-    test naming it, any other error of the learner's code with `what` and its lines."""
+    test naming it (on a line of its own, which the plugin tells once), any other error of the
+    learner's code with `what` and its lines."""
     __tracebackhide__ = True
     with reported(what):
         try:
             return scenario(lesson, sizes, activation, a, b, **options)
         except RuntimeError as exc:
             error = exc
+    said = f"{what} raised {type(error).__name__}({str(error)!r})"
     if "broadcast shape" in str(error):
-        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {IN_PLACE}")
-    shaped = Twin.of_sizes(sizes, activation)
+        fail(f"{said}.\n{IN_PLACE}")
+    shaped = Twin.of_sizes(sizes, activation, a.dtype)
     if any(raises_the_same(lambda: squeezed_merge(shaped, a, b, side), error) for side in "ab"):
-        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {SQUEEZE}")
+        fail(f"{said}.\n{SQUEEZE}")
+    for grown, target in (("b", "a"), ("a", "b")):
+        if raises_the_same(lambda: expanded_merge(shaped, a, b, grown), error):
+            fail(f"{said}.\n{EXPAND_AS.format(grown=grown, target=target)}")
+    if raises_the_same(lambda: torch.cat([a, b.repeat([1, a.shape[1], 1])], 2), error):
+        fail(f"{said}.\n{TILED_SEED}")
+    dtype = options.get("dtype")
+    if dtype is not None:
+        names = merge_parameter_names(lesson, sizes)
+        if not {"linear1.weight", "linear2.weight"} <= set(names):
+            fail(f"{said}: .to({dtype}) converted no layer, as Merge.named_parameters() gives {names}: {UNREGISTERED}")
     with reported(what):
         raise error
 
@@ -315,6 +375,13 @@ def check_merge(out, merge: nn.Module, a: torch.Tensor, b: torch.Tensor, what: s
             if looks_like:
                 wrong = f"{wrong}\n{pitfall}"
                 break
+        else:
+            if merge.activation is None and isinstance(out, torch.Tensor):
+                applied = [name for name, fn in ACTIVATIONS.items()
+                           if fn is not None and same(out.detach(), fn(expected), **tolerance)]
+                if applied:
+                    wrong = (f"{wrong}\nactivation=None means no activation, and your result is {applied[0]} of the "
+                             "right one: apply self.activation only when it is not None.")
     fail(wrong)
 
 
@@ -356,7 +423,7 @@ def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Te
         except RuntimeError as exc:
             error = exc
     if raises_the_same(lambda: x - y, error):
-        fail(f"{what} raised {type(error).__name__}({str(error)!r}). {ROW_BY_ROW}")
+        fail(f"{what} raised {type(error).__name__}({str(error)!r}).\n{ROW_BY_ROW}")
     with reported(what):
         raise error
 
@@ -402,7 +469,7 @@ def row_loop_sq_dist(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 @pytest.mark.points(2)
 def test_merge_on_the_example_shapes(lesson):
     a, b = rand(5, 3, 5, seed=1), rand(5, 1, 6, seed=2)
-    what = "Merge(5, 6, 10, activation=torch.relu)(a, b) for a (5, 3, 5), b (5, 1, 6)"
+    what = f"Merge(5, 6, 10, activation=torch.relu)(a, b) for {inputs(a=a, b=b)}"
     out, merge, _ = merged(lesson, (5, 6, 10), "torch.relu", a, b, what)
     check_merge(out, merge, a, b, what)
 
@@ -421,8 +488,9 @@ def test_merge_layers_are_what_the_docstring_says(lesson):
 
 def test_merge_has_the_bias_of_one_linear_layer(lesson):
     a, b = rand(2, 3, 5, seed=1), rand(2, 1, 6, seed=2)
-    what = "Merge(5, 6, 10)(a, b) for a (2, 3, 5), b (2, 1, 6)"
+    what = f"Merge(5, 6, 10)(a, b) for {inputs(a=a, b=b)}"
     _, params, _ = run_merge(merge_run, lesson, (5, 6, 10), None, a, b, what)
+    Twin.of(params, None, what)  # both layers registered: else that is what to tell
     if not {"linear1.bias", "linear2.bias"} & set(params):
         fail(f"Merge(5, 6, 10) has no bias: its parameters are {', '.join(sorted(params))}. Linear(cat(a, b)) is an "
              "nn.Linear, which has one: keep linear1's (nn.Linear's bias=True). One bias is enough, two do no harm.")
@@ -430,8 +498,10 @@ def test_merge_has_the_bias_of_one_linear_layer(lesson):
 
 def test_merge_without_an_activation_applies_none(lesson):
     a, b = rand(2, 3, 5, seed=1), rand(2, 1, 6, seed=2)
-    assert_defaults(lambda **activation: merge_made(lesson, (5, 6, 10), a, b, **activation),
-                    what="Merge(5, 6, 10)(a, b) for a (2, 3, 5), b (2, 1, 6)", activation=None)
+    what = f"Merge(5, 6, 10)(a, b) for {inputs(a=a, b=b)}"
+    run_merge(merge_run, lesson, (5, 6, 10), None, a, b, what)  # an error of its own, named where it can be
+    assert_defaults(lambda **activation: merge_made(lesson, (5, 6, 10), a, b, **activation), what=what,
+                    activation=None)
 
 
 @st.composite
@@ -455,7 +525,7 @@ def merge_shapes(draw):
 def test_merge_broadcasts_any_leading_dims(lesson, shapes, activation):
     lead_a, lead_b, f1, f2, out_features = shapes
     a, b = rand(*lead_a, f1, seed=1), rand(*lead_b, f2, seed=2)
-    what = f"Merge({f1}, {f2}, {out_features}, activation={activation})(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
+    what = f"Merge({f1}, {f2}, {out_features}, activation={activation})(a, b) for {inputs(a=a, b=b)}"
     out, merge, _ = merged(lesson, (f1, f2, out_features), activation, a, b, what)
     check_merge(out, merge, a, b, what)
 
@@ -465,21 +535,22 @@ def test_merge_trains_both_layers(lesson, stretched):
     a, b = rand(6, 5, 3, seed=1), rand(6, 1, 4, seed=2)
     if stretched == "a":
         a, b = rand(6, 1, 3, seed=1), rand(6, 5, 4, seed=2)
-    what = f"Merge(3, 4, 2, activation=torch.tanh)(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
+    call, shapes = "Merge(3, 4, 2, activation=torch.tanh)(a, b)", inputs(a=a, b=b)
+    what = f"{call} for {shapes}"
     _, params, grads, a_grad, b_grad = run_merge(merge_trained, lesson, (3, 4, 2), "torch.tanh", a, b, what)
     merge = Twin.of(params, "torch.tanh", what)
     for name in params:
         if grads[name] is None or not grads[name].abs().sum().item() > 0:
-            fail(f"{name} got no gradient from the loss of {what}")
+            fail(f"{name} got no gradient from {call}.square().mean() for {shapes}")
     # The gradients are those of the tiled formula.
     a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
     expected = torch.autograd.grad(tiled_merge(merge, a, b).square().mean(), [*merge.parameters(), a, b])
     for (name, _), grad in zip(merge.named_parameters(), expected):
-        assert_close(grads[name], grad, what=f"the gradient of {name} (a {tuple(a.shape)}, b {tuple(b.shape)})")
-    for name, tensor, got, grad in (("a", a, a_grad, expected[-2]), ("b", b, b_grad, expected[-1])):
+        assert_close(grads[name], grad, what=f"the gradient of {call}.square().mean() with respect to {name}, for {shapes}")
+    for name, got, grad in (("a", a_grad, expected[-2]), ("b", b_grad, expected[-1])):
         if got is None:
             fail(f"{what}: no gradient reached the input {name} (no .detach() on the inputs)")
-        assert_close(got, grad, what=f"the gradient of the input {name} of shape {tuple(tensor.shape)}")
+        assert_close(got, grad, what=f"the gradient of {call}.square().mean() with respect to {name}, for {shapes}")
 
 
 @pytest.mark.parametrize("stretched", ["b", "a"])
@@ -488,7 +559,7 @@ def test_merge_applies_the_activation_to_the_sum(lesson, stretched):
     if stretched == "a":
         a, b = rand(4, 1, 3, seed=1), rand(4, 3, 2, seed=2)
     for name in ("torch.relu", "nn.Tanh()", "torch.sigmoid", "nn.Softplus()"):
-        what = f"Merge(3, 2, 4, activation={name})(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
+        what = f"Merge(3, 2, 4, activation={name})(a, b) for {inputs(a=a, b=b)}"
         out, merge, calls = merged(lesson, (3, 2, 4), name, a, b, what, watch=True)
         if len(calls) > 1:
             fail(f"{what} called the activation {len(calls)} times, on tensors of shapes {calls}; expected one "
@@ -502,10 +573,11 @@ def test_merge_applies_the_activation_to_the_sum(lesson, stretched):
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
 def test_merge_keeps_the_inputs_dtype(lesson, dtype):
     a, b = rand(2, 5, 3, seed=1, dtype=dtype), rand(2, 1, 4, seed=2, dtype=dtype)
-    what = f"Merge(3, 4, 2, activation=torch.tanh).to({dtype}) on {dtype} inputs a (2, 5, 3), b (2, 1, 4)"
+    what = f"Merge(3, 4, 2, activation=torch.tanh).to({dtype})(a, b) for {inputs(a=a, b=b)}"
     out, merge, _ = merged(lesson, (3, 4, 2), "torch.tanh", a, b, what, dtype=dtype)
     if not (isinstance(out, torch.Tensor) and out.dtype == dtype):
-        fail(f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; expected {dtype}, the inputs' dtype")
+        got = dtype_name(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__
+        fail(f"{what} returned {got}; expected {dtype_name(dtype)}, the inputs' dtype")
     # The truth in float64, from the very same (rounded) weights and inputs.
     expected = tiled_merge(merge.double(), a.double(), b.double())
     eps = torch.finfo(dtype).eps
@@ -515,7 +587,7 @@ def test_merge_keeps_the_inputs_dtype(lesson, dtype):
 def test_merge_builds_nothing_on_the_default_device(lesson):
     for lead_a, lead_b in (((2, 5), (2, 1)), ((1, 5), (2, 1))):
         a, b = rand(*lead_a, 3, seed=1), rand(*lead_b, 4, seed=2)
-        what = f"Merge(3, 4, 2, activation=torch.relu)(a, b) for CPU a {tuple(a.shape)}, b {tuple(b.shape)}"
+        what = f"Merge(3, 4, 2, activation=torch.relu)(a, b) for {inputs(a=a, b=b)}, on the CPU"
         _, merge, _ = merged(lesson, (3, 4, 2), "torch.relu", a, b, what)  # an error of its own is reported as itself
         out = on_another_default_device(lambda: merge_run(lesson, (3, 4, 2), "torch.relu", a, b)[0], what=what,
                                         fix=BUILD_FROM_INPUTS)
@@ -531,19 +603,28 @@ def test_merge_never_materialises_the_tiled_tensor(lesson, stretched):
     big, small = rand(64, 128, 256, seed=1), rand(64, 1, 256, seed=2)
     a, b = (big, small) if stretched == "b" else (small, big)
     tiled_bytes = big.numel() * big.element_size()
-    what = f"Merge(256, 256, 64)(a, b) for a {tuple(a.shape)}, b {tuple(b.shape)}"
+    what = f"Merge(256, 256, 64)(a, b) for {inputs(a=a, b=b)}"
     found = [Allocation(*entry) for entry in run_merge(
         lambda lesson, sizes, activation, a, b: merge_allocations(lesson, sizes, a, b), lesson, (256, 256, 64), None,
         a, b, what)]
     reference = allocations(lambda: tiled_merge(Twin.of_sizes((256, 256, 64), None), a, b))
+    broadcast = allocations(lambda: merge_per_part(Twin.of_sizes((256, 256, 64), None), a, b))  # pa + pb
     total, reference_total = sum(x.nbytes for x in found), sum(x.nbytes for x in reference)
-    if not (found and found[0].nbytes < tiled_bytes and total < reference_total / 2):
-        fail(f"Merge allocated {total / MiB:.1f} MiB for a {tuple(a.shape)}, b {tuple(b.shape)} "
-             f"({format_allocations(found)}); the tiled version allocates {reference_total / MiB:.1f} MiB, "
-             f"and a tiled copy of {'b' if stretched == 'b' else 'a'} is {tiled_bytes / MiB:.1f} MiB. This is "
-             "the tiled copy the lesson warns of: no repeat, no cat, and no expand fed to a Linear layer (it "
-             "writes out every row of the expanded tensor). Project each input with its own Linear layer and "
-             "let `+` broadcast the projections.")
+    if found and found[0].nbytes < tiled_bytes and total < reference_total / 2:
+        return
+    stretched_copy = f"a copy of {stretched} tiled {big.shape[1]} times"
+    fix = ("Project each input with its own Linear layer and let `+` broadcast the projections: a broadcast Merge "
+           f"allocates {sum(x.nbytes for x in broadcast) / MiB:.1f} MiB in all here, none of it larger than "
+           f"{broadcast[0].nbytes / MiB:.1f} MiB.")
+    if found and found[0].nbytes >= tiled_bytes:
+        op = found[0].op.removeprefix("aten.")
+        fail(f"{what} allocated one tensor of {found[0].nbytes / MiB:.1f} MiB (in {op}): as large as {stretched_copy} "
+             f"({tiled_bytes / MiB:.1f} MiB) or larger. This is the tiled copy the lesson warns of: no repeat, no cat, "
+             f"and no expand fed to a Linear layer (it writes out every row of the expanded tensor). {fix}")
+    if not found:
+        fail(f"{what} allocated nothing, not even its output: the result must be a new tensor")
+    fail(f"{what} allocated {total / MiB:.1f} MiB in all, half or more of the {reference_total / MiB:.1f} MiB the tiled "
+         f"version allocates, though no single tensor as large as {stretched_copy}. {fix}")
 
 
 # --- broadcast_shape -------------------------------------------------------------------------
@@ -709,6 +790,14 @@ def broadcast_shape_without_helpers(lesson, shape_a, shape_b) -> dict:
         return {"helpers": helpers, "library": library_calls(lambda: lesson.broadcast_shape(shape_a, shape_b))}
 
 
+def aliased(name: str) -> str:
+    """"torch.functional.broadcast_shapes (torch.broadcast_shapes under another name)" for a helper
+    of HELPERS reached through another module; any other name as it is."""
+    helper = next((f"{owner}.{function}" for owner, function in HELPERS if name.rpartition(".")[2] == function
+                   and name.partition(".")[0] == owner), None)
+    return f"{name} ({helper} under another name)" if helper and helper != name else name
+
+
 def test_broadcast_shape_works_out_the_rules_itself(lesson):
     pairs = (((5, 1, 6), (3, 1)), (torch.Size([4, 1]), [2, 1, 3]), ((2,), (3,)))
     seen = [broadcast_shape_without_helpers(lesson, shape_a, shape_b) for shape_a, shape_b in pairs]
@@ -718,7 +807,13 @@ def test_broadcast_shape_works_out_the_rules_itself(lesson):
                  "helper; the exercise is to apply the rules yourself: compare the sizes from the right, one pair "
                  "at a time.")
     with reported("broadcast_shape((5, 1, 6), (3, 1))"):
-        ops = count_ops(lambda: lesson.broadcast_shape((5, 1, 6), (3, 1)))
+        try:
+            ops = count_ops(lambda: lesson.broadcast_shape((5, 1, 6), (3, 1)))
+        except ValueError:
+            ops = None  # a refusal of shapes that broadcast: told with the pitfall it shows
+    if ops is None:
+        fail(shape_problem(lesson, (5, 1, 6), (3, 1), (5, 3, 6))
+             or "broadcast_shape((5, 1, 6), (3, 1)) raised ValueError while its tensor ops were counted, and not again")
     if ops:
         fail(f"broadcast_shape((5, 1, 6), (3, 1)) ran tensor operations ({', '.join(sorted(ops))}); work with the "
              "shape tuples alone: building tensors to read the shape of their sum is not applying the rules")
@@ -726,7 +821,7 @@ def test_broadcast_shape_works_out_the_rules_itself(lesson):
     # added together, ...) is a call into torch or NumPy: none is needed to compare sizes.
     for (shape_a, shape_b), calls in zip(pairs, seen):
         if calls["library"]:
-            fail(f"broadcast_shape({shape_a}, {shape_b}) called {', '.join(dict.fromkeys(calls['library'][:3]))}; "
+            fail(f"broadcast_shape({shape_a}, {shape_b}) called {', '.join(map(aliased, dict.fromkeys(calls['library'][:3])))}; "
                  "the exercise is to apply the rules yourself, on the shapes as tuples of ints: no tensors, no "
                  "NumPy arrays, no library broadcasting helpers under any name")
 
@@ -767,13 +862,14 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
         except Exception:  # noqa: BLE001
             small_right = False
         if not small_right:
-            fail(f"{what} raised ValueError({str(error)[:200]!r}); these shapes broadcast to {expected}.")
+            fail(shape_problem(lesson, shape_a, shape_b, expected)
+                 or f"{what} raised ValueError({str(error)[:200]!r}); these shapes broadcast to {expected}.")
     if error is not None:
         fail(f"{what} raised {type(error).__name__}({str(error)[:200]!r}); expected {expected}. These shapes "
              "broadcast, but no array of them fits in memory: work with the sizes, not with tensors or "
              "arrays of these shapes")
     if got != expected:
-        fail(f"{what} returned {got!r}; expected {expected}")
+        fail(shape_problem(lesson, shape_a, shape_b, expected) or f"{what} returned {got!r}; expected the tuple {expected}")
 
 
 # --- pairwise_sq_dist ------------------------------------------------------------------------
@@ -783,7 +879,8 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
 def test_pairwise_sq_dist_small_example(lesson):
     x = torch.tensor([[0.0, 0.0], [1.0, 1.0], [3.0, 4.0]])
     y = torch.tensor([[0.0, 0.0], [3.0, 0.0]])
-    check_sq_dist(lesson, x, y, what="pairwise_sq_dist(x (3, 2), y (2, 2))")
+    check_sq_dist(lesson, x, y, what="pairwise_sq_dist(x, y) for x = [[0, 0], [1, 1], [3, 4]], y = [[0, 0], [3, 0]] "
+                                    "(float32)")
 
 
 @given(st.integers(0, 6), st.integers(0, 6), st.integers(0, 5), st.sampled_from([1.0, 10.0, 1e3]),
@@ -797,13 +894,13 @@ def test_pairwise_sq_dist_matches_the_loop_definition(lesson, n, m, d, scale, la
     # float32 rounding of squares of size ~scale**2 * d: relative error of a few eps of that.
     atol = 1e-5 * scale**2 * max(d, 1)
     check_sq_dist(lesson, x, y, rtol=1e-4, atol=atol,
-                  what=f"pairwise_sq_dist(x, y) for x of {describe(x)}, y of {describe(y)} ({layout_x}, {layout_y})")
+                  what=f"pairwise_sq_dist(x, y) for x of {laid_out(x, layout_x)}, and y of {laid_out(y, layout_y)}")
 
 
 def test_pairwise_sq_dist_of_edge_shapes(lesson):
     for n, m, d in ((0, 3, 2), (3, 0, 2), (0, 0, 2), (2, 3, 0), (1, 1, 1), (1, 4, 3), (4, 1, 3)):
         x, y = rand(n, d, seed=1) + 5, rand(m, d, seed=2) + 5
-        what = f"pairwise_sq_dist(x, y) for x of shape {(n, d)}, y of shape {(m, d)}"
+        what = f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}"
         check_sq_dist(lesson, x, y, rtol=1e-4, atol=1e-4,
                       what=f"{what} (no points give an empty (N, M) table; no coordinates give zeros)")
 
@@ -811,11 +908,12 @@ def test_pairwise_sq_dist_of_edge_shapes(lesson):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_pairwise_sq_dist_keeps_half_precision(lesson, dtype):
     x, y = rand(6, 4, seed=1, dtype=dtype), rand(5, 4, seed=2, dtype=dtype) + 1
-    what = f"pairwise_sq_dist(x, y) for {dtype} x (6, 4), y (5, 4)"
+    what = f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}"
     out = run_sq_dist(lesson, x, y, what)
     if not (isinstance(out, torch.Tensor) and out.dtype == dtype):
-        fail(f"{what} returned {getattr(out, 'dtype', type(out).__name__)}; the docstring promises x's dtype, "
-             f"{dtype} (compute in it, or cast the result back)")
+        got = dtype_name(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__
+        fail(f"{what} returned {got}; the docstring promises x's dtype, {dtype_name(dtype)} (compute in it, or cast "
+             "the result back)")
     truth = loop_sq_dist(x, y)  # float64, from the very same rounded inputs
     eps = torch.finfo(dtype).eps
     check_sq_dist(lesson, x, y, what, out=out, rtol=8 * eps, atol=16 * eps * truth.max().item())
@@ -827,7 +925,7 @@ def test_pairwise_sq_dist_keeps_half_precision(lesson, dtype):
 def test_pairwise_sq_dist_builds_nothing_on_the_default_device(lesson):
     for n, m in ((3, 4), (0, 2), (0, 0)):
         x, y = rand(n, 3, seed=1) + 10, rand(m, 3, seed=2) + 10
-        what = f"pairwise_sq_dist(x, y) for CPU x of shape {(n, 3)}, y of shape {(m, 3)}"
+        what = f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}, on the CPU"
         run_sq_dist(lesson, x, y, what)  # an error of its own on the usual device, named where it can be
         out = on_another_default_device(lambda: lesson.pairwise_sq_dist(x, y), what=what, fix=BUILD_FROM_INPUTS)
         assert_close(out, loop_sq_dist(x, y).float(), rtol=1e-4, atol=1e-3, what=f"{what}, with the default device set to 'meta'")
@@ -836,7 +934,7 @@ def test_pairwise_sq_dist_builds_nothing_on_the_default_device(lesson):
 def test_pairwise_sq_dist_float64_and_gradients(lesson):
     x = rand(4, 3, seed=1, dtype=torch.float64).requires_grad_()
     y = rand(5, 3, seed=2, dtype=torch.float64).requires_grad_()
-    what = f"pairwise_sq_dist(x, y) for x of {describe(x)} and y of {describe(y)}"
+    what = f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}"
     out = run_sq_dist(lesson, x, y, what)
     assert_close(out.detach(), loop_sq_dist(x.detach(), y.detach()), what=what)
     grad_of(out, x, what)  # the clear message first
@@ -852,7 +950,8 @@ def test_pairwise_sq_dist_is_never_negative(lesson):
     if worst < 0:
         fail(f"pairwise_sq_dist(x, x) for x of {describe(x)} has negative entries (down to {worst:.3g}); a "
              f"squared distance is never negative. {NEGATIVE}")
-    assert_close(out.diagonal(), torch.zeros(64), atol=1e-2, rtol=0, what="pairwise_sq_dist(x, x).diagonal(), each point against itself")
+    assert_close(out.diagonal(), torch.zeros(64), atol=1e-2, rtol=0,
+                 what=f"pairwise_sq_dist(x, x).diagonal() for x of {describe(x)} (each point against itself)")
 
 
 @pytest.mark.points(2)
@@ -862,9 +961,9 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
     # of ~30 unless the points are moved near the origin first.
     x, y = rand(100, 16, seed=4) + 1e4, rand(120, 16, seed=5) + 1e4
     for x_part, y_part in ((x, y), (x[:1], y[:6]), (x[:6], y[:1]), (x, x)):  # one point against a few; x against itself
-        what = f"pairwise_sq_dist(x, y) for points near 1e4 (shapes {tuple(x_part.shape)}, {tuple(y_part.shape)})"
+        what = f"pairwise_sq_dist(x, y) for {inputs(x=x_part, y=y_part)}, points near 1e4"
         if x_part is y_part:
-            what = f"pairwise_sq_dist(x, x) for points near 1e4 (shape {tuple(x_part.shape)}; 0 on the diagonal)"
+            what = f"pairwise_sq_dist(x, x) for x of {describe(x_part)}, points near 1e4 (0 on the diagonal)"
         tolerance = {"rtol": 1e-3, "atol": 1e-2}
         truth = loop_sq_dist(x_part, y_part).float()
         wrong = mismatch(run_sq_dist(lesson, x_part, y_part, what), truth, what=what, **tolerance)
@@ -886,7 +985,7 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
 def test_pairwise_sq_dist_does_not_modify_its_inputs(lesson):
     x, y = rand(5, 3, seed=1) + 100, rand(4, 3, seed=2) + 100
     x0, y0 = x.clone(), y.clone()
-    run_sq_dist(lesson, x, y, f"pairwise_sq_dist(x, y) for x of {describe(x)} and y of {describe(y)}")
+    run_sq_dist(lesson, x, y, f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}")
     assert_close(x, x0, what="x after pairwise_sq_dist(x, y) (the caller's tensor must not change)")
     assert_close(y, y0, what="y after pairwise_sq_dist(x, y) (the caller's tensor must not change)")
 
@@ -895,12 +994,14 @@ def test_pairwise_sq_dist_runs_no_python_loop(lesson):
     # Deterministic, unlike a timing: vectorised code runs the same ops for 8 points as for 64.
     assert_no_loop(
         lambda n: partial(lesson.pairwise_sq_dist, rand(n, 3, seed=1), rand(n, 3, seed=2)), 8, 64,
-        what="pairwise_sq_dist(x, y)", unit="points",
+        what="pairwise_sq_dist(x, y) for x and y of shape (n, 3), float32,", unit="points",
         hint="Broadcast instead: x[:, None, :] against y[None, :, :] compares every pair in one op.",
     )
+    x, y = rand(8, 2, seed=1), rand(6, 2, seed=2)
+    run_sq_dist(lesson, x, y, f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}")  # an error of its own, named
     assert_no_loop(
         lambda d: partial(lesson.pairwise_sq_dist, rand(8, d, seed=1), rand(6, d, seed=2)), 2, 16,
-        what="pairwise_sq_dist(x, y)", unit="coordinates",
+        what="pairwise_sq_dist(x, y) for x of shape (8, d), y of shape (6, d), float32,", unit="coordinates",
         hint="Sum the squared differences over the last dim in one reduction (or use a matrix product).",
     )
 
@@ -910,6 +1011,7 @@ def test_pairwise_sq_dist_is_faster_than_a_row_loop(lesson):
     # Many rows, few columns: the shape where a loop's per-op overhead shows. Measured: the
     # broadcast difference 29-37x and the centred expansion 70x faster than the loop here.
     x, y = rand(1024, 4, seed=1), rand(32, 4, seed=2)
+    run_sq_dist(lesson, x, y, f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}")  # an error of its own, named
     assert_speed(
         lambda: row_loop_sq_dist(x, y), lambda: lesson.pairwise_sq_dist(x, y),
         at_least=5, what="pairwise_sq_dist(x, y) for x of shape (1024, 4) and y of shape (32, 4)",

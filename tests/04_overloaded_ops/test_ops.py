@@ -125,20 +125,78 @@ NARROW_SUM = ("This is a sum kept in the input's dtype (a dtype= argument, or a 
               "given no dtype, already gives int64 for bool and integers.")
 
 
+SUM_OF_ALL = ("This is a sum over every dim (a sum with no dim): one number for the whole tensor. row_sum adds the "
+              "rows up, one sum per column: reduce dim 0 only.")
+SUM_OVER_DIM1 = ("This is the sum over dim 1, each row's own total: the rows are dim 0, and row_sum adds them up, one "
+                 "sum per column (shape x.shape[1:]). Reduce dim 0.")
+NUMPY_SUM = ("This is NumPy's sum: it gives unsigned sums as uint64 where PyTorch's gives int64 (and autograd does not "
+             "follow .numpy()). Sum with PyTorch's reduction over dim 0.")
+
+
+def row_sum_pitfall(x: torch.Tensor, out) -> str | None:
+    """The named pitfall of row_sum whose result `out` is for x (out already known wrong), or None."""
+    x = x.detach()
+    if not isinstance(out, torch.Tensor):
+        return BUILTIN_SUM if x.shape[0] == 0 and out == 0 else None
+    out = out.detach()
+    tol = order_tolerance(x) if x.dtype in FLOATS else {}
+    if out.dim() == 0 < x.dim() - 1 and same(out, torch.sum(x), **tol):
+        return SUM_OF_ALL
+    if x.dim() >= 2 and out.shape == x.shape[:1] + x.shape[2:] and same(out, torch.sum(x, dim=1), **tol):
+        return SUM_OVER_DIM1
+    if out.dtype == torch.uint64 and x.dtype == torch.uint8 and same(out, torch.from_numpy(x.numpy().sum(0))):
+        return NUMPY_SUM
+    if out.dtype == x.dtype != torch.sum(x, dim=0).dtype:
+        return NARROW_SUM
+    return None
+
+
 def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
     """row_sum(x) must equal torch.sum(x, dim=0), dtype included; where it shows a named
     pitfall, say which."""
     __tracebackhide__ = True
     expected = torch.sum(x, dim=0)  # first: a learner's in-place bug may change x
-    out = lesson.row_sum(x)
+    with reported(what):
+        try:
+            out = lesson.row_sum(x)
+        except IndexError as exc:
+            error = exc
+        else:
+            error = None
+    if error is not None:
+        if raises_the_same(lambda: torch.sum(x, dim=1), error):
+            fail(f"{what} raised {type(error).__name__}({str(error)!r}): x has no dim 1. {SUM_OVER_DIM1}")
+        with reported(what):
+            raise error
     wrong = mismatch(out, expected, what=what, **tolerance)
     if wrong is None:
         return
     if not isinstance(out, torch.Tensor) and x.shape[0] == 0 and out == 0:
         wrong = f"{what} returned {out!r}, not a tensor of shape {tuple(expected.shape)}. {BUILTIN_SUM}"
-    elif isinstance(out, torch.Tensor) and out.dtype == x.dtype != expected.dtype:
-        wrong = f"{wrong}\n{NARROW_SUM}"
+    else:
+        pitfall = row_sum_pitfall(x, out)
+        wrong = f"{wrong}\n{pitfall}" if pitfall else wrong
     fail(wrong)
+
+
+def same_as_torch(lesson_fn, torch_fn, x: torch.Tensor, pitfall, *, what: str, **options) -> None:
+    """assert_same_as(lesson_fn, torch_fn, x, ...), a wrong result followed by the pitfall
+    `pitfall(x, out)` names for it (None: none is certain)."""
+    __tracebackhide__ = True
+    try:
+        assert_same_as(lesson_fn, torch_fn, x, what=what, **options)
+    except AssertionError as exc:
+        message = str(exc)
+    else:
+        return
+    with reported(what):
+        out = lesson_fn(x.clone(), **{k: v for k, v in options.items() if k == "eps"})
+    try:
+        right = same(out, torch_fn(x, **{k: v for k, v in options.items() if k == "eps"}), **(options.get("tolerance") or {}))
+    except Exception:  # noqa: BLE001 (PyTorch refuses this input: no pitfall to name)
+        right = True
+    cause = None if right else pitfall(x, out)
+    fail(f"{message}\n{cause}" if cause else message)
 
 
 @pytest.mark.public
@@ -178,9 +236,9 @@ def edge_tensor(shape, layout, dtype, seed=0) -> torch.Tensor:
 def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
     for shape, layout in EDGE_CASES:
         x = edge_tensor(shape, layout, dtype)
-        assert_same_as(lesson.row_sum, partial(torch.sum, dim=0), x, grads=True,
-                       what=f"row_sum(x) for x of {describe(x)} ({layout}), against torch.sum(x, dim=0)", tolerance=order_tolerance(x)
-                       if dtype.is_floating_point else None)
+        same_as_torch(lesson.row_sum, partial(torch.sum, dim=0), x, row_sum_pitfall, grads=True,
+                      what=f"row_sum(x) for x of {describe(x)} ({layout}), against torch.sum(x, dim=0)",
+                      tolerance=order_tolerance(x) if dtype.is_floating_point else None)
 
 
 @pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)])
@@ -232,6 +290,10 @@ EPS_ADDED = ("This is eps added to the norm: x / (norm + eps) changes every row 
 BY_HAND = ("This is the norm as the square root of a sum of squares: in float16, 300 ** 2 already overflows "
            "(65504 is its largest number), and sqrt's derivative at 0 is infinite. Use torch.linalg.vector_norm, "
            "which accumulates half precision in float32 and has a finite gradient at 0.")
+GLOBAL_NORM = ("This is one norm for the whole tensor (a norm with no dim): every row is divided by the same number, "
+               "so no row has length 1. Take each row's own norm over the last dim, keepdim=True.")
+COLUMN_NORM = ("This is the norm over dim 0: each column has length 1, not each row. Take the norm over the last "
+               "dim (dim=-1), keepdim=True.")
 CAST_KEPT = ("This is a cast for accuracy that is never undone: the result must keep x's dtype. Let "
              "torch.linalg.vector_norm accumulate in float32 for you, or cast the result back.")
 
@@ -239,6 +301,9 @@ CAST_KEPT = ("This is a cast for accuracy that is never undone: the result must 
 def normalize_pitfalls(x: torch.Tensor, eps: float):
     """What normalize_rows gives after each named pitfall, and the pitfall in words."""
     yield lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), KEEPDIM
+    if x.dim() >= 2:
+        yield lambda: x / torch.linalg.vector_norm(x).clamp_min(eps), GLOBAL_NORM
+        yield lambda: x / torch.linalg.vector_norm(x, dim=0, keepdim=True).clamp_min(eps), COLUMN_NORM
     if eps != 1e-12:
         yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(1e-12), IGNORES_EPS
     yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True), NO_CLAMP
@@ -281,20 +346,24 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
     if wrong is None:
         return out
-    if isinstance(out, torch.Tensor) and out.is_floating_point():
-        got = out.detach()
-        if got.dtype != x.dtype:
-            wrong = f"{wrong}\n{CAST_KEPT}"
-        else:
-            for pitfall, why in normalize_pitfalls(x.detach(), eps):
-                try:
-                    looks_like = same(got, pitfall(), **tolerance)
-                except RuntimeError:
-                    looks_like = False
-                if looks_like:
-                    wrong = f"{wrong}\n{why}"
-                    break
-    fail(wrong)
+    cause = normalize_pitfall(x, out, eps, **tolerance)
+    fail(f"{wrong}\n{cause}" if cause else wrong)
+
+
+def normalize_pitfall(x: torch.Tensor, out, eps: float = 1e-12, **tolerance) -> str | None:
+    """The named pitfall of normalize_rows whose result `out` is for x (out already known wrong), or None."""
+    if not (isinstance(out, torch.Tensor) and out.is_floating_point()):
+        return None
+    got = out.detach()
+    if got.dtype != x.dtype:
+        return CAST_KEPT
+    for pitfall, why in normalize_pitfalls(x.detach(), eps):
+        try:
+            if same(got, pitfall(), **tolerance):
+                return why
+        except RuntimeError:
+            pass
+    return None
 
 @pytest.mark.public
 @pytest.mark.points(2)
@@ -385,10 +454,11 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
         if values.dim() > 1 and values.shape[0] > 0:
             values[(0,) * (values.dim() - 1)] = 0.0  # a zero row
         x = with_layout(values.to(dtype), layout)
-        assert_same_as(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x, eps=eps, grads=True,
-                       what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row), against "
-                            f"F.normalize(x, p=2, dim=-1, eps={eps})",
-                       tolerance=HALF_TOLERANCE.get(dtype))
+        same_as_torch(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x,
+                      partial(normalize_pitfall, eps=eps, **HALF_TOLERANCE.get(dtype, {})), eps=eps, grads=True,
+                      what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row), against "
+                           f"F.normalize(x, p=2, dim=-1, eps={eps})",
+                      tolerance=HALF_TOLERANCE.get(dtype))
 
 
 def test_normalize_rows_does_not_call_F_normalize(lesson):
@@ -402,8 +472,9 @@ def test_normalize_rows_does_not_call_F_normalize(lesson):
 
 def test_normalize_rows_gradcheck_float64(lesson):
     x = seeded(3, 4, dtype=torch.float64, seed=7).requires_grad_()
-    grad_of(lesson.normalize_rows(x), x, "normalize_rows(x) for float64 x")  # the clear message first
-    gradients_agree(lambda t: lesson.normalize_rows(t), (x,), "normalize_rows(x) for float64 x (3, 4)")
+    what = f"normalize_rows(x) for x of {describe(x)}"
+    grad_of(lesson.normalize_rows(x), x, what)  # the clear message first
+    gradients_agree(lambda t: lesson.normalize_rows(t), (x,), what)
 
 
 # --- masked_mean -----------------------------------------------------------------------------
@@ -441,10 +512,33 @@ def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
     got = out.detach()
     if got.dtype == torch.float32 and x.dtype in LOW_PRECISION:
         return f"{wrong}\n{FLOAT_COUNT}"
+    tol = masked_tolerance(x.detach(), mask)
     if got.shape != expected.shape:
         if got.dim() == 0 and expected.dim() > 0 and same(got, x.detach()[mask].mean()):
             return f"{wrong}\n{FLATTENED}"
+        if got.shape == expected.squeeze().shape and same(got, expected.squeeze(), **tol):
+            ones = [d for d in range(x.dim()) if x.shape[d] == 1 and d != dim % x.dim()]
+            return (f"{wrong}\nThis is a bare .squeeze(): it also dropped x's other size-1 "
+                    f"{'dims' if len(ones) > 1 else 'dim'} (dim {', '.join(map(str, ones))} of {tuple(x.shape)}). "
+                    "Remove `dim` only: squeeze(dim), or reduce without keepdim.")
         return wrong
+    with torch.no_grad():
+        count, total = mask.sum(dim), int(mask.sum())
+        by_total = torch.where(mask, x.detach(), 0).sum(dim) / max(total, 1)
+    if total and bool((count != total).any()) and same(got, by_total.to(got.dtype), **tol):
+        counts = count.flatten().tolist()
+        shown = ", ".join(map(str, counts[:6])) + (", ..." if len(counts) > 6 else "")
+        return (f"{wrong}\nThis divides every slice's sum by the count of the whole mask ({total}), not by each "
+                f"slice's own count along dim={dim} ([{shown}]): count with mask.sum(dim).")
+    lost_nan = expected.isnan() & ~got.isnan()
+    if lost_nan.any():
+        with torch.no_grad():
+            skipping = torch.where(mask, x.detach(), NAN).float().nanmean(dim).to(got.dtype)
+        if same(got[lost_nan], skipping[lost_nan]):
+            at = tuple(int(i) for i in lost_nan.nonzero()[0])
+            return (f"{wrong}\nThe slice at {at} selects a nan, so its mean is nan, and yours left it out: this is "
+                    "nanmean, which drops every nan, a selected one too. Only the mask decides what counts: sum "
+                    "torch.where(mask, x, 0) and divide by the count.")
     new_nan = got.isnan() & ~expected.isnan()
     if not new_nan.any():
         return wrong
@@ -458,9 +552,24 @@ def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
     return wrong
 
 
+def mask_said(mask: torch.Tensor) -> str:
+    """"mask = [[T, F], [F, T]]" for a mask of up to 8 entries ("mask = False" for a 0-d one), else "a
+    mask of shape (3, 4, 5) with 31 of 60 True" (", non-contiguous" where it is)."""
+    if mask.dim() == 0:
+        return f"mask = {bool(mask)}"
+    if mask.numel() == 0:
+        return f"an empty mask of shape {tuple(mask.shape)}"
+    if mask.numel() <= 8:
+        def told(m):
+            return f"[{', '.join(told(r) if isinstance(r, list) else 'TF'[not r] for r in m)}]"
+        return f"mask = {told(mask.tolist())}"
+    layout = "" if mask.is_contiguous() else ", non-contiguous"
+    return f"a mask of shape {tuple(mask.shape)} with {int(mask.sum())} of {mask.numel()} True{layout}"
+
+
 def check_masked_mean(lesson, x, mask, dim, what=None):
     __tracebackhide__ = True
-    what = what or f"masked_mean(x, mask, dim={dim}) for x of {describe(x)}"
+    what = what or f"masked_mean(x, mask, dim={dim}) for x of {describe(x)} and {mask_said(mask)}"
     with explains_mask_operators(what):
         out = lesson.masked_mean(x, mask, dim)
     expected = reference_masked_mean(x, mask, dim)
@@ -535,14 +644,14 @@ def test_masked_mean_of_small_shapes(lesson, shape, dim, dtype):
     # 0-d (torch.mean(x, 0) takes it too), one-element and size-1 dims: only `dim` goes.
     x = (torch.randn(shape, generator=torch.Generator().manual_seed(15)) * 3).to(dtype)
     for mask in (x > 0, x <= 0, torch.ones_like(x, dtype=torch.bool)):
-        check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of {describe(x)}, "
-                          f"mask {mask.flatten().tolist()}")
+        check_masked_mean(lesson, x, mask, dim)
 
 
 @pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)])
 def test_masked_mean_of_empty_dims(lesson, shape, dim):
     x, mask = torch.empty(shape), torch.ones(shape, dtype=torch.bool)
-    check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of shape {shape}")
+    check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of {describe(x)} and an "
+                      f"all-True mask of the same shape")
 
 
 @given(masked_cases(dtypes=LOW_PRECISION, scales=(1.0, 30.0)))
@@ -555,7 +664,7 @@ def test_masked_mean_in_low_precision_keeps_dtype(lesson, case):
 def test_masked_mean_gradient_is_one_over_the_count(lesson):
     x = seeded(3, 4, seed=10).requires_grad_()
     mask = torch.tensor([[True, True, False, True], [False] * 4, [False, True, False, False]])
-    what = "the gradient of masked_mean(x, mask, dim=-1) for a (3, 4) mask with 3, 0 and 1 True per row"
+    what = f"the gradient of masked_mean(x, mask, dim=-1) for x of {describe(x)} and a mask with 3, 0 and 1 True per row"
     got = grad_of(lesson.masked_mean(x, mask, -1), x, what)
     expected = torch.tensor([[1 / 3, 1 / 3, 0, 1 / 3], [0.0] * 4, [0, 1.0, 0, 0]])
     assert_close(got, expected, what=what)
@@ -565,8 +674,10 @@ def test_masked_mean_gradcheck_float64(lesson):
     x = seeded(4, 3, dtype=torch.float64, seed=11).requires_grad_()
     mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True], [False, True, False]])
     fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
-    grad_of(fn(x), x, "masked_mean(x, mask, 0) for float64 x")
-    gradients_agree(fn, (x,), "masked_mean(x, mask, 0) for float64 x (4, 3)")
+    what = (f"masked_mean(x, mask, dim=0) for x of {describe(x)} and a mask with "
+            f"{', '.join(map(str, mask.sum(0).tolist()))} True per column")
+    grad_of(fn(x), x, what)
+    gradients_agree(fn, (x,), what)
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -593,7 +704,7 @@ def in_place_trap(name: str, x_before: torch.Tensor, x_after: torch.Tensor, mask
 def test_inputs_are_not_modified(lesson, name):
     x, mask = seeded(6, 5, seed=12), seeded(6, 5, seed=13) > 0
     x_before, mask_before = x.clone(), mask.clone()
-    call = "masked_mean(x, mask, 1)" if name == "masked_mean" else f"{name}(x)"
+    call = "masked_mean(x, mask, dim=1)" if name == "masked_mean" else f"{name}(x)"
     getattr(lesson, name)(*((x, mask, 1) if name == "masked_mean" else (x,)))
     wrong = mismatch(x, x_before, what=f"x after {call} (the caller's tensor must not change)")
     if wrong is not None:
@@ -613,12 +724,12 @@ def test_results_are_built_on_the_inputs_device(lesson, name):
             x = (torch.randn(shape, generator=torch.Generator().manual_seed(16)) * 3).to(dtype)
             mask = torch.randn(shape, generator=torch.Generator().manual_seed(17)) > 0
             if name == "masked_mean":
-                args, expected, call = (x, mask, 1), reference_masked_mean(x, mask, 1), "masked_mean(x, mask, 1)"
+                args, expected, call = (x, mask, 1), reference_masked_mean(x, mask, 1), "masked_mean(x, mask, dim=1)"
             elif name == "row_sum":
                 args, expected, call = (x,), torch.sum(x, 0), "row_sum(x)"
             else:
                 args, expected, call = (x,), reference_normalize(x, eps=eps_for(dtype)), f"normalize_rows(x, eps={eps_for(dtype)})"
-            what = f"{call} for CPU x of {describe(x)}"
+            what = f"{call} for x of {describe(x)}{f' and {mask_said(mask)}' if name == 'masked_mean' else ''}, on the CPU"
             kwargs = {"eps": eps_for(dtype)} if name == "normalize_rows" else {}
             getattr(lesson, name)(*args, **kwargs)  # an error of its own is reported as itself, not as a device problem
             out = on_another_default_device(

@@ -114,6 +114,20 @@ def call(tensor, indices):
     return f"batch_gather(tensor, indices) for tensor of {describe(tensor)} and indices of {describe(indices)}"
 
 
+def laid_out(t: torch.Tensor, layout: str) -> str:
+    """"shape (3, 5, 2), float16, transposed (non-contiguous)": the layout the test gave `t`, where
+    it is not a contiguous one; "contiguous" where it is (a layout of one row can be)."""
+    said = layout if layout != "contiguous" and not t.is_contiguous() else "contiguous"
+    dtype = str(t.dtype).removeprefix("torch.")
+    return f"shape {tuple(t.shape)}, {dtype}, {said}" + (" (non-contiguous)" if said != "contiguous" else "")
+
+
+def first_sentence(text: str) -> str:
+    """An error's message up to its first full stop: "The register_meta function for torch.nonzero()
+    raises unimplemented by default, as a correct data-independent implementation does not exist."."""
+    return re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
+
+
 # --- the pitfalls the lesson names: their fixes, and how to recognise them ----------------------
 
 ROWS = ("Index tensors broadcast against each other from the right, like the operands of +: row numbers "
@@ -149,6 +163,18 @@ BROADCAST = ("Indices of batch size 1 broadcast silently over every row: compare
              "tensor.shape[0] and raise ValueError naming both shapes.")
 JIT = ("The function is a TorchScript function: @torch.jit.script does not remove the loop, the scripted "
        "code still runs one select and one index per row. Index all rows in one call instead.")
+NOT_EXPANDED = ("torch.gather picks along one dim and gives back the shape of its index: an index of shape [B, K, 1] "
+                "reads one entry of each D slice, not all of them. Expand the index over the trailing dims first, "
+                "index.expand(B, K, *D).")
+MASK_ON_META = ("This is boolean-mask indexing on the meta device: x[mask] (and x[mask] += ...) must know how many "
+                "entries the mask selects, and a meta tensor has a shape but no values. torch.where(indices < 0, "
+                "indices + N, indices) needs no values, and makes a new tensor.")
+DEFAULT_DTYPE = ("This is a result in the default dtype: torch.zeros or torch.empty without dtype= (or a .float()) "
+                 "make float32, whatever tensor's dtype. Make it with tensor.new_empty(...) (or dtype=tensor.dtype), "
+                 "or return the indexing's own result.")
+NUMPY_ERROR = ("That is NumPy's own error (it says axis where PyTorch says dimension): it names neither the position "
+               "in `indices` nor the row. Check the range yourself before indexing, and raise the IndexError the "
+               "docstring shows; and index in torch: NumPy has no bfloat16, and autograd does not follow .numpy().")
 VALUES_LOOP = ("batch_gather ran a Python loop over the index values ({how}): one Python step per index, "
                "however few tensor ops it runs. Compare the whole indices tensor with -N and N at once.")
 
@@ -171,6 +197,11 @@ def lookalikes(tensor, indices, graph: bool = False):
                    partial(lambda axes: tensor[arange.view(-1, *[1] * (axes - 1)), indices], axes), ROWS)
                   for axes in range(1, indices.dim())]  # fewer axes than indices
     candidates.append(("tensor[:, indices]", lambda: tensor[:, indices], COLUMNS))
+    if tensor.dim() > 2:
+        trailing = [1] * (tensor.dim() - 2)
+        unexpanded = partial(lambda i: torch.gather(tensor, 1, i.reshape(b, -1, *trailing)).reshape(*indices.shape, *trailing),
+                             torch.where(indices < 0, indices + n, indices).long())
+        candidates.append(("torch.gather with an index not expanded over the trailing dims", unexpanded, NOT_EXPANDED))
     rows = arange.view(-1, *[1] * (indices.dim() - 1))
     flat = tensor.reshape(b * n, *tensor.shape[2:])
     candidates.append(("the flat offset i*N", lambda: flat[indices + rows * n], FLAT))
@@ -199,8 +230,16 @@ def difference(out, expected) -> str:
         return f"a result of dtype {out.dtype}; expected {expected.dtype}"
     wrong = (out.detach() != expected.detach()).nonzero()
     first = tuple(wrong[0].tolist())
-    return (f"{len(wrong)} of {expected.numel()} entries wrong (at {list(first)}: {out[first].item()} "
-            f"instead of {expected[first].item()})")
+    return (f"{len(wrong)} of {expected.numel()} entries wrong (at {list(first)}: {number(out[first].item())} "
+            f"instead of {number(expected[first].item())})")
+
+
+def number(v) -> str:
+    """A number as the kit's messages write it: 5 significant digits, a float always with a point (1.0)."""
+    if not isinstance(v, float):
+        return str(v)
+    text = f"{v:.5g}"
+    return text if any(c in text for c in ".ein") else f"{text}.0"
 
 
 def named_pitfall(out, tensor, indices, expected=None):
@@ -253,6 +292,12 @@ def pitfall_of_error(exc, tensor, indices):
     return None
 
 
+def cuda_advice(exc, tensor, indices) -> str:
+    """The device pitfall on a line of its own where `exc` is a hard-coded .cuda()'s, else "" (a test
+    of refusals names no other pitfall of an error: its inputs are wrong on purpose)."""
+    return f"\n{CUDA}" if pitfall_of_error(exc, tensor, indices) is CUDA else ""
+
+
 def gather(lesson, tensor, indices, what=None):
     """lesson.batch_gather(tensor, indices) for valid input; a named pitfall fails with its name and fix."""
     __tracebackhide__ = True
@@ -263,13 +308,17 @@ def gather(lesson, tensor, indices, what=None):
         except NotImplementedError as exc:
             if stub_todo(exc):
                 raise
-            out, message = None, f"{what} raised NotImplementedError({str(exc)[:200]!r})"
+            # torch.nonzero's, on meta: boolean-mask indexing (one cause only; a .numpy() or an .item() on meta
+            # says "Cannot copy out of meta tensor", which is no range check's for certain)
+            advice = MASK_ON_META if "torch.nonzero" in str(exc) and (tensor.is_meta or indices.is_meta) else None
+            out, message = None, f"{what} raised NotImplementedError({first_sentence(str(exc))[:200]!r})"
+            message += f".\n{advice}" if advice else ""
         except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other is reported)
             advice = pitfall_of_error(exc, tensor, indices)
             if advice is None:
                 raise
             out = None
-            message = f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}). {advice}"
+            message = f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}).\n{advice}"
     if out is None:
         pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
     if isinstance(out, torch.Tensor) and not tensor.is_meta and not indices.is_meta:
@@ -278,7 +327,19 @@ def gather(lesson, tensor, indices, what=None):
             named = named_pitfall(out, tensor, indices, expected)
             if named:
                 pytest.fail(f"{what} gave {difference(out, expected)}: {named}", pytrace=False)
+            if default_dtype_result(out, tensor, expected):
+                pytest.fail(f"{what} returned the right values in {str(out.dtype).removeprefix('torch.')}, not in "
+                            f"tensor's dtype, {str(tensor.dtype).removeprefix('torch.')}.\n{DEFAULT_DTYPE}", pytrace=False)
     return out
+
+
+def default_dtype_result(out, tensor, expected) -> bool:
+    """Whether `out` is the right values in the default dtype, where `tensor` has another."""
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.get_default_dtype() or tensor.dtype == out.dtype:
+        return False
+    if tensor.is_complex() or out.shape != expected.shape:
+        return False
+    return torch.equal(out.detach(), expected.detach().to(out.dtype))
 
 
 def check_against_loop(lesson, tensor, indices, what=None):
@@ -419,6 +480,8 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
                       "order (the order nonzero lists positions in).")
         elif "out of bounds for dimension" in said:
             advice = TORCH_ERROR
+        elif "out of bounds for axis" in said:
+            advice = NUMPY_ERROR
         else:
             pieces = {f"the position as {position}": position, "the value": f"holds {value}",
                       "N": f"size {n}", "the row": f"row {where[0]}"}
@@ -428,8 +491,8 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
         message = f"{what} raised IndexError({said!r}); expected {expected}: {advice}"
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = pitfall_of_error(exc, tensor, indices)
-        message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected an IndexError, {expected}. "
-                   + (advice or ""))
+        message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected an IndexError, {expected}."
+                   + (f"\n{advice}" if advice else ""))
     else:
         indices = before  # a pitfall that fixed the indices in place must be judged on what it was given
         named = named_pitfall(out, tensor, indices)
@@ -509,7 +572,7 @@ def test_other_index_dtypes_are_refused(lesson, dtype):
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = (MASK if "mask" in str(exc) else TORCH_DTYPE_ERROR if "must be long, int" in str(exc) else "")
         message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected a TypeError naming {name}: "
-                   f"indices must be int64 or int32. {advice}")
+                   f"indices must be int64 or int32. {advice}".rstrip() + cuda_advice(exc, tensor, indices))
     else:
         message = (f"{what} returned a result of shape {tuple(out.shape)} without an error; expected a TypeError "
                    f"naming {name}: indices must be int64 or int32. "
@@ -550,7 +613,7 @@ def test_shapes_that_do_not_fit_are_refused(lesson, tensor_shape, indices_shape)
         problem = (f"name both shapes, {tensor_shape} and {indices_shape}" if isinstance(exc, ValueError)
                    else "expected a ValueError naming both shapes")
         message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); {problem}: tensor must be [B, N, ...] "
-                   "and indices [B, ...] with the same B.")
+                   "and indices [B, ...] with the same B." + cuda_advice(exc, tensor, indices))
     else:
         message = (f"{what} returned a result of shape {tuple(out.shape)} without an error; expected a ValueError "
                    "naming both shapes: tensor must be [B, N, ...] and indices [B, ...] with the same B. "
@@ -566,7 +629,8 @@ CHECK_ORDER = [  # tensor shape, indices, the error expected, why
 ]
 
 
-@pytest.mark.parametrize(("tensor_shape", "indices", "error", "why"), CHECK_ORDER, ids=lambda v: str(v)[:40])
+@pytest.mark.parametrize(("tensor_shape", "indices", "error", "why"), CHECK_ORDER,
+                         ids=["shape-and-dtype", "shape-and-range", "float-dtype-and-range", "uint8-dtype-and-range"])
 def test_checks_come_in_order(lesson, tensor_shape, indices, error, why):
     tensor = make_tensor(tensor_shape)
     expect_raises(lambda: lesson.batch_gather(tensor, indices), error,
@@ -673,7 +737,8 @@ def test_same_as_advanced_indexing(lesson, shape, dtype, layout, index_shape, in
     indices = with_layout(make_indices(shape[1], index_shape, index_dtype), index_layout)
     if device == "meta":
         tensor, indices = on_meta(tensor), on_meta(indices)
-    what = f"{call(tensor, indices)} on {device} ({layout} tensor, {index_layout} {index_dtype} indices)"
+    what = (f"batch_gather(tensor, indices) for tensor of {laid_out(tensor, layout)}, and indices of "
+            f"{laid_out(indices, index_layout)}, both on the {device} device")
     try:
         assert_same_as(partial(gather, lesson, what=what), advanced_indexing, tensor, indices, what=what, grads=True)
     except AssertionError as exc:  # the values are named by gather; a gradient's pitfall here
@@ -703,7 +768,8 @@ def test_gradient_adds_up_over_repeated_indices(lesson):
     tensor = torch.randn(3, 5, 2, generator=torch.Generator().manual_seed(0), requires_grad=True)
     indices = torch.tensor([[1, 1, 4], [0, -5, 2], [3, -2, 3]])  # repeats, also through a negative index
     upstream = torch.randn(3, 3, 2, generator=torch.Generator().manual_seed(1))
-    what = "the gradient of batch_gather(tensor, indices) with repeated indices"
+    what = (f"the gradient of batch_gather(tensor, indices) for tensor of {describe(tensor)} and indices = "
+            f"{indices.tolist()} (repeated indices)")
     expected = grad_of(loop_gather(tensor, indices), tensor, what, upstream)
     assert_close(grad_of(gather(lesson, tensor, indices, what), tensor, what, upstream), expected,
                  what=what + " (each pick adds its upstream gradient to the entry it read)")
@@ -713,7 +779,7 @@ def test_gradient_adds_up_over_repeated_indices(lesson):
 def test_gradcheck_float64(lesson, k):
     tensor = torch.randn(3, 4, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64, requires_grad=True)
     indices = make_indices(4, (3, *k))
-    what = "batch_gather(tensor, indices) for float64 tensor"
+    what = call(tensor, indices)
     grad_of(gather(lesson, tensor, indices, what), tensor, what)
     ok = torch.autograd.gradcheck(lambda t: lesson.batch_gather(t, indices), (tensor,), raise_exception=False)
     if not ok:
@@ -732,6 +798,7 @@ def loop_hint(lesson) -> str:
 
 @pytest.mark.points(2)
 def test_runs_the_same_ops_for_8_or_256_rows(lesson):
+    gather(lesson, make_tensor((8, 50, 4)), make_indices(50, (8,)))  # an error of its own, named where it can be
     assert_no_loop(
         lambda b: partial(lesson.batch_gather, make_tensor((b, 50, 4)), make_indices(50, (b,))), 8, 256,
         what="batch_gather(tensor, indices)", unit="rows", hint=loop_hint(lesson),
@@ -742,6 +809,7 @@ def test_runs_the_same_ops_for_8_or_256_rows(lesson):
 @pytest.mark.points(2)
 def test_much_faster_than_the_loop(lesson):
     tensor, indices = make_tensor((512, 1000, 16)), make_indices(1000, (512,))
+    gather(lesson, tensor, indices)  # an error of its own, named where it can be
     assert_speed(
         lambda: classic_loop(tensor, indices), lambda: lesson.batch_gather(tensor, indices),
         at_least=5, what="batch_gather(tensor, indices) for tensor of shape (512, 1000, 16) and indices of shape (512,)",
