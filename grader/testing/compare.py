@@ -266,7 +266,12 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def describe(t: torch.Tensor) -> str:
-    """A short description of a tensor for failure messages: shape, dtype, layout."""
-    layout = "" if t.is_contiguous() else ", non-contiguous"
-    return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}{layout}"
+def describe(t: torch.Tensor, layout: str | None = None) -> str:
+    """A short description of a tensor for failure messages: "shape (4, 2), float32" and
+    ", non-contiguous" where it is not. With the `layout` a test gave it (strategies.ALL_LAYOUTS'
+    names), that layout is said: "..., transposed (non-contiguous)", or "..., contiguous" where
+    the tensor is (a layout of one row can be)."""
+    if layout is not None:
+        said = layout if layout != "contiguous" and not t.is_contiguous() else "contiguous"
+        return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}, {said}" + ("" if said == "contiguous" else " (non-contiguous)")
+    return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}" + ("" if t.is_contiguous() else ", non-contiguous")

@@ -68,8 +68,8 @@ from hypothesis.extra import numpy as hnp
 from torch import nn
 
 from grader.testing import (
-    assert_close, assert_defaults, assert_no_loop, assert_speed, count_ops, describe, expect_raises, fail, grad_of,
-    mismatch, raises_the_same, reported, same,
+    assert_close, assert_defaults, assert_no_loop, assert_speed, count_ops, describe, dtype_name, expect_raises, fail,
+    grad_of, mismatch, quoted, raises_the_same, reported, same,
 )
 from grader.testing.differential import on_another_default_device
 from grader.testing.memory import Allocation, MiB, allocations
@@ -90,17 +90,6 @@ def inputs(**tensors: torch.Tensor) -> str:
         shapes = ", ".join(f"{name} of shape {tuple(t.shape)}" for name, t in tensors.items())
         return f"{shapes}, {dtype_name(dtypes.pop())}"
     return ", ".join(f"{name} of shape {tuple(t.shape)}, {dtype_name(t.dtype)}" for name, t in tensors.items())
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def laid_out(t: torch.Tensor, layout: str) -> str:
-    """"shape (4, 2), float32, transposed (non-contiguous)": the layout the test gave `t`, where it
-    is not a contiguous one; "contiguous" where it is (a layout of one row can be)."""
-    said = layout if layout != "contiguous" and not t.is_contiguous() else "contiguous"
-    return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}, {said}" + (" (non-contiguous)" if said != "contiguous" else "")
 
 
 def torch_says(shape_a, shape_b) -> tuple[int, ...] | None:
@@ -330,7 +319,7 @@ def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
             return scenario(lesson, sizes, activation, a, b, **options)
         except RuntimeError as exc:
             error = exc
-    said = f"{what} raised {type(error).__name__}({str(error)!r})"
+    said = f"{what} raised {quoted(error)}"
     if "broadcast shape" in str(error):
         fail(f"{said}.\n{IN_PLACE}")
     shaped = Twin.of_sizes(sizes, activation, a.dtype)
@@ -423,7 +412,7 @@ def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Te
         except RuntimeError as exc:
             error = exc
     if raises_the_same(lambda: x - y, error):
-        fail(f"{what} raised {type(error).__name__}({str(error)!r}).\n{ROW_BY_ROW}")
+        fail(f"{what} raised {quoted(error)}.\n{ROW_BY_ROW}")
     with reported(what):
         raise error
 
@@ -865,7 +854,7 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
             fail(shape_problem(lesson, shape_a, shape_b, expected)
                  or f"{what} raised ValueError({str(error)[:200]!r}); these shapes broadcast to {expected}.")
     if error is not None:
-        fail(f"{what} raised {type(error).__name__}({str(error)[:200]!r}); expected {expected}. These shapes "
+        fail(f"{what} raised {quoted(error)}; expected {expected}. These shapes "
              "broadcast, but no array of them fits in memory: work with the sizes, not with tensors or "
              "arrays of these shapes")
     if got != expected:
@@ -894,7 +883,7 @@ def test_pairwise_sq_dist_matches_the_loop_definition(lesson, n, m, d, scale, la
     # float32 rounding of squares of size ~scale**2 * d: relative error of a few eps of that.
     atol = 1e-5 * scale**2 * max(d, 1)
     check_sq_dist(lesson, x, y, rtol=1e-4, atol=atol,
-                  what=f"pairwise_sq_dist(x, y) for x of {laid_out(x, layout_x)}, and y of {laid_out(y, layout_y)}")
+                  what=f"pairwise_sq_dist(x, y) for x of {describe(x, layout_x)}, and y of {describe(y, layout_y)}")
 
 
 def test_pairwise_sq_dist_of_edge_shapes(lesson):

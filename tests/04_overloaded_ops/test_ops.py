@@ -63,7 +63,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
     assert_close, assert_no_loop, assert_speed, describe, explained, fail, function_name, functions_called, grad_of,
-    mismatch, raises_the_same, reported, same, tolerance,
+    mismatch, quoted, raises_the_same, reported, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
@@ -165,7 +165,7 @@ def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
             error = None
     if error is not None:
         if raises_the_same(lambda: torch.sum(x, dim=1), error):
-            fail(f"{what} raised {type(error).__name__}({str(error)!r}): x has no dim 1. {SUM_OVER_DIM1}")
+            fail(f"{what} raised {quoted(error)}: x has no dim 1. {SUM_OVER_DIM1}")
         with reported(what):
             raise error
     wrong = mismatch(out, expected, what=what, **tolerance)
@@ -340,7 +340,7 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
             error = None
     if error is not None:
         if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
-            fail(f"{what} raised {type(error).__name__}({str(error)!r}). {KEEPDIM}")
+            fail(f"{what} raised {quoted(error)}. {KEEPDIM}")
         with reported(what):
             raise error
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)

@@ -62,7 +62,8 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_no_loop, assert_speed, describe, expect_raises, grad_of, reported
+from grader.testing import (apart, assert_close, assert_no_loop, assert_speed, describe, dtype_name, expect_raises, grad_of,
+                            quoted, reported)
 from grader.testing.differential import assert_same_as
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, on_meta, shapes, with_layout
 
@@ -112,20 +113,6 @@ def stub_todo(exc) -> bool:
 
 def call(tensor, indices):
     return f"batch_gather(tensor, indices) for tensor of {describe(tensor)} and indices of {describe(indices)}"
-
-
-def laid_out(t: torch.Tensor, layout: str) -> str:
-    """"shape (3, 5, 2), float16, transposed (non-contiguous)": the layout the test gave `t`, where
-    it is not a contiguous one; "contiguous" where it is (a layout of one row can be)."""
-    said = layout if layout != "contiguous" and not t.is_contiguous() else "contiguous"
-    dtype = str(t.dtype).removeprefix("torch.")
-    return f"shape {tuple(t.shape)}, {dtype}, {said}" + (" (non-contiguous)" if said != "contiguous" else "")
-
-
-def first_sentence(text: str) -> str:
-    """An error's message up to its first full stop: "The register_meta function for torch.nonzero()
-    raises unimplemented by default, as a correct data-independent implementation does not exist."."""
-    return re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
 
 
 # --- the pitfalls the lesson names: their fixes, and how to recognise them ----------------------
@@ -230,16 +217,9 @@ def difference(out, expected) -> str:
         return f"a result of dtype {out.dtype}; expected {expected.dtype}"
     wrong = (out.detach() != expected.detach()).nonzero()
     first = tuple(wrong[0].tolist())
-    return (f"{len(wrong)} of {expected.numel()} entries wrong (at {list(first)}: {number(out[first].item())} "
-            f"instead of {number(expected[first].item())})")
-
-
-def number(v) -> str:
-    """A number as the kit's messages write it: 5 significant digits, a float always with a point (1.0)."""
-    if not isinstance(v, float):
-        return str(v)
-    text = f"{v:.5g}"
-    return text if any(c in text for c in ".ein") else f"{text}.0"
+    mine, theirs = apart(out[first].item(), expected[first].item())
+    return (f"{len(wrong)} of {expected.numel()} entries wrong (at {list(first)}: {mine} "
+            f"instead of {theirs})")
 
 
 def named_pitfall(out, tensor, indices, expected=None):
@@ -311,14 +291,14 @@ def gather(lesson, tensor, indices, what=None):
             # torch.nonzero's, on meta: boolean-mask indexing (one cause only; a .numpy() or an .item() on meta
             # says "Cannot copy out of meta tensor", which is no range check's for certain)
             advice = MASK_ON_META if "torch.nonzero" in str(exc) and (tensor.is_meta or indices.is_meta) else None
-            out, message = None, f"{what} raised NotImplementedError({first_sentence(str(exc))[:200]!r})"
+            out, message = None, f"{what} raised {quoted(exc)}"
             message += f".\n{advice}" if advice else ""
         except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other is reported)
             advice = pitfall_of_error(exc, tensor, indices)
             if advice is None:
                 raise
             out = None
-            message = f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}).\n{advice}"
+            message = f"{what} raised {quoted(exc)}.\n{advice}"
     if out is None:
         pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
     if isinstance(out, torch.Tensor) and not tensor.is_meta and not indices.is_meta:
@@ -328,8 +308,8 @@ def gather(lesson, tensor, indices, what=None):
             if named:
                 pytest.fail(f"{what} gave {difference(out, expected)}: {named}", pytrace=False)
             if default_dtype_result(out, tensor, expected):
-                pytest.fail(f"{what} returned the right values in {str(out.dtype).removeprefix('torch.')}, not in "
-                            f"tensor's dtype, {str(tensor.dtype).removeprefix('torch.')}.\n{DEFAULT_DTYPE}", pytrace=False)
+                pytest.fail(f"{what} returned the right values in {dtype_name(out.dtype)}, not in "
+                            f"tensor's dtype, {dtype_name(tensor.dtype)}.\n{DEFAULT_DTYPE}", pytrace=False)
     return out
 
 
@@ -491,7 +471,7 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
         message = f"{what} raised IndexError({said!r}); expected {expected}: {advice}"
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = pitfall_of_error(exc, tensor, indices)
-        message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected an IndexError, {expected}."
+        message = (f"{what} raised {quoted(exc)}; expected an IndexError, {expected}."
                    + (f"\n{advice}" if advice else ""))
     else:
         indices = before  # a pitfall that fixed the indices in place must be judged on what it was given
@@ -557,7 +537,7 @@ def test_other_index_dtypes_are_refused(lesson, dtype):
     # A (3, 3, 2) tensor: a mask of three True entries along dim 1 fits it, so a bool or uint8
     # index read as a mask gives a result (the diagonal) rather than an error.
     tensor, indices = make_tensor((3, 3, 2)), torch.tensor([1, 1, 1]).to(dtype)
-    name = str(dtype).removeprefix("torch.")
+    name = dtype_name(dtype)
     what = call(tensor, indices)
     try:
         out = lesson.batch_gather(tensor, indices)
@@ -571,7 +551,7 @@ def test_other_index_dtypes_are_refused(lesson, dtype):
         message = f"{what} raised TypeError({str(exc)!r}); name the dtype you got, {name}, in the message."
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = (MASK if "mask" in str(exc) else TORCH_DTYPE_ERROR if "must be long, int" in str(exc) else "")
-        message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); expected a TypeError naming {name}: "
+        message = (f"{what} raised {quoted(exc)}; expected a TypeError naming {name}: "
                    f"indices must be int64 or int32. {advice}".rstrip() + cuda_advice(exc, tensor, indices))
     else:
         message = (f"{what} returned a result of shape {tuple(out.shape)} without an error; expected a TypeError "
@@ -612,7 +592,7 @@ def test_shapes_that_do_not_fit_are_refused(lesson, tensor_shape, indices_shape)
             return
         problem = (f"name both shapes, {tensor_shape} and {indices_shape}" if isinstance(exc, ValueError)
                    else "expected a ValueError naming both shapes")
-        message = (f"{what} raised {type(exc).__name__}({str(exc)[:200]!r}); {problem}: tensor must be [B, N, ...] "
+        message = (f"{what} raised {quoted(exc)}; {problem}: tensor must be [B, N, ...] "
                    "and indices [B, ...] with the same B." + cuda_advice(exc, tensor, indices))
     else:
         message = (f"{what} returned a result of shape {tuple(out.shape)} without an error; expected a ValueError "
@@ -728,7 +708,7 @@ SAME_AS_INDEXING = [  # tensor shape, dtype, layout; indices shape, dtype, layou
 
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 @pytest.mark.parametrize(("shape", "dtype", "layout", "index_shape", "index_dtype", "index_layout"), SAME_AS_INDEXING,
-                         ids=lambda v: str(v).removeprefix("torch.").replace(" ", ""))
+                         ids=lambda v: dtype_name(v).replace(" ", ""))
 def test_same_as_advanced_indexing(lesson, shape, dtype, layout, index_shape, index_dtype, index_layout, device):
     # tensor[arange(B).view(B, 1, ..., 1), indices]: values, dtype, shape, device and the
     # gradients it gives `tensor`. On `meta` (shapes, no values) code that moves data to the CPU,
@@ -737,8 +717,8 @@ def test_same_as_advanced_indexing(lesson, shape, dtype, layout, index_shape, in
     indices = with_layout(make_indices(shape[1], index_shape, index_dtype), index_layout)
     if device == "meta":
         tensor, indices = on_meta(tensor), on_meta(indices)
-    what = (f"batch_gather(tensor, indices) for tensor of {laid_out(tensor, layout)}, and indices of "
-            f"{laid_out(indices, index_layout)}, both on the {device} device")
+    what = (f"batch_gather(tensor, indices) for tensor of {describe(tensor, layout)}, and indices of "
+            f"{describe(indices, index_layout)}, both on the {device} device")
     try:
         assert_same_as(partial(gather, lesson, what=what), advanced_indexing, tensor, indices, what=what, grads=True)
     except AssertionError as exc:  # the values are named by gather; a gradient's pitfall here

@@ -75,7 +75,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, assert_defaults, assert_no_loop, assert_speed, describe, fail, grad_of, reported, tolerance
+from grader.testing import (assert_close, assert_defaults, assert_no_loop, assert_speed, describe, dtype_name, fail, grad_of,
+                            quoted, reported, tolerance)
 from grader.testing.differential import assert_same_as
 from grader.testing.errors import raised, raises_the_same
 from grader.testing.forbid import ops_run
@@ -355,8 +356,8 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
         return None
     expected_dtype = right[0].dtype
     if mine[0].dtype != expected_dtype and mine[0].dtype in (torch.float32, torch.float64) and _like(mine[0], right[0], LOOSE[x.dtype]):
-        return (f"The values are right, but the result is {str(mine[0].dtype).removeprefix('torch.')} for "
-                f"{str(x.dtype).removeprefix('torch.')} input: computed in a wider dtype and not cast back. Return "
+        return (f"The values are right, but the result is {dtype_name(mine[0].dtype)} for "
+                f"{dtype_name(x.dtype)} input: computed in a wider dtype and not cast back. Return "
                 "the input's dtype (cast the result back, .to(x.dtype)).")
     for formula, words in PITFALLS[name]:
         if ((words is INF_MINUS_INF and not x.isinf().any()) or (words is OVERFLOW and not _overflows(x))
@@ -481,7 +482,7 @@ def named_errors(what: str, name: str, x: torch.Tensor | None):
         except (RuntimeError, IndexError) as exc:
             words = _named(exc, x)
             if words is not None:
-                failure = f"{what} raised {type(exc).__name__}({str(exc)!r}). {words}"
+                failure = f"{what} raised {quoted(exc)}. {words}"
             elif isinstance(exc, IndexError) and x is not None and x.dim() == 0 and _shape_guard(exc):
                 # Named as the learner's line names them: the tensor it guards, in the function it is in
                 # (softmax_cross_entropy may call the learner's logsumexp).
