@@ -83,7 +83,7 @@ def _compare_grads(got, want, mine, theirs, what, tolerance, weighted) -> None:
         return
     if not (isinstance(got, torch.Tensor) and got.requires_grad):
         fail(f"{what}: the result does not require grad, so no gradient reaches the input; PyTorch's does. "
-             "Build it from the input with differentiable operations (no .detach(), .item() or torch.no_grad()).")
+             "Build it from the input with differentiable operations (no .detach(), .item(), .numpy() or torch.no_grad()).")
     if want.device.type == "meta":
         return
     summed = ""

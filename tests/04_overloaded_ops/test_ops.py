@@ -63,7 +63,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
     assert_close, assert_no_loop, assert_speed, describe, explained, fail, function_name, functions_called, grad_of,
-    mismatch, quoted, raises_the_same, reported, same, tolerance,
+    dtype_name, mismatch, quoted, raises_the_same, reported, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
@@ -212,7 +212,7 @@ def test_row_sum_matches_torch_sum(lesson, x):
     check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}", **order_tolerance(x))
 
 
-@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+@pytest.mark.parametrize("dtype", INTEGERS, ids=dtype_name)
 def test_row_sum_of_bool_and_integers_promotes_like_torch(lesson, dtype):
     g = torch.Generator().manual_seed(1)
     x = torch.randint(0, 2, (7, 3), generator=g).bool() if dtype == torch.bool else torch.randint(
@@ -232,17 +232,17 @@ def edge_tensor(shape, layout, dtype, seed=0) -> torch.Tensor:
     return with_layout(cast(values, dtype), layout)
 
 
-@pytest.mark.parametrize("dtype", ANY_DTYPE, ids=str)
+@pytest.mark.parametrize("dtype", ANY_DTYPE, ids=dtype_name)
 def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
     for shape, layout in EDGE_CASES:
         x = edge_tensor(shape, layout, dtype)
         same_as_torch(lesson.row_sum, partial(torch.sum, dim=0), x, row_sum_pitfall, grads=True,
-                      what=f"row_sum(x) for x of {describe(x)} ({layout}), against torch.sum(x, dim=0)",
+                      what=f"row_sum(x) for x of {describe(x, layout)}, against torch.sum(x, dim=0)",
                       tolerance=order_tolerance(x) if dtype.is_floating_point else None)
 
 
-@pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=str)
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)], ids=lambda v: f"shape {v}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=dtype_name)
 def test_row_sum_of_edge_shapes(lesson, shape, dtype):
     x = torch.arange(float(np.prod(shape))).reshape(shape).to(dtype)
     empty = " (no rows give zeros of shape x.shape[1:])" if shape[0] == 0 else ""
@@ -446,7 +446,7 @@ def test_normalize_rows_in_low_precision_keeps_dtype(lesson, x):
 HALF_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}}
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
 def test_normalize_rows_same_as_F_normalize(lesson, dtype):
     eps = eps_for(dtype)
     for shape, layout in EDGE_CASES:
@@ -638,8 +638,9 @@ def test_selected_inf_and_nan_are_part_of_the_mean(lesson):
     )
 
 
-@pytest.mark.parametrize(("shape", "dim"), [((), 0), ((), -1), ((1,), 0), ((1, 1), -1), ((1, 3), 0), ((3, 1), 1)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize(("shape", "dim"), [((), 0), ((), -1), ((1,), 0), ((1, 1), -1), ((1, 3), 0), ((3, 1), 1)],
+                         ids=lambda v: f"shape {v}" if isinstance(v, tuple) else f"dim={v}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=dtype_name)
 def test_masked_mean_of_small_shapes(lesson, shape, dim, dtype):
     # 0-d (torch.mean(x, 0) takes it too), one-element and size-1 dims: only `dim` goes.
     x = (torch.randn(shape, generator=torch.Generator().manual_seed(15)) * 3).to(dtype)
@@ -647,7 +648,8 @@ def test_masked_mean_of_small_shapes(lesson, shape, dim, dtype):
         check_masked_mean(lesson, x, mask, dim)
 
 
-@pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)])
+@pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)],
+                         ids=lambda v: f"shape {v}" if isinstance(v, tuple) else f"dim={v}")
 def test_masked_mean_of_empty_dims(lesson, shape, dim):
     x, mask = torch.empty(shape), torch.ones(shape, dtype=torch.bool)
     check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of {describe(x)} and an "
