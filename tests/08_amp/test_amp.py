@@ -81,6 +81,7 @@ import inspect
 import os
 import traceback
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -89,7 +90,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.testing import assert_close, assert_speed, describe, expect_raises, same, trace_ops
+from grader.testing import (assert_close, assert_speed, counted, describe, expect_raises, explained, fail, reported, same,
+                            trace_ops)
+from grader.testing.errors import raised
 from grader.testing.differential import assert_same_as
 from grader.testing.scenario import beside
 
@@ -257,17 +260,21 @@ class Side:
         self.opt, self.opt_steps = opt, 0
         step = opt.step
 
-        def counted(*args, **kwargs):
+        def counting(*args, **kwargs):
             self.opt_steps += 1
             return step(*args, **kwargs)
-        opt.step = counted
+        opt.step = counting
 
     def backward(self, poison: float | None = None) -> None:
         """Scaled backward; `poison` (inf or nan) goes into one gradient entry."""
         x, y = batch()
         self.opt.zero_grad(set_to_none=True)
         loss = F.mse_loss(self.model(x), y)
-        self.scaler.scale(loss).backward()
+        self.scale_used = kept(self.scaler.get_scale())
+        scaled = self.scaler.scale(loss)
+        self.scaled_by = (float(scaled.detach().float() / loss.detach()) if isinstance(scaled, torch.Tensor)
+                          and scaled.numel() == 1 and not scaled.is_meta else None)
+        scaled.backward()
         if poison is not None:
             self.model[0].weight.grad[0, 0] = poison
 
@@ -280,10 +287,12 @@ class Side:
     def snapshot(self, returned=None) -> dict:
         """What the checks compare after a step, as data: the scale and state_dict(),
         the parameters, the optimizer's state and the .grad left, how often the optimizer stepped,
-        and `returned`, what the step returned."""
+        `returned`, what the step returned, the scale get_scale() gave before it and what scale(loss)
+        multiplied the loss by (None where this side's backward did not run)."""
         return {"scale": kept(self.scaler.get_scale()), "state_dict": kept(self.scaler.state_dict()),
                 "params": params_of(self.model), "optimizer": optimizer_state(self.opt), "grads": grads_of(self.opt),
-                "opt_steps": self.opt_steps, "returned": kept(returned)}
+                "opt_steps": self.opt_steps, "returned": kept(returned),
+                "scale_used": getattr(self, "scale_used", None), "scaled_by": getattr(self, "scaled_by", None)}
 
 
 def run_steps(side: Side, schedule, state: dict | None = None) -> Iterator[dict]:
@@ -313,20 +322,30 @@ def poison_name(poison) -> str:
     return "clean" if poison is None else str(poison)
 
 
+def a_step(poison) -> str:
+    """"a clean step", "an inf step", "a -inf step", "a nan step"."""
+    name = poison_name(poison)
+    return f"{'an' if name in ('inf', 'nan') else 'a'} {name} step"
+
+
 def show_state_dict(state: dict) -> str:
     return "{" + ", ".join(f"{k!r}: {v!r} ({type(v).__name__})" for k, v in state.items()) + "}"
 
 
 def assert_same_state_dict(got, expected: dict, what: str) -> None:
-    """The same keys, the same values AND the same types (torch hands out Python floats and ints)."""
+    """The same keys, the same values AND the same types (torch hands out Python floats and ints);
+    a failure names the keys that differ, and only those."""
     __tracebackhide__ = True
-    same = isinstance(got, dict) and got.keys() == expected.keys() and all(
-        type(got[k]) is type(expected[k]) and got[k] == expected[k] for k in expected)
-    if not same:
+    if not isinstance(got, dict) or got.keys() != expected.keys():
         shown = show_state_dict(got) if isinstance(got, dict) else repr(got)
-        pytest.fail(f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}. "
-                    "The same keys and values, as Python floats and ints (no tensors: `float(...)`, `int(...)`)",
-                    pytrace=False)
+        require(False, f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}: "
+                       "the same keys, with Python numbers as values")
+    wrong = [k for k in expected if type(got[k]) is not type(expected[k]) or got[k] != expected[k]]
+    typed = any(type(got[k]) is not type(expected[k]) for k in wrong)
+    require(not wrong, (
+        f"{what}: " + "; ".join(f"state_dict()[{k!r}] is {got[k]!r} ({type(got[k]).__name__}), torch.amp.GradScaler's "
+                                f"{expected[k]!r} ({type(expected[k]).__name__})" for k in wrong)
+        + (". Hand out Python floats and ints, as torch does (no tensors: `float(...)`, `int(...)`)" if typed else "")))
 
 
 def _ratio(mine: dict, theirs: dict) -> float | None:
@@ -353,21 +372,35 @@ def assert_same_grads(ref: dict, mine: dict, what: str) -> None:
     require(not cleared, (
         f"{what}: the .grad of {', '.join(cleared)} is None after the step; torch's gradients are still there. Nothing "
         "clears the gradients after a step: clear them at the START of a step, before its forward pass."))
-    try:
-        assert_close(got, expected, what=f"{what}: the .grad left after the step")
-        return
-    except AssertionError as exc:
-        ratio = _ratio(got, expected)
-        if ratio is None or abs(ratio - 1) < 1e-3:
-            raise
-        if ratio > 1:
-            why = (f"They are {ratio:g} times torch's: still scaled. step() unscales EVERY gradient of the "
-                   "optimizer in place (through unscale_ when it was not called), also on a skipped step.")
-        else:
-            why = (f"They are {ratio:g} times torch's: divided by the scale more than once. step() unscales only "
-                   "what unscale_ has not unscaled yet.")
-        failure = f"{exc}\n{why}"
-    pytest.fail(failure, pytrace=False)
+    assert_close(got, expected, what=f"{what}: the .grad left after the step", explain=lambda: gradient_factor(ref, mine))
+
+
+def gradient_factor(ref: dict, mine: dict) -> str:
+    """What one factor between the .grad the learner's step left and torch's says (snapshots'),
+    told against the scale S that get_scale() gave before the step and what scale(loss) multiplied
+    the loss by: S (still scaled), S² (multiplied by S) or 1/S (divided twice, or never scaled);
+    "" for none, another factor, or a step whose scale is not known (train_step's)."""
+    ratio, scale, scaled_by = _ratio(mine["grads"], ref["grads"]), mine.get("scale_used"), mine.get("scaled_by")
+    if ratio is None or not isinstance(scale, float) or scale <= 1 or not isinstance(scaled_by, float):
+        return ""
+
+    def near(a: float, b: float) -> bool:
+        return abs(a / b - 1) < 1e-3
+    told = f"The .grad left after the step is {ratio:.5g} times torch's"
+    if near(scaled_by, scale) and near(ratio, scale**2):
+        return (f"{told}, S² for the scale S = {scale:g}: unscale_ multiplied the gradients by S where it divides "
+                "them by S (times 1/S), so every update is S² times too large.")
+    if near(scaled_by, scale) and near(ratio, scale):
+        return (f"{told}, the scale S = {scale:g}: still scaled. step() unscales EVERY gradient of the optimizer in "
+                "place (through unscale_ when unscale_ was not called), also on a skipped step.")
+    if near(scaled_by, scale) and near(ratio, 1 / scale):
+        return (f"{told}, 1/S for the scale S = {scale:g}: divided by the scale twice. step() unscales only what "
+                "unscale_ has not unscaled yet.")
+    if near(scaled_by, 1.0) and near(ratio, 1 / scale):
+        return (f"{told}, 1/S for the scale S = {scale:g}: scale(loss) returned the loss unscaled (times 1, not "
+                "times S), so the gradients were never scaled up, and unscaling shrank them by S. Multiply the loss "
+                "by S.")
+    return ""
 
 
 def assert_same_state(ref: dict, mine: dict, what: str) -> None:
@@ -381,8 +414,9 @@ def assert_same_state(ref: dict, mine: dict, what: str) -> None:
         "gradients: scale *= backoff_factor and the counter restarts; after growth_interval clean steps in a "
         "row: scale *= growth_factor."))
     assert_same_state_dict(mine["state_dict"], ref["state_dict"], what)
-    assert_close(mine["params"], ref["params"], what=f"{what}: the parameters")
-    assert_close(mine["optimizer"], ref["optimizer"], what=f"{what}: the optimizer state")
+    assert_close(mine["params"], ref["params"], what=f"{what}: the parameters", explain=lambda: gradient_factor(ref, mine))
+    assert_close(mine["optimizer"], ref["optimizer"], what=f"{what}: the optimizer state",
+                 explain=lambda: gradient_factor(ref, mine))
     assert_same_grads(ref, mine, what)
 
 
@@ -472,7 +506,7 @@ def test_scale_after_a_clean_step_and_after_an_inf_step(lesson):
     for poison, scale, got, expected in zip(schedule, [2048.0, 1024.0, 2048.0], mine, ref[1:]):
         require(expected["scale"] == scale, f"torch.amp.GradScaler itself changed: its scale is {expected['scale']}")
         assert_same_state(expected, got,
-                          f"DynamicLossScaler(init_scale=1024., growth_interval=1) after a {poison_name(poison)} step")
+                          f"DynamicLossScaler(init_scale=1024., growth_interval=1) after {a_step(poison)}")
 
 
 # (shape, dtype) of the losses scale() gets: 0-dim as usual, one-element and unreduced ones too.
@@ -944,8 +978,8 @@ def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
     next(mine)  # before the first step
     for step, (got, expected) in enumerate(zip(mine, ref[1:])):
         assert_same_state(expected, got,
-                          f"DynamicLossScaler() restored with _growth_tracker=1999, after {step + 1} more "
-                          "clean step(s) (the 2000th clean step in a row doubles the scale)")
+                          f"DynamicLossScaler() restored with _growth_tracker=1999, after "
+                          f"{counted(step + 1, 'more clean step')} (the 2000th clean step in a row doubles the scale)")
 
 
 @beside
@@ -969,6 +1003,7 @@ def test_load_state_dict_refuses_an_empty_dict(lesson):
 
 
 DISABLED_STEPS = (CLEAN, CLEAN, INF)
+OPTIMIZER_ID = "<id(optimizer)>"
 
 
 def pass_through(scaler, state: dict) -> Iterator:
@@ -976,7 +1011,8 @@ def pass_through(scaler, state: dict) -> Iterator:
     (whether it returned the loss itself), "shown" (else what it returned) and get_scale(); for
     each of DISABLED_STEPS, after unscale_, unscale_, step, step and update with CountingSGD, the
     snapshot, the two step() results in it; its state_dict() then; and its state_dict() and
-    get_scale() after load_state_dict({}) and load_state_dict(`state`)."""
+    get_scale() after load_state_dict({}) and load_state_dict(`state`). A KeyError of the steps
+    whose key is id(optimizer) is raised with the key OPTIMIZER_ID instead."""
     loss = torch.tensor(0.5, requires_grad=True)
     out = scaler.scale(loss)
     if not isinstance(out, torch.Tensor):
@@ -992,10 +1028,15 @@ def pass_through(scaler, state: dict) -> Iterator:
     side = Side(scaler, "counting sgd")
     for poison in DISABLED_STEPS:
         side.backward(poison)
-        scaler.unscale_(side.opt)
-        scaler.unscale_(side.opt)  # disabled: no check, no error, the gradients stay as they are
-        results = [scaler.step(side.opt), scaler.step(side.opt)]  # no check: steps twice
-        scaler.update()
+        try:
+            scaler.unscale_(side.opt)
+            scaler.unscale_(side.opt)  # disabled: no check, no error, the gradients stay as they are
+            results = [scaler.step(side.opt), scaler.step(side.opt)]  # no check: steps twice
+            scaler.update()
+        except KeyError as exc:
+            if exc.args == (id(side.opt),):  # a record looked up by id(optimizer): its number says nothing
+                exc.args = (OPTIMIZER_ID,)
+            raise
         yield side.snapshot(results)
     yield kept(scaler.state_dict())
     scaler.load_state_dict({})  # a disabled scaler loads nothing, and refuses nothing
@@ -1009,28 +1050,62 @@ def your_pass_through(lesson, state: dict, catch: bool = False) -> list:
     return observe(pass_through(lesson.DynamicLossScaler(init_scale=1024.0, enabled=False), state), catch)
 
 
+PASS_THROUGH = ("torch.amp.GradScaler(enabled=False) takes the same calls without an error: a disabled scaler is a "
+                "pass-through (scale returns the loss, unscale_, update and load_state_dict do nothing, step() just "
+                "calls optimizer.step()), with no check and no record kept; return before any of that when disabled.")
+
+
+@contextmanager
+def disabled_calls(what: str) -> Iterator[None]:
+    """Inside the block, an error of the learner's disabled scaler fails the test with `what`
+    (the calls made), the error and the learner's lines, and PASS_THROUGH."""
+    __tracebackhide__ = True
+    with reported(what):
+        try:
+            yield
+            return
+        except (AssertionError, NotImplementedError):  # the test's own failure; a stub's TODO
+            raise
+        except Exception as exc:  # noqa: BLE001 (the learner's error, told with the calls)
+            failure = raised(what, exc)
+            if isinstance(exc, KeyError) and exc.args == (OPTIMIZER_ID,):
+                failure = failure.replace(f"raised KeyError({str(exc)!r})", "raised KeyError(id(optimizer)): a record "
+                                          "of this optimizer was looked up, and none was made", 1)
+    fail(f"{failure}\n{PASS_THROUGH}")
+
+
 def test_disabled_is_a_pass_through(lesson):
     state = torch.amp.GradScaler("cpu", init_scale=8.0).state_dict()
-    mine = observed(your_pass_through, lesson, state)
+    scaler = "DynamicLossScaler(init_scale=1024., enabled=False)"
+    with disabled_calls(f"scaler = {scaler}; scaler.scale(loss) for loss = tensor(0.5, requires_grad=True); "
+                        "scaler.get_scale()"):
+        mine = observed(your_pass_through, lesson, state)
+        scaled = next(mine)
     ref = list(pass_through(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False), state))
-    scaled = next(mine)
     require(scaled["same"], (
         f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
         "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does)"))
     require(type(scaled["scale"]) is float and scaled["scale"] == 1.0, (
-        f"DynamicLossScaler(init_scale=1024., enabled=False).get_scale() is {scaled['scale']!r}; expected the float 1.0"))
-    for poison, got, expected in zip(DISABLED_STEPS, mine, ref[1:]):
-        what = (f"DynamicLossScaler(enabled=False) after unscale_, unscale_, step, step, update with a "
-                f"{poison_name(poison)} gradient (every method is a pass-through: step() just calls optimizer.step())")
+        f"{scaler}.get_scale() is {scaled['scale']!r}; expected the float 1.0"))
+    for poison, expected in zip(DISABLED_STEPS, ref[1:]):
+        calls = ("scaler.unscale_(optimizer), scaler.unscale_(optimizer), scaler.step(optimizer), "
+                 f"scaler.step(optimizer), scaler.update() with scaler = {scaler}, after a backward with "
+                 + ("clean gradients" if poison is None else f"{poison} in a gradient"))
+        with disabled_calls(calls):
+            got = next(mine)
+        what = f"{calls} (every method is a pass-through: step() just calls optimizer.step())"
         require(got["returned"] == expected["returned"], (
             f"{what}: the two step() calls returned {got['returned']}; torch.amp.GradScaler(enabled=False) returned "
             f"{expected['returned']}"))
         assert_close(got["params"], expected["params"], what=f"{what}: the parameters")
         assert_close(got["grads"], expected["grads"], what=f"{what}: the gradients (unscale_ must not touch them)")
         require(got["scale"] == 1.0, f"{what}: get_scale() is {got['scale']}; expected 1.0")
-    saved = next(mine)
-    require(saved == {}, f"DynamicLossScaler(enabled=False).state_dict() is {saved}; expected {{}}")
-    state_dict, scale = next(mine)
+    with disabled_calls(f"{scaler}.state_dict()"):
+        saved = next(mine)
+    require(saved == {}, f"{scaler}.state_dict() is {saved}; expected {{}}")
+    with disabled_calls(f"scaler.load_state_dict({{}}), then scaler.load_state_dict(torch.amp.GradScaler('cpu', "
+                        f"init_scale=8.).state_dict()) with scaler = {scaler}"):
+        state_dict, scale = next(mine)
     require(state_dict == {} and scale == 1.0, (
         f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {state_dict}, "
         f"get_scale() {scale}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)"))
@@ -1040,6 +1115,23 @@ def test_disabled_is_a_pass_through(lesson):
 
 # train_step's keyword-only parameters and their defaults, as the exercise has them.
 TRAIN_STEP_KEYWORDS = {"device_type": "cpu", "dtype": torch.bfloat16, "max_grad_norm": None}
+
+# The inputs of the train_step calls the tests make (tiny_model, batch()), in words.
+TINY = ("model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)), optimizer = SGD(model.parameters(), "
+        "lr=0.1), x of shape (6, 3), y of shape (6, 2)")
+CONVERTED = ("torch's GradScaler refuses float16 gradients, and a gradient is float16 only where its parameter is: "
+             "the model was converted to 16 bits. train_step must not convert the model (no .to(dtype), .half() or "
+             ".bfloat16()): autocast casts each matmul's inputs on the fly, and the optimizer updates float32 weights.")
+
+
+@contextmanager
+def stepping(what: str) -> Iterator[None]:
+    """Inside the block, an error of the learner's train_step fails the test with `what` (the
+    call), the error and the learner's lines; torch's refusal of float16 gradients with CONVERTED."""
+    __tracebackhide__ = True
+    with reported(what), explained(what, when="Attempting to unscale FP16 gradients", advice=CONVERTED,
+                                   exc_type=ValueError):
+        yield
 
 
 def described(param: inspect.Parameter | None) -> dict | None:
@@ -1067,7 +1159,8 @@ def first_train_step(lesson):
 
 @pytest.mark.public
 def test_train_step_returns_a_float(lesson):
-    loss, keywords, takes_kwargs = first_train_step(lesson)
+    with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss) for {TINY}"):
+        loss, keywords, takes_kwargs = first_train_step(lesson)
     require(type(loss) is float, (
         f"train_step returned a {type(loss).__name__}; return the loss as a Python float (loss.item()), so the "
         "caller holds no graph and no tensor"))
@@ -1102,7 +1195,8 @@ def autocast_step(lesson, dtype: torch.dtype):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
 def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
-    seen, said, weight = autocast_step(lesson, dtype)
+    with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss, dtype={dtype}) for {TINY}"):
+        seen, said, weight = autocast_step(lesson, dtype)
     wrong = sorted({str(d) for d in seen if d != dtype})
     require(seen and not wrong, (
         f"train_step(..., dtype={dtype}): the matmuls ran in {wrong or 'nothing'}, not {dtype}. "
@@ -1170,7 +1264,9 @@ def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
         cpu = device_type == "cpu"
         expected = {"the model's forward": (cpu, dtype if cpu else None), "loss_fn": (cpu, dtype if cpu else None),
                     "the backward": (False, None), "optimizer.step()": (False, None)}
-        log, said = autocast_places(lesson, device_type, dtype)
+        with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu', init_scale=256.), x, y, loss_fn, "
+                      f"device_type={device_type!r}, dtype={dtype}) for {TINY}, loss_fn = F.mse_loss"):
+            log, said = autocast_places(lesson, device_type, dtype)
         what = f"train_step(..., device_type={device_type!r}, dtype={dtype}) on CPU tensors"
         for where, (enabled, want_dtype) in expected.items():
             got = log.get(where)
@@ -1233,7 +1329,10 @@ def scaler_calls(lesson, max_grad_norm: float | None) -> list[str]:
 @pytest.mark.parametrize("max_grad_norm", [None, 0.05, 0.0])
 def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
     expected = ["scale", "step", "update"] if max_grad_norm is None else ["scale", "unscale_", "step", "update"]
-    calls = [name for name in scaler_calls(lesson, max_grad_norm) if name in ("scale", "unscale_", "step", "update")]
+    with stepping(f"train_step(model, optimizer, scaler, x, y, F.mse_loss, max_grad_norm={max_grad_norm}) for {TINY}, "
+                  "scaler = torch.amp.GradScaler('cpu') (its calls recorded)"):
+        called = scaler_calls(lesson, max_grad_norm)
+    calls = [name for name in called if name in ("scale", "unscale_", "step", "update")]
     what = f"train_step(..., max_grad_norm={max_grad_norm})"
     require(calls, (
         f"{what} never called the scaler it was given: use `scaler` (the argument), do not build a "
@@ -1341,6 +1440,12 @@ def _same_state(a: dict, b: dict) -> bool:
     return a["scale"] == b["scale"]
 
 
+SCALER_CALLS = {"torch": "torch.amp.GradScaler('cpu', growth_interval=2)", "yours": "DynamicLossScaler(growth_interval=2)"}
+LOOP_SETUP = "every .grad 7.0 before step 0; the first bias in no optimizer, an unused parameter in it"
+SCALERS_FAULT = ("With torch.amp.GradScaler in place of your DynamicLossScaler, the same train_step gives the "
+                 "reference's loss and state at this step: the difference comes from your scaler, not from train_step.")
+
+
 def loop_pitfall(mine: dict, opt_name: str, max_grad_norm, steps: int) -> str | None:
     """The one pitfall of LOOP_PITFALLS whose step, taken `steps` times with torch's scaler, leaves
     what the learner's snapshot `mine` holds; None if none does, or more than one."""
@@ -1358,24 +1463,37 @@ def loop_pitfall(mine: dict, opt_name: str, max_grad_norm, steps: int) -> str | 
 @pytest.mark.parametrize("opt_name", ["sgd", "adam"])
 @pytest.mark.parametrize("scaler_kind", ["torch", "yours"])
 def test_train_step_matches_the_reference_loop(lesson, scaler_kind, opt_name, max_grad_norm):
+    call = (f"train_step(model, {opt_name}, {SCALER_CALLS[scaler_kind]}, x, y, F.mse_loss, "
+            f"max_grad_norm={max_grad_norm})")
     mine = observed(your_train_run, lesson, scaler_kind, opt_name, max_grad_norm)
     ref = reference_run(opt_name, max_grad_norm)
-    for step, (got, expected) in enumerate(zip(mine, ref)):
-        what = (f"train_step with {opt_name}, max_grad_norm={max_grad_norm}, "
-                f"{'torch.amp.GradScaler' if scaler_kind == 'torch' else 'DynamicLossScaler'}, step {step} (an "
-                "optimizer without the model's first bias and with a parameter the loss never uses; gradients "
-                "left over from earlier code before step 0)")
+    for step, expected in enumerate(ref):
+        what = f"{call}, step {step} ({LOOP_SETUP})"
+        with stepping(what):
+            got = next(mine)
         try:
             assert_close(torch.tensor(float(got["returned"])), torch.tensor(expected["returned"]),
                          what=f"{what}: the returned loss")
             assert_same_state(expected, got, what)
             continue
         except (AssertionError, pytest.fail.Exception) as exc:
-            why = loop_pitfall(got, opt_name, max_grad_norm, step + 1)
+            why = (SCALERS_FAULT if scaler_kind == "yours" and with_torchs_scaler(lesson, opt_name, max_grad_norm, step)
+                   else loop_pitfall(got, opt_name, max_grad_norm, step + 1))
             if why is None:
                 raise
             failure = f"{exc}\n{why}"
         pytest.fail(failure, pytrace=False)
+
+
+def with_torchs_scaler(lesson, opt_name: str, max_grad_norm: float | None, step: int) -> bool:
+    """Whether the learner's train_step with torch.amp.GradScaler gives the reference loop's
+    loss and state at `step` (asked when it did not with the learner's scaler)."""
+    try:
+        got = your_train_run(lesson, "torch", opt_name, max_grad_norm, catch=True)[step]
+        expected = reference_run(opt_name, max_grad_norm, step + 1)[step]
+        return same(got["returned"], expected["returned"]) and _same_state(got, expected)
+    except Exception:  # noqa: BLE001 (asked to explain another failure: no answer is an answer)
+        return False
 
 
 # --- the checkerboard -------------------------------------------------------------------------
@@ -1438,7 +1556,9 @@ def checkerboard_training(lesson, size: int, steps: int, picture: bool) -> dict:
 @pytest.mark.points(2)
 def test_checkerboard_trains_in_bfloat16(lesson):
     size, steps = 32, 120
-    trained = checkerboard_training(lesson, size, steps, bool(os.environ.get("KATA_IMAGES")))
+    with stepping(f"train_step(model, optimizer, DynamicLossScaler(), x, y, F.mse_loss), {steps} times, for the "
+                  "checkerboard net, optimizer = Adam(model.parameters(), lr=0.01), x of shape (1, 2, 32, 32)"):
+        trained = checkerboard_training(lesson, size, steps, bool(os.environ.get("KATA_IMAGES")))
     losses = trained["losses"]
     if trained["learned"] is not None:
         save_side_by_side(trained["learned"], checker(size, size, 4), os.environ["KATA_IMAGES"])

@@ -116,7 +116,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
-from grader.testing import assert_close, assert_defaults, counted, expect_raises
+from grader.testing import assert_close, assert_defaults, counted, expect_raises, reported
 from grader.testing.scenario import beside
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
@@ -239,9 +239,28 @@ def assert_same_parameters(actual: dict, expected: dict, what: str, exact: bool 
     for (name, a), b in zip(actual.items(), expected.values()):
         if exact:
             if not torch.equal(a, b):
-                pytest.fail(f"{what}: parameter {name} is not bitwise equal (max diff {(a - b).abs().max():.3g})", pytrace=False)
+                pytest.fail(f"{what}: {attribute(name)} is not bitwise equal (max diff {(a - b).abs().max():.3g})",
+                            pytrace=False)
         else:
-            assert_close(a, b, what=f"{what}: parameter {name}")
+            assert_close(a, b, what=f"{what}: {attribute(name)}")
+
+
+def attribute(name: str) -> str:
+    """A parameter's name in named_parameters() as the learner would write it: "0.weight" is
+    model[0].weight, "body.2.bias" model.body[2].bias."""
+    return "model" + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in name.split("."))
+
+
+def number(value) -> str:
+    """A float (alone, or in a tuple or list) with 5 significant digits, as the kit's comparisons
+    show one; anything else as its repr."""
+    if type(value) is float:
+        text = f"{value:.5g}"
+        return text if any(c in text for c in ".eni") else f"{text}.0"  # 1.0, not 1
+    if type(value) in (tuple, list):
+        inner = ", ".join(number(v) for v in value)
+        return f"({inner}{',' if len(value) == 1 else ''})" if type(value) is tuple else f"[{inner}]"
+    return repr(value)
 
 
 def as_data(value):
@@ -307,27 +326,37 @@ def test_pick_device_default(lesson, gpus, mps, expected):
 
 
 def on_machine(gpus: int, mps: bool) -> str:
-    return f"a machine with {counted(gpus, 'GPU')}{' and MPS' if mps else ''}"
+    return f"a machine with {counted(gpus, 'GPU') if gpus else 'no GPU'}{' and MPS' if mps else ''}"
 
 
-@pytest.mark.parametrize(("gpus", "mps", "prefer"), [
+def device_case(gpus: int, mps: bool, prefer):
+    """A parameter set of the pick_device tests, with an id that says it: "'cuda:1' on 2 GPUs",
+    "cuda:0 as torch.device on no GPU", "'mps' on no GPU and MPS"."""
+    asked = f"{prefer} as torch.device" if isinstance(prefer, torch.device) else repr(prefer)
+    return pytest.param(gpus, mps, prefer, id=f"{asked} on {on_machine(gpus, mps).removeprefix('a machine with ')}")
+
+
+@pytest.mark.parametrize(("gpus", "mps", "prefer"), [device_case(*case) for case in [
     (2, False, "cpu"), (0, False, "cpu"), (0, False, torch.device("cpu")), (2, False, "cuda"), (2, False, "cuda:1"),
     (1, False, "cuda:0"), (2, False, torch.device("cuda", 0)), (0, True, "mps"),
     (0, True, torch.device("mps", 0)),  # what an MPS tensor's .device says
-])
+]])
 def test_pick_device_honours_what_is_asked(lesson, gpus, mps, prefer):
-    got = picked(lesson, gpus, mps, prefer)
     what = f"pick_device({prefer!r}) on {on_machine(gpus, mps)}"
+    with reported(f"{what}, which has that device (expected {torch.device(prefer)!r} back"
+                  + (": mps:0 is the device an MPS tensor's .device names, the same as 'mps')"
+                     if torch.device(prefer) == torch.device("mps", 0) else ")")):
+        got = picked(lesson, gpus, mps, prefer)
     if not isinstance(got, torch.device):
         pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
     if got != torch.device(prefer):
         pytest.fail(f"{what} returned {got!r}: return torch.device(prefer) unchanged when it is there", pytrace=False)
 
 
-@pytest.mark.parametrize(("gpus", "mps", "prefer"), [
+@pytest.mark.parametrize(("gpus", "mps", "prefer"), [device_case(*case) for case in [
     (0, False, "cuda"), (1, False, "cuda:1"), (0, False, "mps"), (2, True, "cuda:5"), (0, True, "cuda"),
     (0, False, torch.device("cuda", 0)), (0, False, "meta"), (1, True, "meta"),
-])
+]])
 def test_pick_device_refuses_a_missing_device(lesson, gpus, mps, prefer):
     available = ["cpu", *(f"cuda:{i}" for i in range(gpus)), *(["mps"] if mps else [])]
     try:
@@ -516,7 +545,7 @@ def test_train_epoch_matches_a_plain_loop(lesson, start):
                         "(to None) before each backward.", pytrace=False)
     assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
     if type(got) is not float or got != pytest.approx(expected, rel=1e-6):
-        pytest.fail(f"{what} returned {got!r}, expected the mean over samples {expected} as a Python float."
+        pytest.fail(f"{what} returned {number(got)}, expected the mean over samples {number(expected)} as a Python float."
                     + mean_pitfall(got, losses, expected), pytrace=False)
 
 
@@ -528,11 +557,11 @@ def regression_batches() -> list:
 
 
 @beside
-def trained_on_a_generator(lesson):
+def trained_on_a_generator(lesson, one_pass: bool = True):
     """train_epoch with mse_loss and SGD(lr=0.1) on make_model(), regression_batches() coming from a
-    generator (one pass): what it returned, the parameters."""
+    generator (one pass), or as a list with `one_pass` False: what it returned, the parameters."""
     model = make_model()
-    batches = (batch for batch in regression_batches())
+    batches = (batch for batch in regression_batches()) if one_pass else regression_batches()
     got = lesson.train_epoch(model, batches, sgd(model), nn.functional.mse_loss, "cpu")
     return as_data(got), parameters(model)
 
@@ -542,11 +571,16 @@ def test_train_epoch_weighs_batches_by_their_samples(lesson):
     got, ours = trained_on_a_generator(lesson)
     reference, losses = make_model(), []
     expected = reference_epoch(reference, regression_batches(), sgd(reference), nn.functional.mse_loss, losses=losses)
-    what = ("train_epoch with mse_loss on targets of shape (batch, 3), batches of 8, 8 and 5 from a "
-            "generator (one pass)")
+    what = ("train_epoch(model, batches, SGD(model.parameters(), lr=0.1), F.mse_loss, 'cpu') for batches = a generator "
+            "of 3 batches (8, 8 and 5 samples, targets of shape (batch, 3)), which can be iterated once")
+    if (same_parameters(ours, parameters(make_model())) and not same_parameters(ours, parameters(reference))
+            and same_parameters(trained_on_a_generator(lesson, one_pass=False)[1], parameters(reference))):
+        pytest.fail(f"{what} took no step: the parameters are those it was given, where the same batches in a list "
+                    "train as expected. A generator yields its batches once: an earlier pass over the loader (to "
+                    "count the samples, say) leaves nothing to train on. Go over the loader once, counting the "
+                    "samples as you train.", pytrace=False)
     assert_same_parameters(ours, parameters(reference),
-                           f"{what} (compared with zero_grad, forward, backward, step per batch): "
-                           "one step per batch, in one pass (the loader may be iterable only once)")
+                           f"{what}, compared with zero_grad, forward, backward, step per batch")
     if got != pytest.approx(expected, rel=1e-6):
         why = mean_pitfall(got, losses, expected)
         if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
@@ -637,7 +671,7 @@ def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
     reference, losses = MOVED_RUNS["train_epoch"](), []
     expected = reference_epoch(reference, two_batches(), sgd(reference), losses=losses)
     if got != pytest.approx(expected, rel=1e-6):
-        pytest.fail(f"{what} moved every batch there, but returned {got!r}, expected {expected} (the mean loss "
+        pytest.fail(f"{what} moved every batch there, but returned {number(got)}, expected {number(expected)} (the mean loss "
                     f"over the samples)." + mean_pitfall(got, losses, expected), pytrace=False)
 
 
@@ -682,7 +716,8 @@ def test_train_epoch_sets_gradients_to_none(lesson):
         )
     if not torch.equal(spare, torch.ones(CLASSES)):
         pytest.fail((
-            f"{what}: it moved to {spare.tolist()}; a parameter whose grad is None must not be stepped"
+            f"{what}: it moved to {number(spare.tolist())} from {number(torch.ones(CLASSES).tolist())}; a parameter "
+            "whose grad is None must not be stepped"
         ), pytrace=False)
 
 
@@ -868,7 +903,7 @@ def test_evaluate_moves_every_batch_to_the_device(lesson, device):
     expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches(), losses=losses)
     if got != pytest.approx(expected, rel=1e-6):
         pitfall = mean_pitfall(got[0], losses, expected[0]) if isinstance(got, (list, tuple)) and got else ""
-        pytest.fail(f"{what} moved every batch there, but returned {got!r}, expected {expected} (the mean loss "
+        pytest.fail(f"{what} moved every batch there, but returned {number(got)}, expected {number(expected)} (the mean loss "
                     "over the samples, the accuracy)." + pitfall, pytrace=False)
 
 
@@ -1101,13 +1136,14 @@ def assert_states_restored(now: dict, saved: dict, what: str) -> None:
     for key, name in (("python", "Python's random module"), ("numpy", "NumPy's global generator")):
         if now[key] == saved[key]:
             continue
-        if key == "python":
-            same_draws, gaussian = now[key][:2] == saved[key][:2], (now[key][2], saved[key][2])
-        else:
-            same_draws, gaussian = now[key][:3] == saved[key][:3], (now[key][3:], saved[key][3:])
+        if key == "python":  # (version, internal state, the cached Gaussian or None)
+            same_draws, cached = now[key][:2] == saved[key][:2], (now[key][2] is not None, saved[key][2] is not None)
+        else:  # (name, keys, pos, has_gauss, cached_gaussian)
+            same_draws, cached = now[key][:3] == saved[key][:3], (bool(now[key][3]), bool(saved[key][3]))
         if same_draws:
-            pytest.fail(f"{what}: the state of {name} is restored but for its cached Gaussian ({gaussian[0]!r}, saved "
-                        f"{gaussian[1]!r}): Gaussians are drawn in pairs and the second waits in the state, so the "
+            held = ["one" if has else "none" for has in cached]
+            pytest.fail(f"{what}: the state of {name} is restored but for its cached Gaussian (now {held[0]}, saved "
+                        f"{held[1]}{'' if cached[0] != cached[1] else ', another value'}): Gaussians are drawn in pairs and the second waits in the state, so the "
                         "next one differs. Save and restore the whole state, its last items too.", pytrace=False)
         pytest.fail(f"{what}: the random state of {name} is not the one saved (an augmentation drawing from it would "
                     "differ). Save it in the checkpoint and restore it when loading.", pytrace=False)
@@ -1151,7 +1187,7 @@ def test_resumed_training_is_bitwise_identical(lesson):
     what = ("4 epochs straight vs 2 epochs + save_checkpoint + load_checkpoint into a fresh model and "
             "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
     if losses != expected:
-        pytest.fail(f"{what}: per-epoch losses {losses}, expected {expected}. The random states came back as "
+        pytest.fail(f"{what}: per-epoch losses {number(losses)}, expected {number(expected)}. The random states came back as "
                     "saved, so look at what else the next steps depend on: the model's state and the optimizer's "
                     "(Adam's moments and step counts).", pytrace=False)
     assert_same_parameters(resumed, parameters(straight), what, exact=True)
@@ -1405,6 +1441,7 @@ LOCATIONS = {  # map_location values, by the test's ids (a scenario takes the na
     "dict": {"cuda:0": "cpu"},  # what a checkpoint written on a GPU needs on a CPU machine
     "None": None, "str": "cpu", "device": torch.device("cpu"), "callable": keep_storage,
 }
+LOCATIONS_SAID = {"callable": "a function (storage, location) -> storage"}  # what a message says, where not its repr
 
 
 def loaded_with(lesson, **map_location) -> list[dict]:
@@ -1451,8 +1488,8 @@ def test_load_passes_map_location_and_weights_only(lesson, location):
     passed_through, passed, weights_only = calls[0]
     if not passed_through:
         pytest.fail((
-            f"load_checkpoint(..., map_location={LOCATIONS[location]!r}) called torch.load with map_location="
-            f"{passed}: pass it through unchanged (None too)"
+            f"load_checkpoint(..., map_location={LOCATIONS_SAID.get(location, repr(LOCATIONS[location]))}) called "
+            f"torch.load with map_location={passed}: pass it through unchanged (None too)"
         ), pytrace=False)
     if weights_only is not True:
         pytest.fail((
@@ -1524,25 +1561,27 @@ class FakeCudaRandom:
 
 
 @reads_back
-def cuda_states_restored(lesson):
-    """save_checkpoint on a machine with 2 GPUs (FakeCudaRandom(2, fill=10)), load_checkpoint on another
-    (fill=50): that one's CUDA random states afterwards; then load_checkpoint on a machine without
-    CUDA: how many CUDA random states it set."""
+def cuda_states_restored(lesson, gpus: int):
+    """save_checkpoint on a machine with 2 GPUs (FakeCudaRandom(2, fill=10)), load_checkpoint on a
+    machine with `gpus` GPUs (fill=50; 2: a new process on the same machine, 0: one without CUDA):
+    that one's CUDA random states afterwards, and how many it set."""
     model, optimizer = new_run(seed=0)
     fresh, fresh_optimizer = new_run(seed=1)
-    later, cpu_only = FakeCudaRandom(2, fill=50), FakeCudaRandom(0, fill=0)  # later: a new process on the same machine
+    later = FakeCudaRandom(gpus, fill=50)
     with scratch_folder() as folder:
         with FakeCudaRandom(2, fill=10).installed():
             lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=1)
         with later.installed():
             lesson.load_checkpoint(folder / "ckpt.pt", fresh, fresh_optimizer)
-        with cpu_only.installed():
-            lesson.load_checkpoint(folder / "ckpt.pt", fresh, fresh_optimizer)
-    return later.states, cpu_only.sets
+    return later.states, later.sets
+
+
+SAVED_ON_GPUS = "save_checkpoint(path, model, optimizer, epoch=1) on a machine with 2 GPUs, then "
 
 
 def test_checkpoint_keeps_every_cuda_random_state(lesson):
-    states, sets = cuda_states_restored(lesson)
+    with reported(f"{SAVED_ON_GPUS}load_checkpoint(path, model, optimizer) in a new process on the same machine"):
+        states, _ = cuda_states_restored(lesson, 2)
     expected = FakeCudaRandom(2, fill=10).get_rng_state_all()  # the machine it was saved on
     for i, (got, want) in enumerate(zip(states, expected)):
         if not torch.equal(got, want):
@@ -1551,6 +1590,9 @@ def test_checkpoint_keeps_every_cuda_random_state(lesson):
                 f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
                 "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
             ), pytrace=False)
+    with reported(f"{SAVED_ON_GPUS}load_checkpoint(path, model, optimizer) on a machine without CUDA (a machine "
+                  "without CUDA has no CUDA random state to restore: expected the load to restore none)"):
+        _, sets = cuda_states_restored(lesson, 0)
     if sets != 0:
         pytest.fail((
             "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
@@ -1631,16 +1673,16 @@ def test_accumulated_gradients_equal_one_big_batch(lesson, case):
     what = f"accumulate_gradients(model, loss_fn, inputs, targets, micro_batches={micro_batches}) for N={n} (chunks {chunks_of(n, micro_batches)})"
     for name, grad in grads.items():
         if grad is None:
-            pytest.fail(f"{what} left {name}.grad empty", pytrace=False)
+            pytest.fail(f"{what} left {attribute(name)}.grad empty", pytrace=False)
     if not all_close(list(grads.values()), expected):
         why = accumulation_pitfall(list(grads.values()), model, x, y, micro_batches, expected)
         if why:
             pytest.fail(f"{what}: the .grad differs from one full batch's.{why}", pytrace=False)
     for (name, grad), want in zip(grads.items(), expected):
-        assert_close(grad, want, what=f"{what}: {name}.grad vs one full batch")
+        assert_close(grad, want, what=f"{what}: {attribute(name)}.grad vs one full batch")
     if not (type(got) is float and got == pytest.approx(expected_loss, rel=1e-9)):
         pytest.fail((
-            f"{what} returned {got!r}, expected the full-batch loss {expected_loss} as a Python float"
+            f"{what} returned {number(got)}, expected the full-batch loss {number(expected_loss)} as a Python float"
         ), pytrace=False)
 
 
@@ -1666,7 +1708,7 @@ def test_accumulate_discards_old_gradients(lesson):
         pytest.fail(f"{what}: every .grad is the full batch's plus those ones: backward() adds to .grad, and the old "
                     "gradients were never discarded. Clear them (to None) first.", pytrace=False)
     for name, grad, want in zip(names, grads, expected):
-        assert_close(grad, want, what=f"{name}.grad after {what}")
+        assert_close(grad, want, what=f"{attribute('body.' + name)}.grad after {what}")
     if after["spare"] is not None:
         pytest.fail(
             "accumulate_gradients on a model whose .grad held ones: a parameter the loss does not use has "

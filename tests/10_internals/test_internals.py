@@ -127,12 +127,19 @@ def diagnose_rounding(x_bits: torch.Tensor, got: torch.Tensor, want: torch.Tenso
     return wrong, classes[0][2]
 
 
+OVERLAPPING = ("an in-place op wrote into x or a view of it (x.view(torch.int32) shares x's memory), and here x is "
+               "expanded (stride 0): many of its elements are one memory location. Use out-of-place ops: the "
+               "caller's x must not change.")
+
+
 def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
     """round_to_bfloat16(x) holds, bit for bit, x.to(torch.bfloat16).float() (NaNs: any NaN with low
     half 0), is a new float32 tensor of x's shape on x's device, and x is left as it was."""
     __tracebackhide__ = True
     before, expected = x.detach().clone(), x.detach().to(torch.bfloat16).float()  # before the call
-    out = lesson.round_to_bfloat16(x)
+    with reported(what), explained(what, when="more than one element of the written-to tensor refers to a single "
+                                               "memory location", advice=OVERLAPPING):
+        out = lesson.round_to_bfloat16(x)
     if not isinstance(out, torch.Tensor):
         raise AssertionError(f"{what} returned {type(out).__name__}, expected a torch.Tensor")
     if (out.dtype, out.shape, out.device) != (torch.float32, x.shape, x.device):
@@ -167,7 +174,7 @@ def check_round(lesson, x: torch.Tensor, what: str) -> torch.Tensor:
                      + ("a NaN whose low 16 bits are 0 (any such NaN)" if nan[i] else
                         f"{show(want[i].item(), expected.reshape(-1)[i].item())} (torch's)") for i in index]
             count = int((wrong | nan_lost | (nan & ((got & 0xFFFF) != 0))).sum())
-            raise AssertionError(f"{what}: {count} of {x.numel()} elements wrong. {why[0].upper()}{why[1:]}, "
+            raise AssertionError(f"{what}: {count} of {counted(x.numel(), 'element')} wrong. {why[0].upper()}{why[1:]}, "
                                  "for example:\n" + "\n".join(lines))
     return out
 
@@ -181,8 +188,8 @@ CLASSES = {
     "signed zeros": [0x0000_0000, 0x8000_0000],
     "subnormals": [0x0000_0001, 0x0000_7FFF, 0x0000_8001, 0x0001_0000, 0x0001_7FFF, 0x007F_7FFF,
                    0x007F_8000, 0x007F_FFFF, 0x8000_0001, 0x8000_7FFF, 0x8000_8001, 0x807F_FFFF],
-    "the largest floats, which round to inf": [0x7F7F_0000, 0x7F7E_8000, 0x7F7F_7FFF, 0x7F7F_8000,
-                                               0x7F7F_8001, 0x7F7F_FFFF, 0xFF7F_7FFF, 0xFF7F_8000, 0xFF7F_FFFF],
+    "the largest floats (which round to inf)": [0x7F7F_0000, 0x7F7E_8000, 0x7F7F_7FFF, 0x7F7F_8000,
+                                                0x7F7F_8001, 0x7F7F_FFFF, 0xFF7F_7FFF, 0xFF7F_8000, 0xFF7F_FFFF],
     "infinities": [0x7F80_0000, 0xFF80_0000],
     "values bfloat16 holds exactly": [0x3F80_0000, 0x4049_0000, 0xC2F7_0000, 0x0080_0000, 0x8001_0000],
 }
@@ -340,8 +347,10 @@ def limits_pitfall(name: str, got: float, want: float, e: int, m: int) -> str:
     bias, eps = 2 ** (e - 1) - 1, 2.0**-m
     if name == "max":
         if got == 2 * want:
-            return (" That is twice the largest finite number: exponent field 2**e - 1 (all ones) holds inf and NaN "
-                    "in IEEE formats, so the largest finite number uses the field below it, worth 2**bias.")
+            said = ("That overflowed to inf: twice the largest finite number, which a Python float cannot hold"
+                    if got == float("inf") else "That is twice the largest finite number")
+            return (f" {said}: exponent field 2**e - 1 (all ones) holds inf and NaN in IEEE formats, so the largest "
+                    "finite number uses the field below it, worth 2**bias.")
         if got in (2.0 ** (bias + 1), 2.0**bias):
             return (" That is a power of two: the largest significand is 1.11...1 (every fraction bit set), which is "
                     "2 - eps, not 2 (or 1).")
@@ -357,6 +366,13 @@ def limits_pitfall(name: str, got: float, want: float, e: int, m: int) -> str:
                     "subnormals, so the smallest normal uses field 1), or a bias one too large (bias = "
                     "2**(e - 1) - 1).")
     return ""
+
+
+def limits_of(lesson, e: int, m: int, what: str = ""):
+    """lesson.float_limits(e, m), an error told with the call and `what` (the inputs' story)."""
+    __tracebackhide__ = True
+    with reported(f"float_limits({e}, {m}){what}"):
+        return lesson.float_limits(e, m)
 
 
 def check_limits(got, expected, call: str, source: str, e: int | None = None, m: int | None = None) -> None:
@@ -377,7 +393,7 @@ def check_limits(got, expected, call: str, source: str, e: int | None = None, m:
 @pytest.mark.parametrize(("dtype", "e", "m"), FORMATS, ids=[str(f[0]).removeprefix("torch.") for f in FORMATS])
 def test_limits_match_finfo(lesson, dtype, e, m):
     info = torch.finfo(dtype)
-    check_limits(lesson.float_limits(e, m), (info.max, info.eps, info.smallest_normal),
+    check_limits(limits_of(lesson, e, m, f" ({info.dtype})"), (info.max, info.eps, info.smallest_normal),
                  f"float_limits({e}, {m}) ({info.dtype})", f"torch.finfo({dtype})", e, m)
 
 
@@ -386,7 +402,7 @@ def test_limits_match_finfo(lesson, dtype, e, m):
 @example(4, 3)  # float8_e4m3fn's widths: IEEE rules give max 240 (e4m3fn itself reaches 448)
 @example(2, 1)
 def test_limits_of_formats_torch_does_not_have(lesson, e, m):
-    check_limits(lesson.float_limits(e, m), brute_force_limits(e, m), f"float_limits({e}, {m})",
+    check_limits(limits_of(lesson, e, m, " (expected its limits, computed from the widths as for any format)"), brute_force_limits(e, m), f"float_limits({e}, {m})",
                  "decoding every bit pattern of that format", e, m)
 
 
@@ -404,27 +420,46 @@ def decoded_limits(exponent_bits: int, mantissa_bits: int) -> tuple[float, float
 def test_limits_at_the_ends_of_the_ranges(lesson):
     # The widths 2 and 11, 1 and 52 are all allowed ("2 to 11", "1 to 52"), and so is any mix of them.
     for e, m in [(2, 52), (11, 1), (2, 1), (11, 52), (3, 30), (9, 45), (10, 11), (7, 52)]:
-        check_limits(lesson.float_limits(e, m), decoded_limits(e, m), f"float_limits({e}, {m})",
+        check_limits(limits_of(lesson, e, m, ", widths at the ends of the ranges (2 to 11 and 1 to 52 bits)"),
+                     decoded_limits(e, m), f"float_limits({e}, {m})",
                      "decoding the bit patterns of the largest finite number, of 1 + eps and of the smallest normal",
                      e, m)
 
 
+class LookedUp(BaseException):
+    """What torch.finfo and numpy.finfo raise while float_limits may not call them: not an
+    Exception, so that no `except Exception` in the code under test swallows it."""
+
+
 @beside
 def limits_without_finfo(lesson, widths: list[tuple[int, int]]) -> list:
-    """float_limits(e, m) for each of `widths`, with torch.finfo and numpy.finfo refusing."""
-    def no_finfo(*args, **kwargs):
-        raise AssertionError("float_limits called torch.finfo or numpy.finfo: compute the limits from the bit "
-                             "widths instead")
+    """float_limits(e, m) for each of `widths`, with torch.finfo and numpy.finfo refusing: its
+    limits, or {"looked up": "torch.finfo"} (or numpy.finfo) where it called one."""
+    def refusing(name: str):
+        def no_finfo(*args, **kwargs):
+            raise LookedUp(name)
+        return no_finfo
 
+    found = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(torch, "finfo", no_finfo)
-        patch.setattr(np, "finfo", no_finfo)
-        return [lesson.float_limits(e, m) for e, m in widths]
+        patch.setattr(torch, "finfo", refusing("torch.finfo"))
+        patch.setattr(np, "finfo", refusing("numpy.finfo"))
+        for e, m in widths:
+            try:
+                found.append(lesson.float_limits(e, m))
+            except LookedUp as exc:
+                found.append({"looked up": str(exc)})
+    return found
 
 
 def test_limits_are_computed_not_looked_up(lesson):
-    got = limits_without_finfo(lesson, [(e, m) for _, e, m in FORMATS])
+    with reported("float_limits(e, m) for the widths of float32, float16, bfloat16, float64 and float8_e5m2, with "
+                  "torch.finfo and numpy.finfo unavailable"):
+        got = limits_without_finfo(lesson, [(e, m) for _, e, m in FORMATS])
     for (dtype, e, m), limits in zip(FORMATS, got):
+        if isinstance(limits, dict):
+            pytest.fail(f"float_limits({e}, {m}) called {limits['looked up']}: compute the limits from the bit "
+                        "widths instead (a lookup knows only the formats torch or NumPy has)", pytrace=False)
         info = torch.finfo(dtype)
         check_limits(limits, (info.max, info.eps, info.smallest_normal), f"float_limits({e}, {m})", "torch.finfo")
 
@@ -568,16 +603,16 @@ def test_windows_match_unfold(lesson, case):
 def test_windows_of_views(lesson, layout):
     base = torch.arange(40.0).reshape(10, 4)
     x = {"x[3:]": base[3:], "x[::2]": base[::2], "x.t()": base.t(), "x[2:, 1]": base[2:, 1]}[layout]
-    what = (f"sliding_windows({layout}, 2, 1) for x = torch.arange(40.).reshape(10, 4), where {layout} has shape "
-            f"{tuple(x.shape)}, stride {x.stride()}, storage offset {x.storage_offset()}")
+    what = (f"sliding_windows(x, 2, 1) for x = {layout.replace('x', 'base')}, base = torch.arange(40.).reshape(10, 4): "
+            f"x has shape {tuple(x.shape)}, stride {x.stride()}, storage offset {x.storage_offset()}")
     assert_windows(windows_of(lesson, x, 2, 1, what), x, 2, 1, what)
 
 
 def test_windows_of_any_dtype(lesson):
     for dtype in ANY_DTYPE:
         x = cast(np.linspace(-3, 3, 27).reshape(9, 3), dtype)
-        for name, view in (("x[2:]", x[2:]), ("x[::2]", x[::2]), ("x.t()", x.t())):
-            what = (f"sliding_windows({name}, 2, 2) for x of {describe(x)}, where {name} has shape "
+        for name, view in (("base[2:]", x[2:]), ("base[::2]", x[::2]), ("base.t()", x.t())):
+            what = (f"sliding_windows(x, 2, 2) for x = {name}, base of {describe(x)}: x has shape "
                     f"{tuple(view.shape)}, stride {view.stride()}, storage offset {view.storage_offset()}")
             assert_windows(windows_of(lesson, view, 2, 2, what), view, 2, 2, what)
 
@@ -586,10 +621,11 @@ def test_windows_on_the_meta_device(lesson):
     # A view of x has x's device: on the meta device (shapes and strides, no data) the windows must be
     # the same view as unfold's, which code going through NumPy or a new tensor cannot be.
     base = on_meta(torch.empty(10, 4))
-    for layout, x in {"contiguous": base, "x[3:]": base[3:], "x.t()": base.t(), "x[::2, 1]": base[::2, 1],
-                      "expanded": base[:1].expand(6, 4)}.items():
-        what = f"sliding_windows(x, 3, 2) for x = {layout} of shape {tuple(x.shape)} on the meta device"
-        out = lesson.sliding_windows(x, 3, 2)
+    for layout, x in {"base": base, "base[3:]": base[3:], "base.t()": base.t(), "base[::2, 1]": base[::2, 1],
+                      "base[:1].expand(6, 4)": base[:1].expand(6, 4)}.items():
+        what = (f"sliding_windows(x, 3, 2) for x = {layout}, base = torch.empty(10, 4) on the meta device: x of shape "
+                f"{tuple(x.shape)}")
+        out = windows_of(lesson, x, 3, 2, what)
         want = x.unfold(0, 3, 2)
         got_view = (out.device, out.dtype, tuple(out.shape), out.stride(), out.storage_offset())
         want_view = (want.device, want.dtype, tuple(want.shape), want.stride(), want.storage_offset())
