@@ -38,6 +38,8 @@ def error_text(exc: BaseException) -> str:
 def quoted(exc: BaseException) -> str:
     """"TypeError('where() received an invalid combination of arguments ...')": the error as a
     kit sentence names it after "raised"."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and len(repr(exc.args[0])) <= SHOWN:
+        return f"{type(exc).__name__}({exc.args[0]!r})"  # the key as it is: 3 is not '3'
     return f"{type(exc).__name__}({error_text(exc)!r})"
 
 

@@ -73,23 +73,24 @@ def _in_our_words(message: str, what: str, actual, expected, tolerance: dict) ->
     learner's ("got ..., expected ...", not "returned": what is compared may be an argument
     after the call), the worst element's index and both values, and by how much it is off
     against how much is allowed there. The item of a mapping or sequence it is about is named
-    ("..., at '0.weight':"), a mismatch of keys said in one line. What this cannot read from the
+    ("..., at model[0].weight:"), a mismatch of keys said in one line. What this cannot read from the
     data (a layout, a complex value) keeps torch's words."""
     item = re.search(r"\n\nThe failure occurred for item (.+)$", message)
     if item:
         message = message[:item.start()]
         path = item.group(1)  # ['0.weight'], [2], ['state'][0]
         actual, expected = _item(actual, path), _item(expected, path)
-        one = re.fullmatch(r"\[([^\[\]]+)\]", path)
-        if one:  # a key as it is ('0.weight'), a position as "item 2"
-            path = one.group(1) if one.group(1)[0] in "'\"" else f"item {one.group(1)}"
+        one = re.fullmatch(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?\d+)\]", path)
+        if one:  # a key as its words (model[0].weight), a position as "item 2"
+            key = one.group(1)
+            path = ast.literal_eval(key) if key[0] in "'\"" else f"item {key}"
         what = f"{what}, at {path}"
     keys = re.fullmatch(r"The keys of the mappings do not match:\nMissing keys in the actual mapping: (.*)\n"
                         r"Additional keys in the actual mapping: (.*)", message)
     if keys:
         missing, extra = keys.groups()
-        message = "The keys differ: " + "; ".join(
-            f"{said} {names}" for said, names in (("missing", missing), ("not expected", extra)) if names != "[]")
+        message = "; ".join([*([f"{GOT}keys not expected: {extra}"] if extra != "[]" else []),
+                             *([f"keys missing: {missing}"] if missing != "[]" else [])])
     else:
         try:
             message = _told(message, actual, expected, tolerance) or message
@@ -264,6 +265,12 @@ def numbers(values) -> str:
 def dtype_name(dtype: torch.dtype) -> str:
     """A dtype as messages write it: "float64", not "torch.float64"."""
     return str(dtype).removeprefix("torch.")
+
+
+def attribute(name: str) -> str:
+    """A name from named_parameters() as the learner writes it: "0.weight" is model[0].weight,
+    "body.2.bias" model.body[2].bias."""
+    return "model" + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in name.split("."))
 
 
 def describe(t: torch.Tensor, layout: str | None = None) -> str:

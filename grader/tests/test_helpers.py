@@ -249,17 +249,19 @@ def test_assert_close_says_which_side_is_the_learners_and_the_worst_element(actu
 
 
 def test_assert_close_names_the_item_and_the_keys_in_its_own_words():
-    with pytest.raises(AssertionError, match=r"^the parameters, at '0\.weight':\nvalues that differ: 2 of 2") as info:
+    with pytest.raises(AssertionError, match=r"^the parameters, at 0\.weight:\nvalues that differ: 2 of 2") as info:
         assert_close({"0.weight": torch.ones(2)}, {"0.weight": torch.zeros(2)}, what="the parameters")
     assert "failure occurred" not in str(info.value)
-    with pytest.raises(AssertionError, match=r"^the optimizer state, at 'param 0 exp_avg':\ngot 1.0; expected 0.0"):
+    with pytest.raises(AssertionError, match=r"^the optimizer state, at param 0 exp_avg:\ngot 1.0; expected 0.0"):
         assert_close({"param 0 exp_avg": torch.ones(1, 1)}, {"param 0 exp_avg": torch.zeros(1, 1)}, what="the optimizer state")
+    with pytest.raises(AssertionError, match=r"^the parameters, at model\[0\]\.bias:\n"):  # brackets in a key
+        assert_close({"model[0].bias": torch.ones(1)}, {"model[0].bias": torch.zeros(1)}, what="the parameters")
     with pytest.raises(AssertionError, match=r"^the state, at item 1:\n"):
         assert_close([torch.ones(1), torch.ones(1)], [torch.ones(1), torch.zeros(1)], what="the state")
     # torch adds no msg to a mismatch of keys: the kit names the call, and leaves out an empty list.
-    with pytest.raises(AssertionError, match=r"^the optimizer state:\nThe keys differ: not expected \['param 3 step'\]$"):
+    with pytest.raises(AssertionError, match=r"^the optimizer state:\ngot keys not expected: \['param 3 step'\]$"):
         assert_close({"a": torch.ones(1), "param 3 step": torch.ones(1)}, {"a": torch.ones(1)}, what="the optimizer state")
-    with pytest.raises(AssertionError, match=r"^s:\nThe keys differ: missing \['b'\]; not expected \['a'\]$"):
+    with pytest.raises(AssertionError, match=r"^s:\ngot keys not expected: \['a'\]; keys missing: \['b'\]$"):
         assert_close({"a": torch.ones(1)}, {"b": torch.ones(1)}, what="s")
 
 
@@ -345,6 +347,8 @@ def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
     assert error_line(RuntimeError(text)) == f"RuntimeError: {told}"
     assert len(told) <= SHOWN + 4
     assert error_line(KeyError()) == "KeyError"
+    assert quoted(KeyError(140391677792208)) == "KeyError(140391677792208)"  # a key as the code used it
+    assert quoted(KeyError("a")) == "KeyError('a')"
 
 
 def test_a_gradient_is_named_by_the_argument_the_call_gives_it():

@@ -90,8 +90,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.testing import (assert_close, assert_speed, counted, describe, expect_raises, explained, fail, reported, same,
-                            trace_ops)
+from grader.testing import (assert_close, assert_speed, attribute, counted, describe, dtype_name, expect_raises, explained, fail,
+                            reported, same, trace_ops)
 from grader.testing.errors import raised
 from grader.testing.differential import assert_same_as
 from grader.testing.scenario import beside
@@ -146,18 +146,18 @@ def make_optimizer(name: str, params) -> torch.optim.Optimizer:
 def optimizer_state(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
     """The optimizer's per-parameter state (momenta, Adam's step count), cloned, by position."""
     params = [p for group in opt.param_groups for p in group["params"]]
-    return {f"param {i} {key}": torch.as_tensor(value).clone()
+    return {f"{key} of parameter {i}": torch.as_tensor(value).clone()
             for i, p in enumerate(params) for key, value in opt.state.get(p, {}).items()}
 
 
 def params_of(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
+    return {attribute(name): p.detach().clone() for name, p in model.named_parameters()}
 
 
 def grads_of(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor | None]:
     """The .grad of every parameter of the optimizer (None stays None), cloned, by position."""
     params = [p for group in opt.param_groups for p in group["params"]]
-    return {f"param {i} .grad": None if p.grad is None else p.grad.clone() for i, p in enumerate(params)}
+    return {f".grad of parameter {i}": None if p.grad is None else p.grad.clone() for i, p in enumerate(params)}
 
 
 # --- scenarios: the learner's objects driven beside their code ----------------------------------
@@ -565,12 +565,12 @@ def scale_failure(got, init_scale: float, loss: torch.Tensor) -> str | None:
         return (f"The result is on {got.device}, the loss on {loss.device}: build the scale on the loss's device "
                 "(device=loss.device).")
     if got.dtype == loss.dtype != want.dtype:
-        return (f"The result stayed {str(loss.dtype).removeprefix('torch.')}: the scale was applied as a Python "
+        return (f"The result stayed {dtype_name(loss.dtype)}: the scale was applied as a Python "
                 "float (or a tensor of the loss's dtype), so a 16-bit 0-dim loss stays 16-bit (and 65536 * loss can "
                 "overflow there). torch holds the scale in a float32 0-dim tensor: between two 0-dim tensors the "
                 "wider dtype wins, and the result is float32.")
     if got.dtype != want.dtype:
-        return (f"The result is {str(got.dtype).removeprefix('torch.')}, torch's {str(want.dtype).removeprefix('torch.')}: "
+        return (f"The result is {dtype_name(got.dtype)}, torch's {dtype_name(want.dtype)}: "
                 "hold the scale in a float32 0-dim tensor, as torch does (not float64).")
     return None
 
@@ -735,7 +735,7 @@ def test_param_groups_and_parameters_without_gradient(lesson):
 def second_group_only(got: dict, expected: dict) -> str:
     """The param-group pitfall, when of param_groups_run's parameters only the second group's
     ("other.*") differ from torch's, else ""."""
-    wrong = {name.split(".")[0] for name in expected if not same(got.get(name), expected[name])}
+    wrong = {name.removeprefix("model.").split(".")[0] for name in expected if not same(got.get(name), expected[name])}
     if wrong != {"other"}:
         return ""
     return ("The first param group's parameters match torch's and the second group's do not: unscale and check "

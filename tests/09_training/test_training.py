@@ -116,7 +116,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
-from grader.testing import assert_close, assert_defaults, counted, expect_raises, reported
+from grader.testing import assert_close, assert_defaults, attribute, counted, dtype_name, expect_raises, reported
 from grader.testing.scenario import beside
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
@@ -203,7 +203,7 @@ def mean_pitfall(got, losses: list, expected: float) -> str:
         tensor_sum = tensor_sum + loss * size
     tensor_mean = (tensor_sum / sum(sizes)).item()
     if got == tensor_mean and tensor_mean != pytest.approx(expected, rel=1e-6):
-        return (f" That is the losses summed as a {str(losses[0][0].dtype).removeprefix('torch.')} tensor, which "
+        return (f" That is the losses summed as a {dtype_name(losses[0][0].dtype)} tensor, which "
                 "rounds at every addition in the model's low precision: add loss.item() * batch size as Python "
                 "floats.")
     return ""
@@ -243,12 +243,6 @@ def assert_same_parameters(actual: dict, expected: dict, what: str, exact: bool 
                             pytrace=False)
         else:
             assert_close(a, b, what=f"{what}: {attribute(name)}")
-
-
-def attribute(name: str) -> str:
-    """A parameter's name in named_parameters() as the learner would write it: "0.weight" is
-    model[0].weight, "body.2.bias" model.body[2].bias."""
-    return "model" + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in name.split("."))
 
 
 def number(value) -> str:

@@ -62,7 +62,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, counted, describe, expect_raises, explained, forbid, reported, trace_ops
+from grader.testing import assert_close, counted, describe, dtype_name, expect_raises, explained, forbid, reported, trace_ops
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, cast, edge_shapes, on_meta, shapes, tensors, with_layout
 
@@ -390,7 +390,7 @@ def check_limits(got, expected, call: str, source: str, e: int | None = None, m:
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize(("dtype", "e", "m"), FORMATS, ids=[str(f[0]).removeprefix("torch.") for f in FORMATS])
+@pytest.mark.parametrize(("dtype", "e", "m"), FORMATS, ids=[dtype_name(f[0]) for f in FORMATS])
 def test_limits_match_finfo(lesson, dtype, e, m):
     info = torch.finfo(dtype)
     check_limits(limits_of(lesson, e, m, f" ({info.dtype})"), (info.max, info.eps, info.smallest_normal),
@@ -535,7 +535,7 @@ def windows_pitfall(out: torch.Tensor, x: torch.Tensor, size: int, step: int) ->
     if x.element_size() > 1:
         in_bytes = tuple(stride * x.element_size() for stride in want.stride())
         if gives(strided_like(x, want.shape, in_bytes, x.storage_offset())):
-            return (f" These strides are in bytes ({x.element_size()} per {str(x.dtype).removeprefix('torch.')} "
+            return (f" These strides are in bytes ({x.element_size()} per {dtype_name(x.dtype)} "
                     "element), as NumPy counts them: as_strided counts elements.")
     return ""
 
