@@ -23,7 +23,8 @@ _HALF_GRAD_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloa
 
 
 def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads: bool = False,
-                   weighted: bool = False, tolerance: dict | None = None, **kwargs) -> object:
+                   weighted: bool = False, tolerance: dict | None = None, names: tuple[str, ...] = (),
+                   **kwargs) -> object:
     """`actual(*args, **kwargs)` must behave as `expected(*args, **kwargs)`.
 
     what: the learner's call and its inputs, every argument named, e.g.
@@ -35,6 +36,10 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
     real part). Where `expected` raises, `actual` must raise the same exception type; an error
     `actual` raises where `expected` does not fails with `what` and the learner's lines
     (grader.testing.errors.reported). Returns `actual`'s result.
+
+    A gradient is named by its argument: `names`, the names of `args` in order, else those the
+    call in `what` gives them where it lists as many ("logits" for "f(logits, dim=0)"), else
+    its place ("argument 2").
     """
     __tracebackhide__ = True
     mine, theirs = _copies(args, grads), _copies(args, grads)
@@ -57,7 +62,7 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
         got = actual(*mine, **kwargs)
     assert_close(got, want, what=what, **(tolerance or {}))
     if grads:
-        _compare_grads(got, want, mine, theirs, what, tolerance, weighted)
+        _compare_grads(got, want, mine, theirs, what, tolerance, weighted, names)
     return got
 
 
@@ -77,7 +82,7 @@ def _copies(args, grads: bool):
     return tuple(copy(a) for a in args)
 
 
-def _compare_grads(got, want, mine, theirs, what, tolerance, weighted) -> None:
+def _compare_grads(got, want, mine, theirs, what, tolerance, weighted, names) -> None:
     __tracebackhide__ = True
     if not (isinstance(want, torch.Tensor) and want.requires_grad):
         return
@@ -93,7 +98,9 @@ def _compare_grads(got, want, mine, theirs, what, tolerance, weighted) -> None:
         summed = ", its entries weighted from 0.5 to 2.0 and summed,"
     (want.real if want.is_complex() else want).sum().backward()
     (got.real if got.is_complex() else got).sum().backward()
-    names = _arguments(what)
+    if not names:  # the call's own names, only where it lists one for each argument given here
+        listed = _arguments(what)
+        names = tuple(listed) if len(listed) == len(mine) else ()
     for number, (a, b) in enumerate(zip(mine, theirs)):
         if isinstance(b, torch.Tensor) and b.grad is not None:
             # the name the call gives it ("logits"), or its place where it has none ("argument 2")

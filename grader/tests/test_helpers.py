@@ -364,6 +364,12 @@ def test_a_gradient_is_named_by_the_argument_the_call_gives_it():
     with pytest.raises(AssertionError, match=r"with respect to argument 2 \(got: yours"):
         assert_same_as(wrong_for_weights, lambda x, w: x * w, logits, weights,
                        what="scaled(logits, torch.rand(3, 4))", grads=True)
+    only_weights = partial(wrong_for_weights, logits)  # the call lists two; one is given here: no name is read from it
+    with pytest.raises(AssertionError, match=r"with respect to argument 1 \(got: yours"):
+        assert_same_as(only_weights, lambda w: logits * w, weights, what="scaled(logits, weights)", grads=True)
+    with pytest.raises(AssertionError, match=r"with respect to weights \(got: yours"):
+        assert_same_as(only_weights, lambda w: logits * w, weights, what="scaled(logits, weights)", grads=True,
+                       names=("weights",))
 
 
 def test_describe():

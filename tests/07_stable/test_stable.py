@@ -725,7 +725,7 @@ def check_like_torch(lesson, name, x, dim, what_x, layout):
     try:
         # The gradient of sum(softmax) is 0 whatever the code: weighted entries make it say something.
         assert_same_as(checked(mine, name, what, *watched), in_float32(theirs), x, what=what, tolerance=tol, grads=True,
-                       weighted=name == "stable_softmax")
+                       weighted=name == "stable_softmax", names=("logits",) if labels is not None else ())
         return
     except (AssertionError, pytest.fail.Exception) as exc:
         pitfall = pitfall_of(lesson, name, x, dim, labels)
@@ -782,7 +782,7 @@ def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype
             return reference_cross_entropy(labels.to(t.dtype), t, dim)
         try:
             assert_same_as(checked(mine, "softmax_cross_entropy", what, labels), in_float32(theirs), logits, what=what,
-                           grads=True,
+                           grads=True, names=("logits",),
                            tolerance=HALF_TOLERANCE.get(dtype))
             continue
         except (AssertionError, pytest.fail.Exception) as exc:
