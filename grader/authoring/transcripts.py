@@ -124,6 +124,8 @@ def transcript(lesson, stub_output: str, mutant_outputs: list[tuple[Path, str]])
     for mutant, output in sorted(mutant_outputs):
         varies = mutant_constant(mutant, "VARIES")  # why its messages differ from run to run
         told = f"(not recorded: what it prints varies from run to run: {varies})" if varies else messages(output, lesson.root)
+        # a message that names the file alone ("(at crashes_on_missing_grad.py:10)") names the learner's
+        told = re.sub(rf"(?<![\w/.]){re.escape(mutant.name)}\b", f"{_module(lesson.root, name)}.py", told)
         parts += [f"## mutants/{mutant.name}: {_summary(mutant)}\n", _fenced(told)]
     return "\n".join(parts)
 

@@ -523,8 +523,16 @@ def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
                     "Remove `dim` only: squeeze(dim), or reduce without keepdim.")
         return wrong
     with torch.no_grad():
-        count, total = mask.sum(dim), int(mask.sum())
+        count, total, length = mask.sum(dim), int(mask.sum()), x.shape[dim]
         by_total = torch.where(mask, x.detach(), 0).sum(dim) / max(total, 1)
+        by_length = torch.where(mask, x.detach(), 0).sum(dim) / max(length, 1)
+    # Each divisor is named only where the other does not give the same numbers (a mask with as
+    # many True in all as a slice is long): a divisor the code did not use would mislead.
+    if bool((count != length).any()) and same(got, by_length.to(got.dtype), **tol):
+        if total == length:
+            return wrong
+        return (f"{wrong}\nThis divides every slice's sum by the length of dim={dim} ({length}), so unselected entries "
+                "count as zeros: divide by each slice's own count of True, mask.sum(dim).")
     if total and bool((count != total).any()) and same(got, by_total.to(got.dtype), **tol):
         counts = count.flatten().tolist()
         shown = ", ".join(map(str, counts[:6])) + (", ..." if len(counts) > 6 else "")

@@ -65,6 +65,7 @@ from hypothesis import strategies as st
 from grader.testing import (apart, assert_close, assert_no_loop, assert_speed, describe, dtype_name, expect_raises, grad_of,
                             quoted, reported)
 from grader.testing.differential import assert_same_as
+from grader.testing.errors import learners_line
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, on_meta, shapes, with_layout
 
 DTYPES = ANY_DTYPE  # "any dtype": floats, half, integers, bool, complex
@@ -265,7 +266,10 @@ def pitfall_of_error(exc, tensor, indices):
     if "Attempting to broadcast a dimension" in text and indices.dim() >= 2:  # the same, on meta
         return ROWS
     if "cannot be called on meta tensors" in text or ("meta" in text and "data" in text and indices.is_meta):
-        return META
+        # a range check's read of its answer, where the learner's line reads one; indexing with a
+        # 0-d index tensor (a row loop's indices[i]) reads its value too, and is no range check
+        line = learners_line(exc)
+        return META if re.search(r"\.(?:any|all|item|tolist)\(|\bif\b|[<>]=?", line) else None
     if ("is not on the expected device" in text or "Expected all tensors to be on the same device" in text
             or "indices should be either on cpu or on the same device" in text):
         return DEVICE

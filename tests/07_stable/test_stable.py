@@ -356,6 +356,10 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
         return None
     expected_dtype = right[0].dtype
     if mine[0].dtype != expected_dtype and mine[0].dtype in (torch.float32, torch.float64) and _like(mine[0], right[0], LOOSE[x.dtype]):
+        if mine[0].itemsize < x.itemsize:  # float32 for float64 input: computed narrower, precision lost
+            return (f"The values are close, but the result is {dtype_name(mine[0].dtype)} for {dtype_name(x.dtype)} "
+                    "input: computed in a narrower dtype (.float()?), which loses the input's precision. Compute in "
+                    "x's dtype.")
         return (f"The values are right, but the result is {dtype_name(mine[0].dtype)} for "
                 f"{dtype_name(x.dtype)} input: computed in a wider dtype and not cast back. Return "
                 "the input's dtype (cast the result back, .to(x.dtype)).")

@@ -578,7 +578,8 @@ def test_train_epoch_weighs_batches_by_their_samples(lesson):
     if got != pytest.approx(expected, rel=1e-6):
         why = mean_pitfall(got, losses, expected)
         if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
-            why += " (A batch's size is targets.shape[0]: its last dim here is 3 for every batch.)"
+            why += (" (Or a batch's size was read as targets.shape[-1], 3 for every batch here, not targets.shape[0]: "
+                    "the two give the same numbers on these batches.)")
         pytest.fail(f"{what} returned {got!r}, expected the mean over samples {expected}.{why}", pytrace=False)
 
 
