@@ -135,7 +135,7 @@ def handled_error(exc: BaseException) -> BaseException | None:
 
 
 EXAMPLE = "The example that failed: "  # what opens hypothesis's example in a message
-_EXAMPLE_SHOWN = 500  # characters: a few small tensors on a line or two; a larger one is a wall of numbers
+_EXAMPLE_SHOWN = 240  # characters: a few small tensors on a line or two; a larger one is a wall of numbers
 
 
 def _example(note: str) -> str:

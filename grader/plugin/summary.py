@@ -66,7 +66,9 @@ class _Shown:
             pointed = first_told if first_told not in (None, self.name) else None
         if others:
             names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-            tw.line(f"(The same failure in {len(others)} more test{'s' if len(others) > 1 else ''}: {names}.)")
+            # "each on its own input": their numbers, sizes and dtypes may differ from this section's
+            tw.line(f"(The same failure, each on its own input, in {len(others)} more test{'s' if len(others) > 1 else ''}: "
+                    f"{names}.)")
 
 
 class _SharedFailures:

@@ -35,7 +35,7 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
     except NotImplementedError as exc:  # first: it is a RuntimeError
         if not exc.args:  # a stub's bare raise: its TODO must stay a TODO
             raise
-        message = f"{what} raised {quoted(exc)}; expected a {exc_type.__name__}: {why}"
+        message = f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}: {why}"
     except exc_type as exc:
         missing = [m for m in mention if m not in str(exc)]
         if not missing:
@@ -43,9 +43,9 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
         message = (f"{what} raised {quoted(exc)}; say what is wrong: name "
                    f"{' and '.join(missing)} in the message.")
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
-        message = f"{what} raised {quoted(exc)}; expected a {exc_type.__name__}: {why}"
+        message = f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}: {why}"
     else:
-        message = f"{what} returned {returned(result)} without an error; expected a {exc_type.__name__}: {why}"
+        message = f"{what} returned {returned(result)} without an error; expected {_a(exc_type.__name__)}: {why}"
     pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
 
 
@@ -126,18 +126,20 @@ def raised(what: str, exc: BaseException, advice: str = "") -> str:
 
 
 def returned(value: object) -> str:
-    """What a call returned, as a message names it: a tensor of a few elements as its values on one
-    line ("tensor([2., 2.])"), a larger one by its shape and dtype ("a tensor of shape (4, 1),
-    float32"), anything else by its repr, cut past 80 characters."""
+    """What a call returned, as a message names it: a tensor by its shape and dtype ("a tensor of
+    shape (4, 1), float32"; a 0-d one by its value, "tensor(3.)"), anything else by its repr, cut
+    past 80 characters."""
     if isinstance(value, torch.Tensor):
-        if value.device.type == "meta" or value.numel() > _VALUES_SHOWN:
+        if value.dim() or value.device.type == "meta":
             return f"a tensor of {describe(value)}"
-        return " ".join(repr(value.detach()).split())
+        return repr(value.detach())
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-_VALUES_SHOWN = 6  # elements: a tensor this small is read at a glance
+def _a(word: str) -> str:
+    """`word` after its article: "an IndexError", "a ValueError"."""
+    return f"{'an' if word[:1] in 'AEIOUaeiou' else 'a'} {word}"
 
 
 # Where no learner's code lives: Python's own library, the installed packages, the grader.

@@ -342,13 +342,13 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
     assert_outcomes(result, failed=8)
     result.stdout.fnmatch_lines([
         "*test_scale_sizes?2?*", "scale(2) gave 6; expected 4 (of [0, 1])",  # sizes differ, the failure is one
-        "(The same failure in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
+        "(The same failure, each on its own input, in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
         "*test_while_handling*", "the table has no 2",
         "*test_through_a_helper*", "exercises/98_demo/demo.py:8: in add", "    return a + b",
         "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
         "*test_outside_the_learners_code*", "KeyError: 2",
         "*test_explained*", "add(2, None) raised unsupported operand type(s) for +: 'int' and 'NoneType': add numbers only",
-        "(The same failure in 1 more test: test_explained_again.)",  # the same error at the same line
+        "(The same failure, each on its own input, in 1 more test: test_explained_again.)",  # the same error at the same line
     ])
     out = result.stdout.str().split("short test summary")[0]
     # A failure shown in full names the tests that share it; they get no section of their own.
@@ -446,7 +446,7 @@ def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it
         "exercises/98_demo/demo.py:6: in __iter__",
         "    return iter(range(1 // 0))",
         "ZeroDivisionError: integer division or modulo by zero",
-        "(The same failure in 3 more tests: test_workers[2_0], test_workers[2_1], test_in_process.)",
+        "(The same failure, each on its own input, in 3 more tests: test_workers[2_0], test_workers[2_1], test_in_process.)",
     ])
     out = result.stdout.str()
     assert "_ test_workers[2_0] _" not in out, out  # named above, no section of its own

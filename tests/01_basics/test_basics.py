@@ -436,9 +436,11 @@ def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, x_shape
 
 
 @pytest.mark.parametrize(("shape", "fn_text", "expected"), [
-    ((), "x.reshape(1) * 3", lambda x: torch.full_like(x, 3.0)),
-    ((1,), "x * 3", lambda x: torch.full_like(x, 3.0)),
-    ((2, 3), "(x ** 2).sum().reshape(1, 1)", lambda x: 2 * x),
+    pytest.param(shape, fn_text, expected, id=f"{fn_text}, x of shape {shape}") for shape, fn_text, expected in (
+        ((), "x.reshape(1) * 3", lambda x: torch.full_like(x, 3.0)),
+        ((1,), "x * 3", lambda x: torch.full_like(x, 3.0)),
+        ((2, 3), "(x ** 2).sum().reshape(1, 1)", lambda x: 2 * x),
+    )
 ])
 def test_derivative_of_a_one_element_fn(lesson, shape, fn_text, expected):
     x = torch.linspace(-1, 2, max(1, int(np.prod(shape)))).reshape(shape)

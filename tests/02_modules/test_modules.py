@@ -1124,7 +1124,8 @@ def fit_mistake(seen: dict, start: nn.Module, x, y, steps: int, lr: float, dtype
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize(("dtype", "steps"), [(torch.float32, 7), (torch.float64, 7), (torch.float32, 1)])
+@pytest.mark.parametrize(("dtype", "steps"), [(torch.float32, 7), (torch.float64, 7), (torch.float32, 1)],
+                         ids=["float32, 7 steps", "float64, 7 steps", "float32, 1 step"])
 def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype, steps):
     name = "Sequential(Linear(3, 5), Tanh(), Linear(5, 2))"
     (start,) = here(name, seed=7)
