@@ -44,6 +44,7 @@ def quoted(exc: BaseException) -> str:
 
 
 def error_line(exc: BaseException) -> str:
-    """"TypeError: where() received ...": the error as the last line of a traceback names it."""
-    text = error_text(exc)
+    """"TypeError: where() received ...": the error as the last line of a traceback names it. An
+    assert's error stays whole: its lines are pytest's account of the values ("+  where 0 = ...")."""
+    text = str(exc) if isinstance(exc, AssertionError) else error_text(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

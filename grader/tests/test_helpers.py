@@ -349,6 +349,7 @@ def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
     assert error_line(RuntimeError(text)) == f"RuntimeError: {told}"
     assert len(told) <= SHOWN + 4
     assert error_line(KeyError()) == "KeyError"
+    assert error_line(AssertionError("assert 0 == 5\n+  where 0 = f()")) == "AssertionError: assert 0 == 5\n+  where 0 = f()"
     assert quoted(KeyError(140391677792208)) == "KeyError(140391677792208)"  # a key as the code used it
     assert quoted(KeyError("a")) == "KeyError('a')"
 
