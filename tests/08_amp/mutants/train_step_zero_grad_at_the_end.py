@@ -1,5 +1,6 @@
-"""train_step zeroes the gradients after the step instead of before the forward: leftover gradients are summed in, and none are left to look at; breaks the loop's order (zero_grad first). SGD then makes a momentum buffer for a parameter that had none: that failure
-must name its call and step, and the extra key alone (no empty list of missing ones), before the pitfall."""
+"""train_step zeroes the gradients after the step instead of before the forward: leftover gradients are summed in, and none are left to look at; breaks the loop's order (zero_grad first).
+
+SGD then makes a momentum buffer for a parameter that had none: that failure must name its call and step, and the extra key alone (no empty list of missing ones), before the pitfall."""
 
 EXPECT = (r"train_step\(model, sgd, .*, max_grad_norm=0\.05\), step 0 \(.*\): the optimizer state:\n"
           r"got keys not expected: \['momentum_buffer of parameter 3'\]\nThe gradients were cleared after the step")
