@@ -149,8 +149,8 @@ NOT_A_FILE = ("tar.extractfile gives None for a directory entry, and a link carr
 LINK = ("A link (symbolic or hard) is no regular file, whatever its name ends with: it carries no bytes of its own, "
         "and tar.extractfile cannot give them from a stream. Skip every member for which member.isfile() is false: "
         "a member's name does not say what kind of member it is.")
-DUPLICATES = ("This is the duplicates trap: with num_workers={n} the DataLoader runs {n} copies of the dataset, and "
-              "every copy's __iter__ read every shard, so every image came {n} times. Ask "
+DUPLICATES = ("This is the duplicates trap: the DataLoader runs a copy of the dataset in each worker (num_workers={n}), "
+              "and every copy's __iter__ read every shard, so every image came once from each worker. Ask "
               "torch.utils.data.get_worker_info() which worker this is, and read only that worker's share.")
 ONE_SHARD_PER_WORKER = ("It gives every image once only when num_workers equals the number of shards (worker k "
                         "reads shard k): this is the classic recipe's second attempt. Any number of workers must "
@@ -204,11 +204,13 @@ def last_line(exc: BaseException) -> str:
         if last.startswith(said):
             last = last[len(said):].strip()
             break
+    if "negative" in last and "stride" in last and "numpy" in last:  # torch.from_numpy's refusal, in a few words
+        return f"{name} (torch.from_numpy refuses an array with a negative stride)"
     check = _OPENCV_CHECK.search(last)
     if check:
         condition, function = check.groups()
         return f"{name} (an assertion in {function} failed: {_OPENCV_CHECKS.get(condition, condition)})"
-    return f"{name}: {last}"[:300]
+    return f"{name}: {last.removesuffix('.')}"[:300]  # a message's own full stop: the kit's sentence goes on
 
 
 def attempt(what: str, run):
@@ -225,12 +227,13 @@ def attempt(what: str, run):
 
 
 def shown(value) -> str:
-    """What a call returned, in a few words: "a tensor of shape (6, 10, 3), uint8", "a list of 2 items"."""
+    """What a call returned, in a few words: "a tensor of shape (6, 10, 3), uint8", "a list of 2 items",
+    "a NumPy array"."""
     if isinstance(value, torch.Tensor):
         return f"a tensor of {describe(value)}"
     if isinstance(value, list):
         return f"a list of {counted(len(value), 'item')}"
-    kind = type(value).__name__
+    kind = "NumPy array" if type(value).__name__ == "ndarray" else type(value).__name__
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
@@ -252,8 +255,9 @@ def expect_error(run, exc_type: type[BaseException], *, what: str, mention: tupl
             raise  # a stub's TODO stays a TODO
         # `why` is about the bad input: beside an error that names none of it, it would blame the wrong thing.
         about_it = any(m in str(exc) for m in mention)
-        advice = cause(exc) or (why[:1].upper() + why[1:] if about_it else "")
-        message = f"{what} raised {last_line(exc)}; expected {exc_type.__name__} naming {', '.join(mention)}. {advice}".rstrip()
+        pitfall = cause(exc)
+        advice = f"\n{pitfall}" if pitfall else f" {why[:1].upper() + why[1:]}" if about_it else ""
+        message = f"{what} raised {last_line(exc)}; expected {exc_type.__name__} naming {', '.join(mention)}.{advice}"
     else:
         gave = (told(result) if told else None) or f"returned {shown(result)}"
         message = f"{what} {gave} without an error; expected {exc_type.__name__}: {why}"
@@ -266,8 +270,7 @@ def identify(image, what: str, writing: bool = False) -> int:
     if image is None:
         pytest.fail(f"{what} gave None, not an image. {NONE_FROM_CV2}", pytrace=False)
     if not isinstance(image, torch.Tensor):
-        kind = "NumPy array" if type(image).__name__ == "ndarray" else type(image).__name__
-        pytest.fail(f"{what} gave {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a torch.Tensor: convert the array cv2 "
+        pytest.fail(f"{what} gave {shown(image)}, not a torch.Tensor: convert the array cv2 "
                     "returns with torch.from_numpy (no copy).", pytrace=False)
     if tuple(image.shape) != (H, W, 3) or image.dtype != torch.uint8:
         pytest.fail(f"{what} gave an image of {describe(image)}; expected shape ({H}, {W}, 3), uint8: "
@@ -815,7 +818,7 @@ def check_three_uint8_channels(image, expected: torch.Tensor, what: str) -> None
     that only a decoder keeping the file's own layout gives names the decoder's flag."""
     __tracebackhide__ = True
     if not isinstance(image, torch.Tensor) or image.dtype != torch.uint8 or tuple(image.shape) != (H, W, 3):
-        got = describe(image) if isinstance(image, torch.Tensor) else f"a {type(image).__name__}"
+        got = describe(image) if isinstance(image, torch.Tensor) else shown(image)
         kept = None
         if isinstance(image, torch.Tensor):
             if tuple(image.shape) == (H, W):
@@ -842,7 +845,8 @@ def test_grayscale_rgba_and_16_bit_files_give_three_uint8_channels(lesson):
 
 
 CORRUPT = ["a_good.png", "b_corrupt.png", "c_good.png", "d_empty.png"]  # write_corrupt's files, sorted
-READ_IN_INIT = ("Making the dataset read the images: find only the paths in __init__, and read each file in "
+READ_IN_INIT = ("The dataset reads the images in __init__, so one bad file breaks the whole dataset: find only "
+                "the paths in __init__, and read each file in "
                 "__getitem__, when it is asked for, not in __init__ (then ds[1] raises for b_corrupt.png, and ds[0] "
                 "still works).")
 
@@ -920,7 +924,9 @@ def test_directory_dataset_in_a_dataloader_with_two_workers(lesson):
     ids = loader_ids(lesson, what, ("images", "images"), num_workers=2, batch_size=4)
     # A map-style dataset keeps the sampler's order, whatever the number of workers.
     if ids != list(range(N)):
-        pytest.fail(f"{what} gave the images {ids}; expected each once, in sorted order", pytrace=False)
+        in_subfolders = len(ids) > N and any(parent != "." for _, _, _, parent in directory_listing(lesson, "images")["paths"])
+        pytest.fail(f"{what} gave the images {ids}; expected each once, in sorted order ({list(range(N))}). "
+                    + (RGLOB if in_subfolders else ""), pytrace=False)
 
 
 # --- write_tar_shards --------------------------------------------------------------------------
