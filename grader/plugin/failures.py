@@ -143,6 +143,8 @@ def _example(note: str) -> str:
     test's call around it or the `lesson` fixture: "The example that failed: (tensor([1., 2.]), 0)".
     An example too large to read is left out."""
     lines = note.splitlines()[1:]  # "Failing test case: test_softmax(" opens the call
+    # (hypothesis's comments, "# or any other generated value", are about its search, not the input)
+    lines = [line.split("  # ", 1)[0] for line in lines if not line.strip().startswith("#")]
     arguments = [line.strip() for line in lines if line.strip() not in ("", ")")]
     arguments = [a.removesuffix(",") for a in _joined(arguments) if not a.startswith("lesson=<module ")]
     if len(arguments) == 1:  # the test's one parameter (`case=`): its name is the test's, not the lesson's

@@ -409,6 +409,9 @@ def test_a_property_tests_example_is_one_line_of_its_input_or_left_out_when_too_
     assert _example(note) == "The example that failed: (tensor([2.1423e-01, -1.0000e+03], dtype=torch.float16), 0)"
     note = "Falsifying example: test_x(\n    lesson=<module 'x' from '/a/x.py'>,\n    shapes=((2, 3), (3,)),\n    dim=-1,\n)"
     assert _example(note) == "The example that failed: shapes=((2, 3), (3,)), dim=-1"  # two: named
+    note = ("Falsifying example: test_x(\n    # The test always failed when commented parts were varied together.\n"
+            "    lesson=<module 'x' from '/a/x.py'>,\n    n=2,  # or any other generated value\n    dim=-1,\n)")
+    assert _example(note) == "The example that failed: n=2, dim=-1"  # hypothesis's comments left out
     wall = ",\n".join(["              [5.0000e+02, 5.0000e+02, 5.0000e+02, 5.0000e+02]"] * 12)
     assert _example(f"Failing test case: test_softmax(\n    case=(tensor([[\n{wall}]]), -1),\n)") == ""
     # an example whose every number the kit's message names already says nothing new
