@@ -92,7 +92,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from grader.testing import assert_close, counted, describe, dtype_name, expect_raises, fail, numbers, reported, tolerance
+from grader.testing import (assert_close, counted, describe, dtype_name, expect_raises, fail, numbers, reported,
+                            returned, tolerance)
 from grader.testing.errors import learners_line
 from grader.testing.scenario import beside
 from grader.testing.strategies import ALL_LAYOUTS, on_meta, shapes, tensors, with_layout
@@ -193,9 +194,29 @@ def closed_over(w: torch.Tensor | None, kind: str | None) -> tuple[torch.Tensor 
     return w, used
 
 
-def fn_named(name: str, w: torch.Tensor | None = None):
-    """The fn of FNS called `name`, closing over w."""
-    return lambda t: FNS[name](t, w)
+def fn_named(name: str, w: torch.Tensor | None = None, calls: list | None = None):
+    """The fn of FNS called `name`, closing over w; each call noted in `calls` (whether autograd
+    recorded it: grad mode on and an argument that requires grad)."""
+    def fn(t):
+        if calls is not None:
+            calls.append(torch.is_grad_enabled() and isinstance(t, torch.Tensor) and t.requires_grad)
+        return FNS[name](t, w)
+    return fn
+
+
+def differenced(calls: list) -> dict:
+    """What the calls of fn that fn_named noted tell: how many, and whether autograd recorded any."""
+    return {"fn_calls": len(calls), "fn_recorded": any(calls)}
+
+
+def finite_differences(seen: dict) -> str:
+    """What to tell when derivative called fn more than once and autograd recorded none of the
+    calls: a numerical derivative (finite differences), else ""."""
+    if seen.get("fn_calls", 0) > 1 and not seen.get("fn_recorded", True):
+        return (f"derivative called fn {seen['fn_calls']} times, none of them recorded by autograd (no argument "
+                "that requires grad): that is a numerical derivative (finite differences), right to a few digits "
+                "only. Ask autograd: call fn once on a leaf that requires grad, then torch.autograd.grad(out, leaf).")
+    return ""
 
 
 @beside
@@ -213,9 +234,10 @@ def derivative_seen(lesson, fn: str, x: torch.Tensor, *, requires_grad=False, gr
         leaf.grad = grad
     x = leaf if times is None else leaf * times
     w, used = closed_over(w, w_is)
+    calls = []
     with torch.no_grad() if no_grad else contextlib.nullcontext():
-        d = lesson.derivative(fn_named(fn, used), x)
-    return {"d": d, "d_requires_grad": isinstance(d, torch.Tensor) and d.requires_grad, "x": x.detach(),
+        d = lesson.derivative(fn_named(fn, used, calls), x)
+    return {**differenced(calls), "d": d, "d_requires_grad": isinstance(d, torch.Tensor) and d.requires_grad, "x": x.detach(),
             "x_requires_grad": x.requires_grad, "leaf_grad": leaf.grad, "grad_kept": leaf.grad is grad,
             "w_grad": None if w is None else w.grad, "used_grad": None if used is None else used.grad}
 
@@ -223,10 +245,13 @@ def derivative_seen(lesson, fn: str, x: torch.Tensor, *, requires_grad=False, gr
 @beside
 def derivative_twice(lesson, fn: str, x: torch.Tensor) -> tuple:
     """derivative(FNS[fn], x) called twice: the first result as it is after the second call, a
-    copy of it taken when it was returned, and the second result."""
+    copy of it taken when it was returned, the second result, and what fn's calls in the second
+    tell (differenced)."""
     first = lesson.derivative(fn_named(fn), x)
     kept = first.detach().clone() if isinstance(first, torch.Tensor) else first
-    return first, kept, lesson.derivative(fn_named(fn), x)
+    calls = []
+    second = lesson.derivative(fn_named(fn, calls=calls), x)
+    return first, kept, second, differenced(calls)
 
 
 @pytest.mark.public
@@ -248,8 +273,9 @@ def test_derivative_of_the_first_example(lesson):
 def test_derivative_matches_calculus(lesson, x, name):
     expected = CALCULUS[name](x)
     what = f"derivative(lambda x: {name}, x) for x of {describe(x)}"
-    d = call(what, derivative_seen, lesson, name, x)["d"]
-    assert_close(d, expected, what=what, explain=lambda: kept_dtype(d, x))
+    seen = call(what, derivative_seen, lesson, name, x)
+    d = seen["d"]
+    assert_close(d, expected, what=what, explain=lambda: kept_dtype(d, x) or finite_differences(seen))
 
 
 def kept_dtype(d, x: torch.Tensor) -> str:
@@ -270,12 +296,13 @@ def test_derivative_matches_finite_differences_in_float64(lesson):
     numerical = torch.stack([(network((flat + h * e).view_as(x), weight) - network((flat - h * e).view_as(x), weight))
                              / (2 * h) for e in torch.eye(flat.numel(), dtype=x.dtype)]).view_as(x)
     what = "derivative(fn, x) for x of shape (3, 4), float64 and fn a small network with float64 weights"
-    d = call(what, derivative_seen, lesson, "network(x, w)", x, w=weight, advice=when(
+    seen = call(what, derivative_seen, lesson, "network(x, w)", x, w=weight, advice=when(
         RuntimeError, "same dtype", "float != double",
         then="fn multiplies its argument by float64 weights, and the argument it was handed is float32 where x is "
-        "float64: hand fn a copy in x's dtype (x.detach().clone()), not a converted one (.float())."))["d"]
+        "float64: hand fn a copy in x's dtype (x.detach().clone()), not a converted one (.float())."))
+    d = seen["d"]
     assert_close(d, numerical, rtol=1e-6, atol=1e-8, what=f"{what}, against central differences",
-                 explain=lambda: kept_dtype(d, x))
+                 explain=lambda: kept_dtype(d, x) or finite_differences(seen))
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=dtype_name)
@@ -283,14 +310,17 @@ def test_derivative_keeps_dtype_and_shape_and_does_not_require_grad(lesson, dtyp
     x = torch.linspace(-2, 2, 12, dtype=dtype).reshape(3, 4)
     expected = x.float().cos().to(dtype)
     what = f"derivative(lambda x: x.sin().sum(), x) for x of {describe(x)} that requires grad"
-    seen = call(what, derivative_seen, lesson, "x.sin().sum()", x, requires_grad=True)
+    seen = call(what, derivative_seen, lesson, "x.sin().sum()", x, requires_grad=True, advice=lambda exc: (
+        f"{dtype_name(dtype)} is floating point too: test x.is_floating_point(), not a list of dtypes."
+        if isinstance(exc, TypeError) and dtype_name(dtype) in str(exc) else ""))
     d = seen["d"]
     if not isinstance(d, torch.Tensor):
         fail(f"{what} returned {type(d).__name__}, not a tensor")
     if seen["d_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad: a gradient is a result, not part of a graph "
              "(do not pass create_graph=True, and do not return a tensor that is still attached).")
-    assert_close(d, expected, what=what, explain=lambda: kept_dtype(d, x), **tolerance(dtype))
+    assert_close(d, expected, what=what, explain=lambda: kept_dtype(d, x) or finite_differences(seen),
+                 **tolerance(dtype))
 
 
 @pytest.mark.points(2)
@@ -312,14 +342,15 @@ def test_derivative_leaves_the_callers_tensor_alone(lesson, kind):
         fail(f"{what} changed the caller's x.grad from [7., 8., 9.] to {grad}: leave it as it was (no "
              "x.grad = None, no backward() into it); torch.autograd.grad on a private leaf touches no .grad.")
     assert_close(seen["x"], UNCHANGED, what=f"x after {what} (the caller's values must not change)")
-    assert_close(seen["d"], CUBE_GRAD(UNCHANGED), what=what)
+    assert_close(seen["d"], CUBE_GRAD(UNCHANGED), what=what, explain=lambda: finite_differences(seen))
 
 
 @pytest.mark.parametrize("closed_over", ["a leaf that requires grad", "a non-leaf computed from one"])
 def test_derivative_fills_no_grad_anywhere(lesson, closed_over):
     what = f"derivative(lambda x: (x * w).pow(2).sum(), x) with w {closed_over}, used by fn"
     seen = call(what, derivative_seen, lesson, "(x * w).pow(2).sum()", UNCHANGED.clone(), w=W.clone(), w_is=closed_over)
-    assert_close(seen["d"], 2 * UNCHANGED * W**2, what=f"{what} (d/dx of (x w)^2 is 2 x w^2)")
+    assert_close(seen["d"], 2 * UNCHANGED * W**2, what=f"{what} (d/dx of (x w)^2 is 2 x w^2)",
+                 explain=lambda: finite_differences(seen))
     for name, grad in (("w", seen["w_grad"]), ("the tensor fn uses", seen["used_grad"])):
         if grad is not None:
             fail(f"{what} filled {name}.grad with {grad}: .backward() adds into the .grad of every tensor in "
@@ -329,13 +360,13 @@ def test_derivative_fills_no_grad_anywhere(lesson, closed_over):
 
 def test_derivative_gives_the_same_answer_every_time(lesson):
     what = "derivative(lambda x: (x ** 3).sum(), x)"
-    first, kept, second = call(what, derivative_twice, lesson, CUBE, UNCHANGED.clone())
+    first, kept, second, calls = call(what, derivative_twice, lesson, CUBE, UNCHANGED.clone())
     expected = CUBE_GRAD(UNCHANGED)
     if isinstance(second, torch.Tensor) and second.shape == expected.shape and torch.allclose(second, 2 * expected):
         fail(f"the second call of {what} returned {second.tolist()}, twice the gradient {expected.tolist()}: "
              "this is backward() accumulating into a .grad that outlives the call. torch.autograd.grad "
              "returns the gradient and stores it nowhere.")
-    assert_close(second, expected, what=f"the second call of {what}")
+    assert_close(second, expected, what=f"the second call of {what}", explain=lambda: finite_differences(calls))
     if isinstance(first, torch.Tensor) and first.shape == kept.shape and not torch.equal(first, kept):
         fail(f"the first result of {what} changed from {kept.tolist()} to {first.tolist()} when derivative was "
              "called again: it is a .grad that the second backward() added into. Return a gradient of its "
@@ -360,7 +391,8 @@ def test_derivative_of_an_in_place_fn(lesson, kind):
              "memory. This is the in-place pitfall: hand fn a .clone(), memory of your own, never x (nor a "
              "detached x, which shares x's memory).")
     assert_close(after, UNCHANGED, what=f"x after {what} (the caller's values must not change)")
-    assert_close(seen["d"], torch.tensor([9.0, -18.0, 36.0]), what=f"{what} (d/dx of (3x)^2 is 18x)")
+    assert_close(seen["d"], torch.tensor([9.0, -18.0, 36.0]), what=f"{what} (d/dx of (3x)^2 is 18x)",
+                 explain=lambda: finite_differences(seen))
     if seen["leaf_grad"] is not None:
         fail(f"{what} filled .grad of the tensor x was computed from: {seen['leaf_grad']}")
 
@@ -371,21 +403,22 @@ def test_derivative_does_not_reach_into_the_callers_graph(lesson):
     if seen["leaf_grad"] is not None:
         fail(f"{what} filled a.grad with {seen['leaf_grad']}: the gradient flowed back through the caller's graph. "
              "Differentiate with respect to a detached copy of x.")
-    assert_close(seen["d"], CUBE_GRAD(2 * UNCHANGED), what=what)
+    assert_close(seen["d"], CUBE_GRAD(2 * UNCHANGED), what=what, explain=lambda: finite_differences(seen))
 
 
 def test_derivative_inside_no_grad(lesson):
     what = "derivative(lambda x: (x ** 3).sum(), x) called inside torch.no_grad()"
-    d = call(what, derivative_seen, lesson, CUBE, UNCHANGED.clone(), no_grad=True, advice=when(
+    seen = call(what, derivative_seen, lesson, CUBE, UNCHANGED.clone(), no_grad=True, advice=when(
         RuntimeError, "does not require grad",
         then="Under torch.no_grad() nothing is recorded, so fn's result has no graph: this is the caller's "
-        "context pitfall. Switch recording back on around the call of fn with torch.enable_grad()."))["d"]
+        "context pitfall. Switch recording back on around the call of fn with torch.enable_grad()."))
+    d = seen["d"]
     expected = CUBE_GRAD(UNCHANGED)
     if isinstance(d, torch.Tensor) and d.shape == expected.shape and not d.any():
         fail(f"{what} returned zeros, but d/dx of x^3 is 3x^2 = {expected.tolist()}. Under torch.no_grad() nothing "
              "is recorded, so fn's result looked as if it did not depend on x: this is the caller's context "
              "pitfall. Switch recording back on around the call of fn with torch.enable_grad().")
-    assert_close(d, expected, what=what)
+    assert_close(d, expected, what=what, explain=lambda: finite_differences(seen))
 
 
 UNUSED = ("fn does not use its argument, so d fn/d x is zero everywhere (torch.func.grad says so too), but autograd "
@@ -444,11 +477,11 @@ def test_derivative_of_a_non_scalar_fn_is_a_value_error(lesson, fn_text, x_shape
 ])
 def test_derivative_of_a_one_element_fn(lesson, shape, fn_text, expected):
     x = torch.linspace(-1, 2, max(1, int(np.prod(shape)))).reshape(shape)
-    what = f"derivative(lambda x: {fn_text}, x) for x of shape {shape}"
+    what = f"derivative(lambda x: {fn_text}, x) for x of {describe(x)}"
     seen = call(what, derivative_seen, lesson, fn_text, x.clone(), advice=when(
         ValueError, then="fn returned one element, a scalar in all but shape, which the docstring accepts: "
         "count the elements (numel() == 1), not the dims (dim() == 0)."))
-    assert_close(seen["d"], expected(x), what=what)
+    assert_close(seen["d"], expected(x), what=what, explain=lambda: finite_differences(seen))
 
 
 def on_device_advice(exc: BaseException) -> str:
@@ -465,7 +498,8 @@ def test_derivative_on_the_meta_device(lesson):
     seen = call(what, derivative_seen, lesson, "x.sin().sum()", x, advice=on_device_advice)
     d = seen["d"]
     if not (isinstance(d, torch.Tensor) and (d.device.type, d.shape, d.dtype) == ("meta", x.shape, x.dtype)):
-        fail(f"{what} returned {d!r}; expected a tensor of shape (2, 3), float64, on the meta device (x's)")
+        got = f"a tensor of {describe(d)}, on the {d.device.type} device" if isinstance(d, torch.Tensor) else returned(d)
+        fail(f"{what} returned {got}; expected a tensor of shape (2, 3), float64, on the meta device (x's)")
     if seen["d_requires_grad"]:
         fail(f"{what} returned a tensor that requires grad")
 
@@ -586,7 +620,8 @@ def check_shared(seen: dict, what: str, made: str, contiguous_shared: bool = Fal
                  "This is the .contiguous() pitfall (np.ascontiguousarray in NumPy): it copies every view "
                  "that is not contiguous. Strides carry over, so share the view as it is.")
         fail(f"{what}: the array and the tensor are at different addresses, so the {made} is a copy. "
-             "torch.tensor(a), np.array(t) and .clone() all copy; share the memory instead.")
+             "torch.tensor(a), np.array(t), .clone() and .astype(...) (even to the same dtype) all copy; share "
+             "the memory instead.")
     if seen["array_strides"] != seen["strides"]:
         fail(f"{what}: strides {seen['array_strides']} bytes in NumPy, {seen['strides']} in torch")
     written, read = seen["array_write"]
@@ -619,7 +654,7 @@ NUMPY_REFUSES = when(
 def test_to_numpy_of_a_tensor_that_requires_grad(lesson):
     t = torch.linspace(0, 1, 5)
     grad = torch.full((5,), 3.0)
-    what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True) with t.grad = 3s"
+    what = "to_numpy(t) for t = torch.linspace(0, 1, 5, requires_grad=True) with t.grad filled with 3.0"
     seen = call(what, to_numpy_seen, lesson, t, requires_grad=True, grad=grad, advice=NUMPY_REFUSES)
     check_shared(seen, what, "array")
     if not seen["requires_grad"]:
@@ -984,10 +1019,15 @@ def reached_into_x(exc: BaseException) -> str:
     """Advice for call(), in a fit whose x and y require grad: autograd's error from reaching into their graph."""
     if not isinstance(exc, RuntimeError):
         return ""
-    said = ("x and y require grad here, so every loss built from them reaches back into the caller's graph (and "
-            "features built once from x, before the loop, share one graph that the first backward() frees): the "
-            "samples are data, not parameters: detach them first (x, y = x.detach(), y.detach()).")
-    return said if "gradient computation" in str(exc) or "a second time" in str(exc) else ""
+    if "a second time" in str(exc):  # the features built once from x, before the loop: one graph, freed
+        how = ("(and features built once from x, before the loop, share one graph that the first backward() "
+               "frees)")
+    elif "gradient computation" in str(exc):  # a version check in the backward through x
+        how = "(and the backward through x's part of it failed)"
+    else:
+        return ""
+    return (f"x and y require grad here, so every loss built from them reaches back into the caller's graph {how}: "
+            "the samples are data, not parameters: detach them first (x, y = x.detach(), y.detach()).")
 
 
 def test_fit_leaves_its_inputs_alone_and_returns_a_detached_tensor(lesson):

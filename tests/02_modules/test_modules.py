@@ -850,7 +850,8 @@ def test_ensemble_of_linear1d_members(lesson, n, batch):
     x = torch.randn(*batch, 2, generator=torch.Generator().manual_seed(n))
     # mean over i of (i + 1) * x - i
     expected = (n + 1) / 2 * x - (n - 1) / 2
-    what = f"Ensemble([Linear1D() with a = i + 1, b = -i for i in range({n})])(x) for x of {describe(x)}"
+    what = (f"Ensemble([{', '.join(f'm{i}' for i in range(n))}])(x) for x of {describe(x)}, "
+            f"m{'_i' if n > 1 else '0'} = Linear1D() with a = {'i + 1' if n > 1 else '1'}, b = {'-i' if n > 1 else '0'}")
     out, _ = with_linear1d(what, ensemble_out, lesson, members, x)
     assert_close(out, expected, what=what, explain=lambda: mean_mistake(out, [(i + 1) * x - i for i in range(n)]))
 
@@ -925,10 +926,11 @@ def test_ensemble_eval_reaches_every_member(lesson):
         if member or dropout:
             fail(with_cause(f"after ensemble.eval(), member {i} is still in training mode, so its Dropout keeps "
                             "dropping: .eval() reaches only registered submodules.", unregistered(seen["held"])))
-    expected = (members[0][0](x) + members[1][0](x)) / 2  # no dropout in eval mode
+    outputs = [member[0](x).detach() for member in members]  # its Linear alone: no dropout in eval mode
+    expected = (outputs[0] + outputs[1]) / 2
     seen = ensemble_modes(lesson, handed(names, members), x)
     assert_close(seen["out"], expected, what="Ensemble([Sequential(Linear(4, 3), Dropout(0.5)), Sequential(Linear(4, 3), "
-                 "Dropout(0.5))]).eval()(x) for x of shape (6, 4)")
+                 "Dropout(0.5))]).eval()(x) for x of shape (6, 4)", explain=lambda: mean_mistake(seen["out"], outputs))
     if not all(seen["train"]):
         fail("after ensemble.train(), a member's Dropout is still in eval mode.")
 
@@ -959,7 +961,9 @@ def test_an_optimizer_over_the_ensemble_trains_every_member(lesson):
     for i, ((_, before), after) in enumerate(zip(members, seen["after"])):
         for name, value in after.items():
             if torch.equal(value, before[name]):
-                fail(f"one SGD step over Ensemble(members).parameters() left member {i}'s {name} unchanged.")
+                fail(f"one SGD step over Ensemble(members).parameters() left member {i}'s {name} unchanged: it got no "
+                     f"gradient, so member {i}'s output never reached the loss. Call every member and average all "
+                     "their outputs.")
 
 
 def test_ensemble_accepts_a_tuple(lesson):

@@ -401,6 +401,10 @@ NEGATIVE = ("Rounding in |x|^2 - 2 x.y + |y|^2 leaves tiny negatives where the a
 UNCENTRED = ("This is cancellation in |x|^2 - 2 x.y + |y|^2: |x|^2 is about 1.6e9 here, and float32 holds it "
              "only to about +-100, so nothing of a distance of ~30 survives the subtraction. Move both sets "
              "near the origin first (subtract one common point from x and y: no distance changes).")
+CDIST_CANCELS = ("This is torch.cdist: past 25 rows it computes with |x|^2 - 2 x.y + |y|^2 itself (its compute_mode's "
+                 "default), and here that is cancellation: |x|^2 is about 1.6e9, and float32 holds it only to about +-100, so "
+                 "nothing of a distance of ~30 survives. Take the differences with broadcasting, or move both sets "
+                 "near the origin first (subtract one common point from x and y: no distance changes).")
 
 
 def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Tensor:
@@ -967,7 +971,9 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
         except Exception:  # noqa: BLE001 (the failure above is the one to tell)
             near = None
         if near is not None and same(near, truth, **tolerance):
-            wrong = f"{wrong}\nThe same points moved near the origin give the right table. {UNCENTRED}"
+            cdist = "aten._euclidean_dist" in count_ops(lambda: lesson.pairwise_sq_dist(x_part, y_part))
+            wrong = (f"{wrong}\nThe same points moved near the origin give the right table. "
+                     f"{CDIST_CANCELS if cdist else UNCENTRED}")
         fail(wrong)
 
 

@@ -92,12 +92,23 @@ def gradients_agree(fn, inputs, what: str) -> None:
         fail(f"{what}: the analytic gradient (backward) differs from the numerical one (finite differences)")
 
 
+INTO_INPUT = ("This writes into the input (+=, x[...] = ..., a method ending in _), a tensor that requires grad here: "
+              "autograd refuses, and the caller's x would change too. Never write into an input: compute a new "
+              "tensor (x / norm, torch.where(mask, x, 0)).")
+
+
+def written_into(exc: BaseException) -> str:
+    """Advice for reported(): INTO_INPUT, where autograd refused an in-place write into the input."""
+    refused = "a leaf Variable that requires grad is being used in an in-place operation" in str(exc)
+    return INTO_INPUT if isinstance(exc, RuntimeError) and refused else ""
+
+
 @contextmanager
 def explains_mask_operators(what: str):
     """The lesson's advice where PyTorch's error names a pitfall of Python's operators on masks:
     bool() of a tensor (`and`, `or`, `not`, `if`, a chained comparison), `-` on a bool tensor."""
     __tracebackhide__ = True
-    with reported(what), explained(
+    with reported(what, advice=written_into), explained(
             what, when="Boolean value of Tensor",
             advice="This is Python's `and`, `or`, `not` (or an `if`, or a chained comparison like a < x < b) on a "
             "tensor: they call bool() on it. Combine masks with &, |, ~ and pick values with torch.where."):
@@ -120,8 +131,8 @@ def slicing_loop(x: torch.Tensor) -> torch.Tensor:
 
 BUILTIN_SUM = ("This is Python's built-in sum(): it iterates over the tensor, one row at a time, and the sum of "
                "no rows is its start value, the int 0. Use PyTorch's reduction over dim 0.")
-NARROW_SUM = ("This is a sum kept in the input's dtype (a dtype= argument, or a running total that starts as a row "
-              "of x): a bool sum is True/False instead of a count, and int8 or uint8 sums wrap around. PyTorch's sum, "
+NARROW_SUM = ("This is a sum kept in the input's dtype (a dtype= argument, or a running total made in x's dtype: a row "
+              "of x, x.new_zeros, torch.zeros_like): a bool sum is True/False instead of a count, and int8 or uint8 sums wrap around. PyTorch's sum, "
               "given no dtype, already gives int64 for bool and integers.")
 
 
@@ -330,7 +341,7 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     __tracebackhide__ = True
     kwargs = {} if eps is None else {"eps": eps}
     eps = 1e-12 if eps is None else eps
-    with reported(what):
+    with reported(what, advice=written_into):
         try:
             with not_calling_F_normalize(what):
                 out = lesson.normalize_rows(x, **kwargs)
@@ -341,7 +352,7 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     if error is not None:
         if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
             fail(f"{what} raised {quoted(error)}. {KEEPDIM}")
-        with reported(what):
+        with reported(what, advice=written_into):
             raise error
     wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
     if wrong is None:
@@ -411,7 +422,9 @@ def test_zero_rows_have_finite_gradients(lesson):
     x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0], [0.0, -3.0, 4.0]], requires_grad=True)
     upstream = seeded(3, 3, seed=6)
     what = "the gradient of normalize_rows(x) at x with a zero row"
-    out = lesson.normalize_rows(x)
+    with reported("normalize_rows(x) for x = [[0., 0., 0.], [1., 2., 2.], [0., -3., 4.]] that requires grad",
+                  advice=written_into):
+        out = lesson.normalize_rows(x)
     got = grad_of(out, x, what, upstream)
     if not bool(torch.isfinite(got).all()):
         if not bool(torch.isfinite(out.detach()).all()):
@@ -464,7 +477,7 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
 def test_normalize_rows_does_not_call_F_normalize(lesson):
     x = seeded(3, 4, seed=18).requires_grad_()
     what = "normalize_rows(x) for x of shape (3, 4)"
-    with not_calling_F_normalize(what):
+    with reported(f"{what} that requires grad", advice=written_into), not_calling_F_normalize(what):
         out = lesson.normalize_rows(x)
     with not_calling_F_normalize(f"the backward of {what}"):
         grad_of(out, x, f"the gradient of {what}")
@@ -473,7 +486,9 @@ def test_normalize_rows_does_not_call_F_normalize(lesson):
 def test_normalize_rows_gradcheck_float64(lesson):
     x = seeded(3, 4, dtype=torch.float64, seed=7).requires_grad_()
     what = f"normalize_rows(x) for x of {describe(x)}"
-    grad_of(lesson.normalize_rows(x), x, what)  # the clear message first
+    with reported(f"{what} that requires grad", advice=written_into):
+        out = lesson.normalize_rows(x)
+    grad_of(out, x, what)  # the clear message first
     gradients_agree(lambda t: lesson.normalize_rows(t), (x,), what)
 
 
@@ -496,8 +511,9 @@ def masked_tolerance(x, mask):
 
 MULTIPLIED = ("This is multiplying by the mask: an unselected inf or nan times 0 is nan, which spreads through the "
               "sum (and the gradient). Select with torch.where(mask, x, 0) instead.")
-EMPTY_SLICE = ("This is the mean of a slice with nothing selected, 0 / 0 = nan: a slice with no True gives 0. "
-               "Divide the masked sum by the count kept at 1 or above (clamp_min(1)).")
+EMPTY_SLICE = ("This is the mean of a slice with nothing selected: 0 / 0, like the mean of no entries (x[mask].mean(), "
+               "nanmean), is nan, and a slice with no True gives 0. Sum the selected entries and count them yourself, "
+               "and divide by the count kept at 1 or above (clamp_min(1)).")
 FLATTENED = ("This is x[mask].mean(): boolean indexing flattens the selection into one row, so one number comes "
              "back for the whole tensor and `dim` is ignored. Keep the shape: torch.where(mask, x, 0) summed along "
              "`dim`, divided by mask.sum(dim).")
@@ -675,7 +691,9 @@ def test_masked_mean_gradient_is_one_over_the_count(lesson):
     x = seeded(3, 4, seed=10).requires_grad_()
     mask = torch.tensor([[True, True, False, True], [False] * 4, [False, True, False, False]])
     what = f"the gradient of masked_mean(x, mask, dim=-1) for x of {describe(x)} and a mask with 3, 0 and 1 True per row"
-    got = grad_of(lesson.masked_mean(x, mask, -1), x, what)
+    with reported(f"masked_mean(x, mask, dim=-1) for x of {describe(x)} that requires grad", advice=written_into):
+        out = lesson.masked_mean(x, mask, -1)
+    got = grad_of(out, x, what)
     expected = torch.tensor([[1 / 3, 1 / 3, 0, 1 / 3], [0.0] * 4, [0, 1.0, 0, 0]])
     assert_close(got, expected, what=what)
 

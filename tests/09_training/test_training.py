@@ -539,8 +539,11 @@ def test_train_epoch_matches_a_plain_loop(lesson, start):
                         "(to None) before each backward.", pytrace=False)
     assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
     if type(got) is not float or got != pytest.approx(expected, rel=1e-6):
+        tensor = (" A tensor keeps its dtype and device (and a graph, unless detached): add loss.item() * batch size "
+                  "per batch, Python floats, and return their sum over the number of samples."
+                  if isinstance(got, torch.Tensor) else "")
         pytest.fail(f"{what} returned {number(got)}, expected the mean over samples {number(expected)} as a Python float."
-                    + mean_pitfall(got, losses, expected), pytrace=False)
+                    + (tensor or mean_pitfall(got, losses, expected)), pytrace=False)
 
 
 def regression_batches() -> list:
@@ -606,9 +609,14 @@ def elsewhere(batches: list) -> list:
 
 def watch_batches(model: nn.Module, loss_fn=LOSS):
     """(seen, loss_fn): seen['inputs'] and seen['targets'] collect whether each reached the model
-    and loss_fn still on the other device."""
-    seen = {"inputs": [], "targets": []}
-    model.register_forward_pre_hook(lambda m, args: seen["inputs"].append(isinstance(args[0], Elsewhere)))
+    and loss_fn still on the other device, seen['training'] whether the model was in training mode."""
+    seen = {"inputs": [], "targets": [], "training": []}
+
+    def watching_model(m, args):  # returns None: the inputs go on as they are
+        seen["inputs"].append(isinstance(args[0], Elsewhere))
+        seen["training"].append(m.training)
+
+    model.register_forward_pre_hook(watching_model)
 
     def watching_loss(outputs, targets):
         seen["targets"].append(isinstance(targets, Elsewhere))
@@ -666,8 +674,8 @@ def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
     reference, losses = MOVED_RUNS["train_epoch"](), []
     expected = reference_epoch(reference, two_batches(), sgd(reference), losses=losses)
     if got != pytest.approx(expected, rel=1e-6):
-        pytest.fail(f"{what} moved every batch there, but returned {number(got)}, expected {number(expected)} (the mean loss "
-                    f"over the samples)." + mean_pitfall(got, losses, expected), pytrace=False)
+        pytest.fail(f"{what} returned {number(got)}, expected {number(expected)} (the mean loss over the samples)."
+                    + mean_pitfall(got, losses, expected), pytrace=False)
 
 
 class SpareHead(nn.Module):
@@ -710,10 +718,15 @@ def test_train_epoch_sets_gradients_to_none(lesson):
             "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
         )
     if not torch.equal(spare, torch.ones(CLASSES)):
-        pytest.fail((
-            f"{what}: it moved to {number(spare.tolist())} from {number(torch.ones(CLASSES).tolist())}; a parameter "
-            "whose grad is None must not be stepped"
-        ), pytrace=False)
+        moved = f"{what}: it moved to {number(spare.tolist())} from {number(torch.ones(CLASSES).tolist())}"
+        once = torch.full((CLASSES,), 1 - 0.1 * (100 + 0.1 * 1))  # one SGD step on the stale grad, with weight decay
+        if torch.allclose(spare, once):
+            pytest.fail(f"{moved}, one SGD step on the stale .grad of 100 it held on entry. Clear the gradients before "
+                        "each backward, the first one too (optimizer.zero_grad(), set_to_none=True by default): then "
+                        "a parameter the forward never uses keeps grad None, and a grad of None is not stepped.",
+                        pytrace=False)
+        pytest.fail(f"{moved}: a parameter the forward never uses gets no gradient, and with its .grad cleared to "
+                    "None (optimizer.zero_grad()) the optimizer leaves it where it is.", pytrace=False)
 
 
 class Probe(torch.autograd.Function):
@@ -898,8 +911,11 @@ def test_evaluate_moves_every_batch_to_the_device(lesson, device):
     expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches(), losses=losses)
     if got != pytest.approx(expected, rel=1e-6):
         pitfall = mean_pitfall(got[0], losses, expected[0]) if isinstance(got, (list, tuple)) and got else ""
-        pytest.fail(f"{what} moved every batch there, but returned {number(got)}, expected {number(expected)} (the mean loss "
-                    "over the samples, the accuracy)." + pitfall, pytrace=False)
+        if any(seen["training"]):  # dropout on: the pitfall, whatever the mean
+            pitfall = (f"\nThe model ran in training mode on {sum(seen['training'])} of {len(seen['training'])} batches "
+                       "(dropout on). Switch it to eval mode (model.eval()) for the evaluation.")
+        pytest.fail(f"{what} returned {number(got)}, expected {number(expected)} (the mean loss over the samples, the "
+                    "accuracy)." + pitfall, pytrace=False)
 
 
 def frozen_batchnorm(model: nn.Module) -> nn.Module:

@@ -371,8 +371,17 @@ def limits_pitfall(name: str, got: float, want: float, e: int, m: int) -> str:
 def limits_of(lesson, e: int, m: int, what: str = ""):
     """lesson.float_limits(e, m), an error told with the call and `what` (the inputs' story)."""
     __tracebackhide__ = True
-    with reported(f"float_limits({e}, {m}){what}"):
+    with reported(f"float_limits({e}, {m}){what}", advice=past_float64):
         return lesson.float_limits(e, m)
+
+
+def past_float64(exc: BaseException) -> str:
+    """Advice for reported(): an OverflowError, a value past the largest Python float."""
+    if not isinstance(exc, OverflowError):
+        return ""
+    return ("A Python float is a float64, so it stops at about 1.8e308: a step past that (2.0 ** 1024 for float64's "
+            "own widths) overflows. The largest finite number is (2 - eps) * 2.0 ** bias, which fits: compute "
+            "that, not a power of two above it.")
 
 
 def check_limits(got, expected, call: str, source: str, e: int | None = None, m: int | None = None) -> None:

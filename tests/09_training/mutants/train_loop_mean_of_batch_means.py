@@ -1,7 +1,7 @@
 """A train_epoch of its own that moves every batch but returns the mean of the batch means: the test of moving
 batches must name that mean, not leave the learner looking at how batches are moved."""
 
-EXPECT = r"with batches on another device moved every batch there, but returned .*mean of the batch means: batches of 16 and 24"
+EXPECT = r"with batches on another device returned .*mean of the batch means: batches of 16 and 24"
 
 
 def train_epoch(model, loader, optimizer, loss_fn, device):
