@@ -14,6 +14,7 @@ from torch.testing import _comparison
 from grader.quoting import OBSERVATIONS
 
 DIFFER, GOT = OBSERVATIONS  # how a comparison opens what it saw (the plugin tells it from advice)
+DIGITS = 5  # the significant digits of a number in a message, wherever it is shown
 
 # (rtol, atol) for results a correct implementation computes in a different order than the
 # reference: a few units in the last place of each dtype.
@@ -144,8 +145,8 @@ def _values(actual, expected, tolerance: dict) -> str | None:
     off = None if isinstance(mine, bool) else abs(mine - theirs)
     allowed = atol + rtol * abs(theirs)
     how = ""
-    if off is not None and off == off and off != float("inf"):
-        how = f" (off by {_plain(off, 4)}; allowed {_plain(allowed, 2)})" if allowed else f" (off by {_plain(off, 4)})"
+    if off is not None and off == off and off != float("inf"):  # a tolerance is a bound: two digits say it
+        how = f" (off by {number(off)}; allowed {number(allowed, 2)})" if allowed else f" (off by {number(off)})"
     if a.numel() == 1:  # the call's line names the shape: one value needs no index
         return f"{GOT}{got}; expected {want}{how}."
     # The same words whatever the count: a failure on 1 value and one on 3 read alike, and group.
@@ -163,26 +164,44 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
 
 
 def apart(mine, theirs) -> tuple[str, str]:
-    """Two values as a message sets them side by side (got, expected), with the digits it takes
-    to tell them apart and show by how much they differ (5 significant at least, and every digit
-    before the point), a float always written as one (2.0, not 2)."""
+    """Two values as a message sets them side by side (got, expected): each as `number` writes it,
+    with more digits where it takes them to tell the two apart and show by how much they differ,
+    and, where both have the same digits before the point, as many after it ("1.5820", "1.5817")."""
     if not (isinstance(mine, float) or isinstance(theirs, float)):
         return str(mine), str(theirs)
     gap = mine - theirs
-    for digits in range(5, 18):
-        got, want = _plain(mine, digits, point=True), _plain(theirs, digits, point=True)
+    for digits in range(DIGITS, 18):
+        got, want = number(mine, digits), number(theirs, digits)
         shown = float(got) - float(want)
         if got != want and (gap != gap or abs(gap) == float("inf") or abs(shown - gap) <= 0.1 * abs(gap)):
             break
-    return got, want
+    return _aligned(got, want)
 
 
-def _plain(value: float, digits: int, point: bool = False) -> str:
-    """`value` with `digits` significant digits, and below 1e9 every digit before the point and
-    two after it (10000.69, not 1e+04 or 10001); `point`: a whole number as a float (2.0)."""
-    whole = len(str(int(abs(value)))) + 2 if value == value and 1 <= abs(value) < 1e9 else 0
-    text = f"{value:.{max(digits, whole)}g}"
-    return text if not point or any(c in text for c in ".ein") else f"{text}.0"
+def number(value, digits: int = DIGITS) -> str:
+    """A number as every message writes it: an int as it is; a float to `digits` significant
+    digits (below 1e6, every digit before the point and two after it: 10000.69, where the 0.69
+    may be the point), always written as a float (2.0), with an exponent from 1e6 up and below
+    1e-4 (1.1688e+08, 2.5e-07)."""
+    if not isinstance(value, float):
+        return str(value)
+    if value == value and 1 <= abs(value) < 1e6:
+        digits = max(digits, len(str(int(abs(value)))) + 2)
+    text = f"{value:.{digits}g}"
+    return text if any(c in text for c in ".ein") else f"{text}.0"
+
+
+def _aligned(got: str, want: str) -> tuple[str, str]:
+    """`got` and `want` with as many digits after the point where their digits before it (and
+    their exponents) are alike, so that digits compare column by column: "1.582" beside "1.5817"
+    reads "1.5820"."""
+    (g, _, g_exp), (w, _, w_exp) = got.partition("e"), want.partition("e")
+    (g_int, g_point, g_frac), (w_int, w_point, w_frac) = g.partition("."), w.partition(".")
+    if not (g_point and w_point) or g_exp != w_exp or len(g_int.lstrip("-")) != len(w_int.lstrip("-")):
+        return got, want
+    width = max(len(g_frac), len(w_frac))
+    exponent = f"e{g_exp}" if g_exp else ""
+    return f"{g_int}.{g_frac.ljust(width, '0')}{exponent}", f"{w_int}.{w_frac.ljust(width, '0')}{exponent}"
 
 
 def fail(message: str) -> None:
@@ -256,10 +275,10 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
 
 
 def numbers(values) -> str:
-    """Numbers as a message lists them, each to 4 significant digits: "[0.9545, -0.8737, 1]" for a
-    list or a tensor (its values in order, whatever its shape)."""
+    """Numbers as a message lists them, each as `number` writes it: "[0.95452, -0.87371, 1.0]" for
+    a list or a tensor of floats (its values in order, whatever its shape), "[1, 2]" for ints."""
     flat = values.detach().flatten().tolist() if isinstance(values, torch.Tensor) else list(values)
-    return f"[{', '.join(f'{float(v):.4g}' for v in flat)}]"
+    return f"[{', '.join(number(v) for v in flat)}]"
 
 
 def dtype_name(dtype: torch.dtype) -> str:

@@ -220,27 +220,34 @@ _NAN, _INF = float("nan"), float("inf")
 
 
 @pytest.mark.parametrize(("actual", "expected", "told"), [
-    (torch.tensor(0.6931), torch.tensor(1000.6931), "got 0.6931; expected 1000.69 (off by 1000; allowed 0.0013)."),
-    (1.0, 2.0, "got 1.0; expected 2.0 (off by 1; allowed 1.3e-05)."),
+    (torch.tensor(0.6931), torch.tensor(1000.6931), "got 0.6931; expected 1000.69 (off by 1000.0; allowed 0.0013)."),
+    (1.0, 2.0, "got 1.0; expected 2.0 (off by 1.0; allowed 1.3e-05)."),
     (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]),
-     "values that differ: 1 of 2; the worst is at index (1,): got 2.0, expected 3.0 (off by 1; allowed 1.4e-05)."),
+     "values that differ: 1 of 2; the worst is at index (1,): got 2.0, expected 3.0 (off by 1.0; allowed 1.4e-05)."),
     (torch.tensor([[0.0, _NAN], [1.0, 9.0]]), torch.tensor([[0.5, 0.25], [1.0, 2.0]]),  # a NaN before a larger gap
      "values that differ: 3 of 4; the worst is at index (0, 1): got nan, expected 0.25."),
     (torch.tensor([_INF, 1.0]), torch.tensor([2.0, 1.0]), "values that differ: 1 of 2; the worst is at index (0,): got inf, expected 2.0."),
     (torch.tensor([1, 2]), torch.tensor([1, 3]), "values that differ: 1 of 2; the worst is at index (1,): got 2, expected 3 (off by 1)."),
     (torch.tensor([True]), torch.tensor([False]), "got True; expected False."),
-    # every digit before the point: 10000.69 is the shift plus log 2, not "1e+04" or "10001"
+    # below 1e6 every digit before the point: 10000.69 is the shift plus log 2, not "1e+04" or "10001"
     (torch.tensor([0.6931, 0.0]), torch.tensor([10000.6931, 0.0]),
-     "values that differ: 1 of 2; the worst is at index (0,): got 0.6931, expected 10000.69 (off by 10000; allowed 0.013)."),
-    (torch.tensor(3.0), torch.tensor(196608.0), "got 3.0; expected 196608.0 (off by 196605; allowed 0.26)."),  # 3 * 65536
+     "values that differ: 1 of 2; the worst is at index (0,): got 0.6931, expected 10000.69 (off by 10000.0; allowed 0.013)."),
+    (torch.tensor(3.0), torch.tensor(196608.0), "got 3.0; expected 196608.0 (off by 196605.0; allowed 0.26)."),  # 3 * 65536
+    # from 1e6 up, an exponent, as in every other message (not 116876008.0 beside 1.0486e+06)
+    (torch.tensor(-116876008.0, dtype=torch.float64), torch.tensor(-0.0058252, dtype=torch.float64),
+     "got -1.1688e+08; expected -0.0058252 (off by 1.1688e+08; allowed 1e-07)."),
+    # the same digits before the point: as many after it, so the digits compare column by column
+    (torch.tensor(1.582, dtype=torch.float64), torch.tensor(1.5817, dtype=torch.float64),
+     "got 1.5820; expected 1.5817 (off by 0.0003; allowed 2.6e-07)."),
     # digits enough that the values shown differ by about what "off by" says
     (torch.tensor(-0.13333325, dtype=torch.float64), torch.tensor(-0.1333335, dtype=torch.float64),
-     "got -0.13333325; expected -0.1333335 (off by 2.5e-07; allowed 1.1e-07)."),
+     "got -0.13333325; expected -0.13333350 (off by 2.5e-07; allowed 1.1e-07)."),
     (torch.ones(4, 4), torch.ones(4), "got shape (4, 4); expected shape (4,)."),
     (torch.ones(2), torch.ones(2, dtype=torch.float16), "got float32; expected float16."),
     (1, 2.0, "got 1 (int); expected 2.0 (float)."),
     (torch.tensor([1.0000001]), torch.tensor([1.0]), None),  # within float32's tolerance
-], ids=["scalar", "number", "one of two", "nan first", "inf", "int", "bool", "large", "whole", "close digits",
+], ids=["scalar", "number", "one of two", "nan first", "inf", "int", "bool", "large", "whole", "exponent", "aligned",
+        "close digits",
         "shape", "dtype", "type", "close"])
 def test_assert_close_says_which_side_is_the_learners_and_the_worst_element(actual, expected, told):
     """One float format for values and tolerances, the learner's value first, named as theirs:
@@ -487,7 +494,7 @@ def test_assert_close_explains_a_failure_only_when_the_explanation_matches():
         assert_close(torch.ones(2), torch.zeros(2), what="f(x)", explain=lambda: "The pitfall: its fix.")
     with pytest.raises(AssertionError) as plain:
         assert_close(torch.ones(2), torch.zeros(2), what="f(x)", explain=lambda: "")  # not that pitfall's signature
-    assert str(plain.value).endswith("(off by 1; allowed 1e-05).")
+    assert str(plain.value).endswith("(off by 1.0; allowed 1e-05).")
     assert_close(torch.ones(2), torch.ones(2), explain=lambda: pytest.fail("explain runs only on a failure"))
 
 
