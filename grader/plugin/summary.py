@@ -6,8 +6,9 @@ section of their own. Failures are the same when they are the same error at the 
 the learner's code (the kit's message for it included), or the same message, once numbers, the
 tests' parameters (the parts of their ids in brackets, but a name of the learner's module) and
 a property test's example are left out: a message that differs only in a size, a tolerance or
-a dtype is one failure to the learner. A line of advice that an earlier section gave word for
-word (a pitfall and its fix, seen on another input) points there instead of being told again.
+a dtype is one failure to the learner, unless its advice names another dtype. A line of advice
+that an earlier section gave word for word (a pitfall and its fix, seen on another input) points
+there instead of being told again.
 At the end, each reason tests were skipped for, once, with a count; and when every test run
 passes, whether that was a whole lesson and where to go next."""
 
@@ -119,7 +120,11 @@ class _SharedFailures:
                 (failure.exception, failure.where, *(_alike(line, parameters) for line in last))
                 if failure.where and not handled else None,
                 (failure.exception, _alike(text, parameters))]
-        keys = [key for key in keys if key is not None]
+        # Advice for another dtype is another failure ("cast back to float16"), though the dtype
+        # is left out of the rest as a parameter of the tests.
+        dtypes = tuple(m.group() for line in text.splitlines() if _advice(line) and not line.endswith(":")
+                       for m in _DTYPE.finditer(line))
+        keys = [(*key, dtypes) for key in keys if key is not None]
         group = next((self.groups[key] for key in keys if key in self.groups), [])
         for key in keys:
             self.groups.setdefault(key, group)
@@ -151,6 +156,8 @@ def _opening(line: str) -> str:
         return stop.group() + " ..."
     cut = re.match(r"^.{40,50}?(?=\s)", line)
     return cut.group() + " ..." if cut else line
+
+_DTYPE = re.compile(r"\b(?:b?float|u?int|complex)\d+\b")  # a dtype as messages name it
 
 _EXAMPLE = re.compile(rf"^(?:Falsifying |Failing |{failures.EXAMPLE})", re.MULTILINE)  # hypothesis's example
 

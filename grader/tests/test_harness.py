@@ -384,6 +384,34 @@ def test_advice_two_different_failures_share_is_told_in_the_first_and_pointed_to
     assert result.stdout.str().count("check the factor, not the input.") == 1
 
 
+def test_failures_whose_advice_names_another_dtype_are_told_apart(kit):
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return x * k", "return x * (k + 1)"))
+    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+        import pytest
+
+
+        @pytest.mark.parametrize("dtype", ["float16", "float64"])
+        def test_cast(lesson, dtype):
+            pytest.fail(f"cast(x) for x of {dtype} returned float32:\\nThe result must keep the input's dtype: "
+                        f"compute in float32 if you must, then cast back to {dtype} with .to(x.dtype) before returning.",
+                        pytrace=False)
+
+
+        @pytest.mark.parametrize("dtype", ["float16", "float64"])
+        def test_sum(lesson, dtype):
+            pytest.fail(f"sum(x) for x of {dtype} returned 3.0; expected 6.0:\\nSum over every element of x, "
+                        "not over its first row alone: the reduction takes dim=None to mean every dimension.",
+                        pytrace=False)
+    """))
+    result = run(kit, "exercises/98_demo")
+    assert_outcomes(result, failed=4)
+    out = result.stdout.str().split("short test summary")[0]
+    # "cast back to float16" and "cast back to float64" are two things to do: two sections
+    assert "_ test_cast[float16] _" in out and "_ test_cast[float64] _" in out, out
+    # where the dtype is only the input's, the failure is one
+    assert "(The same failure, each on its own input, in 1 more test: test_sum[float64].)" in out, out
+
+
 def test_a_property_tests_failure_names_its_example_without_the_lesson_module(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a + b + (a > 2)"))
     (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
