@@ -29,8 +29,8 @@ PITFALLS = (
     # grad: a parameter updated outside no_grad, or an input written into.
     Pitfall(re.compile(r"^RuntimeError: a leaf Variable that requires grad is being used in an in-place operation"),
             "This is an in-place operation (+=, x[...] = ..., a method ending in _) on a tensor that requires grad, "
-            "which autograd refuses: update a parameter inside `with torch.no_grad():`; otherwise compute a new "
-            "tensor (x = x + 1) instead of writing into this one."),
+            "which autograd refuses. Into an input: compute a new tensor (x = x + 1) instead of writing into it; "
+            "a parameter you update by hand: update it inside `with torch.no_grad():`."),
     # nn.Module's own refusal: a parameter or submodule assigned before the base class set up its registries.
     Pitfall(re.compile(r"^AttributeError: cannot assign (?:parameters|module|buffer)s? before Module\.__init__\(\) call"),
             "Call super().__init__() first in your module's __init__, before assigning any parameter or layer: "
