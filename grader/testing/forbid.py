@@ -7,6 +7,8 @@ a method call cannot slip through; and a matmul under autocast shows the dtype i
 
 from __future__ import annotations
 
+import ast
+import linecache
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -184,6 +186,39 @@ def _note_sources(called: set[tuple[tuple[Path, ...], str]], find, finding: str)
         if found := find(files, function):
             where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
             note_review(f"the source of {function} " + finding.format(where=where))
+
+
+def lines_naming(lesson, function: str, ops: Iterable[str]) -> list[str]:
+    """The learner's lines in whose source `function` (or what it reaches by name) names a
+    built-in that runs one of the aten `ops`, as a traceback shows them ("exercises/07_stable/
+    stable.py:12: in logsumexp" and the line). None where the spelling is not in the source
+    (built by name at run time): the op count caught it anyway."""
+    files = getattr(lesson, "_kata_sources", None)  # a module in another process: its files
+    if files is None:  # here: the module's file, and a mutant's, whose definitions replace its own
+        own = [f.__code__.co_filename for f in vars(lesson).values()
+               if getattr(f, "__module__", None) == lesson.__name__ and hasattr(f, "__code__")]
+        files = dict.fromkeys([lesson.__file__, *own])
+    shown = []
+    for found in spelled([Path(f) for f in files if f], [function], spellings(ops)):
+        line = linecache.getline(found.file, found.line).strip()
+        if line:
+            shown.append(f"{_relative(found.file)}:{found.line}: in {_defined_in(found.file, found.line)}\n    {line}")
+    return list(dict.fromkeys(shown))
+
+
+def _defined_in(file: str, line: int) -> str:
+    """The name of the innermost function of `file` around `line` ("<module>" outside any)."""
+    around = [node for node in ast.walk(ast.parse("".join(linecache.getlines(file))))
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno]
+    return max(around, key=lambda node: node.lineno).name if around else "<module>"
+
+
+def _relative(file: str) -> str:
+    """`file` as the learner's run names it: from the folder they ran it in, where it is below."""
+    try:
+        return str(Path(file).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return file
 
 
 @contextmanager

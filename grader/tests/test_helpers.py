@@ -145,6 +145,23 @@ def test_the_source_check_reads_a_later_files_definitions_over_an_earlier_ones(t
     assert not spelled([tmp_path / "c.py"], ["f"], frozenset({"unfold"}))
 
 
+def test_a_forbidden_built_in_is_shown_at_the_learners_line_in_the_function_that_spells_it(tmp_path, monkeypatch):
+    import importlib.util
+
+    from grader.testing.forbid import BUILTINS, lines_naming
+
+    (tmp_path / "stable.py").write_text("import torch\n\n\ndef logsumexp(x, dim=-1):\n"
+                                        "    return torch.special.logsumexp(x, dim)\n\n\n"
+                                        "def xent(labels, logits, dim=-1):\n    return logsumexp(logits, dim) - labels\n")
+    spec = importlib.util.spec_from_file_location("stable_for_test", tmp_path / "stable.py")
+    lesson = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lesson)
+    monkeypatch.chdir(tmp_path)  # named as the learner's run names it: from where it ran
+    shown = ["stable.py:5: in logsumexp\n    return torch.special.logsumexp(x, dim)"]
+    assert lines_naming(lesson, "xent", BUILTINS["torch.logsumexp"]) == shown  # reached by name
+    assert lines_naming(lesson, "xent", BUILTINS["torch.softmax"]) == []
+
+
 # A lesson's honest code, which the check of what reaches past it must leave alone.
 HONEST = """
 import os

@@ -79,7 +79,7 @@ from grader.testing import (assert_close, assert_defaults, assert_no_loop, asser
                             quoted, reported, tolerance)
 from grader.testing.differential import assert_same_as
 from grader.testing.errors import raised, raises_the_same
-from grader.testing.forbid import ops_run
+from grader.testing.forbid import lines_naming, ops_run
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
 
 INF = float("inf")
@@ -145,12 +145,11 @@ def checked(fn, name, what, *watched, forbidding=True, lesson=None):
         if used:
             builtins = " and ".join(dict.fromkeys(FORBIDDEN_OPS[op] for op in sorted(used)))
             via = " (inside your logsumexp, which it calls)" if _only_through_own_logsumexp(lesson, name, used, fn, args, kwargs) else ""
-            pytest.fail(
-                f"{what} calls {builtins}{via}, which this lesson asks you to write yourself from exp, log, max and sum, "
-                "as the lesson text shows (any spelling of the built-in is caught: a Tensor method, torch.special, "
-                "torch.nn.functional, an nn module).",
-                pytrace=False,
-            )
+            lines = lines_naming(lesson, name, used) if lesson is not None else []
+            where = ":\n" + "\n".join(lines) if lines else (
+                " (any spelling of the built-in is caught: a Tensor method, torch.special, torch.nn.functional, an nn module).")
+            fail(f"{what} calls {builtins}{via}, which this lesson asks you to write yourself from exp, log, max and sum, "
+                 f"as the lesson text shows{where}")
         for t, old in zip(inputs, before):
             assert_close(t.detach(), old, what=f"an input of {what} after the call (the caller's tensor must not "
                          f"change: no in-place `-=` or `sub_` on it; write `{PARAMETER[name]} = {PARAMETER[name]} - shift`)")
