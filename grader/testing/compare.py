@@ -175,7 +175,7 @@ def apart(mine, theirs) -> tuple[str, str]:
         shown = float(got) - float(want)
         if got != want and (gap != gap or abs(gap) == float("inf") or abs(shown - gap) <= 0.1 * abs(gap)):
             break
-    return _aligned(got, want)
+    return _aligned(mine, theirs, got, want)
 
 
 def number(value, digits: int = DIGITS) -> str:
@@ -191,17 +191,21 @@ def number(value, digits: int = DIGITS) -> str:
     return text if any(c in text for c in ".ein") else f"{text}.0"
 
 
-def _aligned(got: str, want: str) -> tuple[str, str]:
-    """`got` and `want` with as many digits after the point where their digits before it (and
-    their exponents) are alike, so that digits compare column by column: "1.582" beside "1.5817"
-    reads "1.5820"."""
-    (g, _, g_exp), (w, _, w_exp) = got.partition("e"), want.partition("e")
-    (g_int, g_point, g_frac), (w_int, w_point, w_frac) = g.partition("."), w.partition(".")
-    if not (g_point and w_point) or g_exp != w_exp or len(g_int.lstrip("-")) != len(w_int.lstrip("-")):
+def _aligned(mine: float, theirs: float, got: str, want: str) -> tuple[str, str]:
+    """`got` and `want` (`mine` and `theirs` as `number` wrote them) with as many decimals, where
+    both are written without an exponent, with the same count of digits before the point, and
+    the shorter was cut by the digits shown (1.582 beside 1.5817 reads 1.5820; 0.2 stays 0.2)."""
+    if any(c in text for text in (got, want) for c in "ein") or 0.0 in (mine, theirs):
         return got, want
-    width = max(len(g_frac), len(w_frac))
-    exponent = f"e{g_exp}" if g_exp else ""
-    return f"{g_int}.{g_frac.ljust(width, '0')}{exponent}", f"{w_int}.{w_frac.ljust(width, '0')}{exponent}"
+    (g_int, _, g_frac), (w_int, _, w_frac) = got.partition("."), want.partition(".")
+    if len(g_int.lstrip("-")) != len(w_int.lstrip("-")) or len(g_frac) == len(w_frac):
+        return got, want
+    decimals = max(len(g_frac), len(w_frac))
+    if len(g_frac) < decimals and len((g_int + g_frac).lstrip("-0")) >= DIGITS - 1:
+        got = f"{mine:.{decimals}f}"
+    if len(w_frac) < decimals and len((w_int + w_frac).lstrip("-0")) >= DIGITS - 1:
+        want = f"{theirs:.{decimals}f}"
+    return got, want
 
 
 def fail(message: str) -> None:
