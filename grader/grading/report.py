@@ -31,16 +31,25 @@ TEMPLATE = Path(__file__).with_name("report.html.j2")
 # How many of a lesson's most frequent failure messages the report lists.
 TOP_FAILURES = 8
 
-# What varies between students making the same mistake: addresses, paths, numbers.
+# The characters of a message the report reads and shows: a student's code writes its messages,
+# and may make one a mebibyte long.
+SHOWN = 4_000
+
+# What varies between students making the same mistake: addresses, paths, numbers. Each pattern
+# starts a match only where a word, a path or a number begins, and tries each start once: the
+# time is linear in the message's length, whatever the message.
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.~-]*/)+([\w.-]+)")
-_COPY = re.compile(rf"/\S*?{re.escape(SCRATCH_PREFIX)}[^/\s]*/[^/\s]+/kit/")
+_PATH = re.compile(r"(?<![\w.~/-])(?:[A-Za-z]:)?(?:[\w.~-]*/)+([\w.-]+)")
+_COPY = re.compile(rf"(?<![^\s\"'(=:])(?:/[^/\s]+)*?/{re.escape(SCRATCH_PREFIX)}[^/\s]*/[^/\s]+/kit/")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
 
 
 def readable(message: str) -> str:
     """`message` without the grading copy's folder in the paths it names (a run's own, the same
-    file for every student): `exercises/98_demo/demo.py`, as the student knows it."""
+    file for every student): `exercises/98_demo/demo.py`, as the student knows it; past SHOWN
+    characters, cut, saying how much was left out."""
+    if len(message) > SHOWN:
+        message = f"{message[:SHOWN]}… ({len(message) - SHOWN:,} more characters)"
     return _COPY.sub("", message)
 
 

@@ -79,6 +79,21 @@ def test_failures_are_grouped_by_what_the_students_share() -> None:
     assert "<svg" in render(records)
 
 
+@pytest.mark.parametrize("line", ["a" * 2**20, "/a" * 2**19, "/kata-grade-" * 87_382, ' "/x' * 2**18, "1." * 2**19],
+                         ids=["word", "slashes", "copies", "paths", "digits"])
+def test_a_mebibyte_line_is_read_in_linear_time_and_shown_cut(line: str) -> None:
+    """A student's code writes its messages (a 6,000-character source line in a traceback took
+    minutes with the patterns before). Each pattern on the whole line, uncut, ends at once where
+    a quadratic one would take hours: the suite's per-test limit stops a regression."""
+    from grader.grading.report import _ADDRESS, _COPY, _NUMBER, _PATH, SHOWN, readable
+
+    for pattern in (_ADDRESS, _COPY, _NUMBER, _PATH):
+        pattern.sub("", line)
+    shown = readable(line)
+    assert len(shown) < SHOWN + 40 and shown.endswith("more characters)"), shown[-60:]
+    normalise(shown)
+
+
 def test_three_shards_merge_into_the_class_csv_and_report_of_one_run(graded: dict) -> None:
     """Each shard a process of its own, then --merge: the same class.csv as the one run, and the
     same report.html but for how long each run took."""
