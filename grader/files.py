@@ -71,13 +71,58 @@ def files_under(folder: Path, *, max_depth: int) -> tuple[list[Path], bool]:
 
 def read_regular(path: Path) -> bytes | None:
     """The bytes of `path` if it is a regular file; None for a link, a FIFO, a device, a folder
-    or nothing (opened without following a link or blocking, so a FIFO cannot hang the reader)."""
+    or nothing. What `path` is, is looked at before it is opened: a FIFO or a device is never
+    opened (which a writer on the other side would see), a link never followed."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    try:
+        return _read_opened(fd, None)
+    finally:
+        os.close(fd)
+
+
+def read_beneath(root: Path, path: str, limit: int) -> bytes | None:
+    """The first `limit` bytes of `path` (absolute) if it is a regular file beneath the folder
+    `root`, reached from `root` one name at a time without following a link or going up; else
+    None. Nothing but the file itself is opened for reading, and only once it is known to be a
+    regular file: a path a student's code names (a FIFO, a device, a link out of its folder)
+    cannot make the reader block, take a terminal, or read outside `root`."""
+    try:
+        names = Path(path).relative_to(root).parts
+    except ValueError:
+        return None
+    if not names or any(name in ("..", ".") for name in names) or "\0" in path:
+        return None
+    try:
+        fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        for name in names:
+            inner = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return _read_opened(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_opened(fd: int, limit: int | None) -> bytes | None:
+    """The bytes of the file an O_PATH `fd` holds, if it is a regular file (and no larger than
+    `limit`); it is opened for reading through /proc, the same file, not its name again."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
+        return None
+    try:
+        readable = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(readable, "rb") as f:
+        return f.read() if limit is None else f.read(limit + 1)[:limit]
 
 
 def _quietly(action, path: str) -> None:

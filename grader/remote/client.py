@@ -16,7 +16,6 @@ import os
 import random
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
+from grader.files import read_beneath
 from grader.plugin.loops import LoopReached
 from grader.plugin.remote import TIMEOUT_MARGIN
 from grader.remote import cputime, server, shared, wire
@@ -77,7 +77,7 @@ class Connection:
         self.kit: Path | None = None  # the kit whose answers timed results are checked against (None: the tests' root)
         self.process = process  # S, when this process started it
         self.to_free: list[int] = []
-        self.roots: tuple[Path, ...] = ()  # the folders of the learner's files (resolved): what an error's frames may name
+        self.roots: tuple[Path, ...] = ()  # the folders of the learner's files: what an error's frames may name
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
         self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
@@ -323,36 +323,28 @@ class _Marker(Exception):
 
 
 MAX_SOURCE = 1 << 20  # bytes of a learner's file read for its lines
-_READ: dict[str, Path] = {}  # the learner's files read so (name as S gave it: the file opened)
+_READ: dict[str, Path] = {}  # the learner's files read so (name as S gave it: the folder it was read beneath)
 
 
 def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
-    """Whether `filename`, named by S, is a regular file of the learner's, under `roots`; its
-    lines are then read once, now, into linecache, where every reader of frames finds them and
-    none opens the path again (S may change what it leads to meanwhile). The file opened is
-    checked, not its name: no link, no device, nothing outside the learner's folders."""
+    """Whether `filename`, named by S, is a regular file of the learner's, beneath one of
+    `roots`; its lines are then read once, now, into linecache, where every reader of frames
+    finds them and none opens the path again (S may change what it leads to meanwhile). Nothing
+    else is opened for reading (grader.files.read_beneath): no link, FIFO or device, nothing
+    outside the learner's folders."""
     if filename in _READ and filename in linecache.cache:  # read already, by this check
-        return any(_READ[filename].is_relative_to(root) for root in roots)
-    if not roots or not filename.startswith("/") or "\0" in filename:
+        return _READ[filename] in roots
+    if not filename.startswith("/"):
         return False
-    try:
-        fd = os.open(filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):
+    for root in roots:
+        data = read_beneath(root, filename, MAX_SOURCE)
+        if data is not None:
+            break
+    else:
         return False
-    try:
-        opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
-        info = os.fstat(fd)
-        if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE
-                or not any(opened.is_relative_to(root) for root in roots)):
-            return False
-        data = os.read(fd, MAX_SOURCE + 1)[:MAX_SOURCE]
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
     lines = data.decode("utf-8", "replace").splitlines(keepends=True)
     linecache.cache[filename] = (len(data), None, lines, filename)  # no mtime: never read again from disk
-    _READ[filename] = opened
+    _READ[filename] = root
     return True
 
 
@@ -766,7 +758,9 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
     if connection.overhead is None and connection.timing:  # before anything of the learner's is in S
         connection.calibrate()
     roots = {source.parent, *([mutant.parent] if mutant else [])}
-    connection.roots = tuple(p.resolve() for p in roots)
+    # S names a file as it was given its path, or resolved: beneath either form (read_beneath
+    # walks from the root by name, so a name's own form decides where it may lead)
+    connection.roots = tuple(dict.fromkeys([*(p.absolute() for p in roots), *(p.resolve() for p in roots)]))
     reply = connection.request({
         "op": "load", "root": str(root), "lesson": name, "stem": stem, "tree": tree,
         "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import pickle
 import time
 
@@ -298,6 +299,33 @@ def test_a_timed_result_is_copied_out_of_shared_memory_only_where_it_lies_and_at
             memory.take({shared._KEY: placed})
 
 
+def test_a_fifo_an_error_names_is_never_opened(tmp_path, monkeypatch):
+    """A FIFO or a device named as an error's file, in the learner's folder or elsewhere, is
+    looked at (O_PATH), never opened to read: a writer waiting on a FIFO's other side would see a
+    reader (a red team's host FIFO was opened 12 times), and a device may block or take a
+    terminal."""
+    from grader.remote import client
+
+    mine = tmp_path / "lesson"
+    mine.mkdir()
+    os.mkfifo(mine / "pipe.py")
+    (mine / "tty.py").symlink_to("/dev/tty")
+    opened, real_open = [], os.open
+
+    def watched(path, flags, *args, **kwargs):
+        if not flags & os.O_PATH:
+            opened.append(str(path))
+        return real_open(path, flags, *args, **kwargs)
+    monkeypatch.setattr(os, "open", watched)
+    for name in ("pipe.py", "tty.py"):
+        assert not client._learners_file(str(mine / name), (mine.resolve(),))
+    assert not client._learners_file("/dev/tty", (mine.resolve(),))
+    assert opened == []
+    (mine / "demo.py").write_text("x = 1\n")
+    assert client._learners_file(str(mine / "demo.py"), (mine.resolve(),))
+    assert len(opened) == 1  # the regular file, once: through /proc, the inode looked at
+
+
 def test_an_errors_frames_name_only_the_learners_files(tmp_path):
     """S names the files of an error's frames; only a regular file under the learner's folder is
     kept, read once into linecache, so that no reader of the traceback here opens any other."""
@@ -321,6 +349,8 @@ def test_an_errors_frames_name_only_the_learners_files(tmp_path):
     assert not client._learners_file(str(elsewhere / "answer.py"), roots)
     assert client._learners_file(str(mine / "demo.py"), roots)
     (mine / "demo.py").write_text("changed\n")  # read once: what S does to it later is not read
+    (mine / "folder").symlink_to(elsewhere)  # a link on the way is not followed either
+    assert not client._learners_file(str(mine / "folder" / "answer.py"), roots)
     assert linecache.getline(str(mine / "demo.py"), 2) == "    raise ValueError('no')\n"
     with pytest.raises(ValueError) as caught:
         client.raise_error({"error": {"type": "ValueError", "name": "ValueError", "message": "no",
