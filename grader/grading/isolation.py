@@ -63,7 +63,7 @@ class View:
     """What one run sees of the filesystem."""
 
     readable: tuple[Path, ...]  # shown read-only, each at its own path
-    hidden: tuple[Path, ...]  # inside those, covered by an empty folder (the kit's solutions/, the class)
+    hidden: tuple[Path, ...]  # inside those or the copy, covered by an empty folder (the kit's solutions/, the class)
     copy: Path  # the grading copy: read-only, at its own path, the run's working directory
     home: Path  # an empty private tmpfs at this path (HOME; TMPDIR is its tmp/)
     mount_root: Path  # where the new root is built: an empty folder, which no run sees
@@ -219,10 +219,7 @@ def _build_root(view: View, run_uid: int, run_gid: int) -> None:
         _mount(real, target, None, MS_BIND | MS_REC, None, f"show {path}")
         _read_only(target)
         shown.append(path)
-    for path in view.hidden:  # an empty folder over what must not be seen, wherever it falls
-        target = root + os.path.normpath(str(path))
-        if os.path.isdir(target):
-            _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555", f"hide {path}")
+    _hide(root, view.hidden)
     _tmpfs(root + "/dev", "mode=0755,size=64k")
     for name in DEVICES:
         open(f"{root}/dev/{name}", "a").close()
@@ -247,6 +244,7 @@ def _build_root(view: View, run_uid: int, run_gid: int) -> None:
     os.makedirs(copy, exist_ok=True)
     _mount(str(view.copy), copy, None, MS_BIND | MS_REC, None, "show the grading copy")
     _read_only(copy)
+    _hide(root, [p for p in view.hidden if _inside(os.path.normpath(str(p)), os.path.normpath(str(view.copy)))])
     old = root + "/.old-root"
     os.mkdir(old)
     _check(libc.syscall(SYSCALLS[platform.machine()]["pivot_root"], root.encode(), old.encode()), "pivot_root")
@@ -344,6 +342,14 @@ def _mount(source: str | None, target: str, kind: str | None, flags: int, data: 
         return None if s is None else s.encode()
 
     _check(_libc().mount(encode(source), target.encode(), encode(kind), flags, encode(data)), what)
+
+
+def _hide(root: str, hidden) -> None:
+    """An empty read-only folder over each of `hidden` that falls inside what is shown so far."""
+    for path in hidden:
+        target = root + os.path.normpath(str(path))
+        if os.path.isdir(target):
+            _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555", f"hide {path}")
 
 
 def _tmpfs(target: str, options: str) -> None:

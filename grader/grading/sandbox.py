@@ -619,7 +619,10 @@ class _Only:
 
 
 def _serve(job: Job, limits: Limits, there, memory: int, processes: bool) -> int:
-    if not _behind_boundary(job, limits):
+    # The code's process sees no test file and no hint: the scenarios it runs come as source
+    # from the tests' process (grader.testing.scenario.source_of).
+    view = job.view and replace(job.view, hidden=(*job.view.hidden, job.view.copy / "tests"))
+    if not _behind_boundary(job, limits, view):
         return 71
     try:  # its CPU time, and its ops, must all be its own processes' (grader.grading.seccomp)
         if not processes:  # (else nothing is timed or recorded there: it keeps only its CPU)
@@ -636,12 +639,13 @@ def _serve(job: Job, limits: Limits, there, memory: int, processes: bool) -> int
     return 0
 
 
-def _behind_boundary(job: Job, limits: Limits) -> bool:
-    """Enter the run's namespaces (unless --trusted) and take its limits; False, said on the
-    log, when the namespaces could not be made."""
-    if job.view is not None:
+def _behind_boundary(job: Job, limits: Limits, view: View | None = None) -> bool:
+    """Enter the run's namespaces (unless --trusted), seeing `view` (the job's, by default),
+    and take its limits; False, said on the log, when the namespaces could not be made."""
+    view = view or job.view
+    if view is not None:
         try:
-            enter(job.view)  # from here on, the run's own namespaces: pid 2, no capabilities
+            enter(view)  # from here on, the run's own namespaces: pid 2, no capabilities
         except Unavailable as error:
             print(f"kata grade: the run's namespaces could not be made: {error}", file=sys.stderr, flush=True)
             return False

@@ -32,6 +32,7 @@ from grader.plugin.loops import LoopReached
 from grader.plugin.remote import TIMEOUT_MARGIN
 from grader.remote import cputime, server, shared, wire
 from grader.testing.forbid import FUNCTIONS_OPEN, OPEN, OpCall
+from grader.testing.scenario import source_of
 from grader.testing.speed import ELSEWHERE, EXCLUDED, READ, TIMING, clock
 
 # The built-in exceptions an error of the code under test may be raised as here. Not
@@ -413,6 +414,7 @@ class RemoteModule(ModuleType):
         connection = self._kata_connection
         try:
             message = {"op": "scenario", "module": self._kata_key, "file": fn.__code__.co_filename, "name": fn.__name__,
+                       "source": source_of(fn),  # what of its test file S runs; S does not see the file
                        "args": wire.plain(args), "kwargs": wire.plain(kwargs), **_recording(connection),
                        "timeout": connection.left(), "defaults": _defaults()}
         except TypeError as exc:  # the kit's test, not the learner's code: say so, do not fall back

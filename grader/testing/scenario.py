@@ -26,7 +26,9 @@ not the function).
 
 from __future__ import annotations
 
+import ast
 import functools
+from pathlib import Path
 from typing import Callable, TypeVar
 
 R = TypeVar("R")
@@ -49,3 +51,51 @@ def beside(fn: Callable[..., R]) -> Callable[..., R]:
 
     scenario._kata_scenario_of = fn  # what the code's process calls: the function, not this wrapper
     return scenario
+
+
+def source_of(fn: Callable) -> str:
+    """The source the code's process runs for the scenario `fn`: of its test file, only `fn` and
+    the top-level definitions and imports it reaches by name, each at its own lines (the rest
+    blank, so that a line number means what it does in the file). The code's process never sees
+    the test file itself: its other tests, expectations and hints stay hidden."""
+    return _source_of(fn.__code__.co_filename, fn.__name__)
+
+
+@functools.lru_cache(maxsize=64)
+def _source_of(file: str, name: str) -> str:
+    text = Path(file).read_text(encoding="utf-8")
+    tree = ast.parse(text, file)
+    defining: dict[str, list[ast.stmt]] = {}
+    for node in tree.body:
+        for defined in _names_defined(node):
+            defining.setdefault(defined, []).append(node)
+    kept = [node for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
+    wanted, seen = [name], set()
+    while wanted:
+        for node in defining.get(wanted.pop(), []):
+            if node not in kept:
+                kept.append(node)
+                wanted.extend({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen)
+                seen.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    lines = text.splitlines(keepends=True)
+    shown = ["\n"] * len(lines)
+    for node in kept:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        shown[start - 1:node.end_lineno] = lines[start - 1:node.end_lineno]
+    return "".join(shown)
+
+
+def _names_defined(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds: a definition's, an import's, an assignment's
+    targets, and those of the statements inside an ``if``, a ``try`` or a ``with`` (not the
+    names bound inside a function or a class, which are its own)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    inner = [s for field in ("body", "orelse", "finalbody") for s in getattr(node, field, [])]
+    inner += [s for handler in getattr(node, "handlers", []) for s in handler.body]
+    return set().union(*(_names_defined(s) for s in inner)) if inner else set()

@@ -213,6 +213,15 @@ def test_an_error_from_the_codes_process_shows_no_line_of_a_file_it_cannot_see(g
     assert "BEGIN SOLUTION" not in record and "a + b" not in record, record
 
 
+def test_the_codes_process_reads_no_hidden_test_and_no_message_carries_one(graded: dict, graded_in_process: dict) -> None:
+    """reads_the_hidden_tests puts whatever it read of tests/98_demo/ in its messages, flattened
+    to one line: with the checks apart it read nothing (the control: with --in-process, where the
+    tests must run in its process, the hidden test_add_negative does come back; a public test's
+    code is in every record, by design, as lines of its own)."""
+    assert "def test_add_negative(lesson): assert" not in json.dumps(graded["students"]["reads_the_hidden_tests"])
+    assert "def test_add_negative(lesson): assert" in json.dumps(graded_in_process["students"]["reads_the_hidden_tests"])
+
+
 def test_a_link_to_the_solution_is_not_taken(graded: dict) -> None:
     record = graded["students"]["symlink_to_solution"]
     demo = next(entry for entry in record["lessons"] if entry["lesson"] == "98_demo")

@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import pickle
+import textwrap
 import time
 
 import numpy as np
@@ -297,6 +298,48 @@ def test_a_timed_result_is_copied_out_of_shared_memory_only_where_it_lies_and_at
                    [shared.SIZE - 8, 16, torch.float32, [4], [1], 0, False]):  # past the memory's end
         with pytest.raises(ValueError, match="placed wrongly"):
             memory.take({shared._KEY: placed})
+
+
+def test_a_scenario_reaches_the_code_as_its_own_source_not_as_the_test_file(tmp_path):
+    """What the code's process gets of a test file: the scenario and what it reaches by name
+    (a helper, a constant, an import), each at its own line; not the file's docstring (its
+    contract table), other tests, or what they expect."""
+    import importlib.util
+
+    from grader.testing.scenario import source_of
+
+    (tmp_path / "test_x.py").write_text(textwrap.dedent('''\
+        """The contract: SECRET."""
+        import math
+
+        from grader.testing.scenario import beside
+
+        SIZE = 3
+        EXPECTED = "SECRET"
+
+
+        def made(lesson):
+            return lesson.Thing(SIZE)
+
+
+        @beside
+        def seen(lesson, x):
+            return made(lesson).run(x) + math.pi
+
+
+        def test_seen(lesson):
+            assert seen(lesson, 1) == EXPECTED
+    '''))
+    spec = importlib.util.spec_from_file_location("test_x", tmp_path / "test_x.py")
+    tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tests)
+    source = source_of(tests.seen._kata_scenario_of)
+    assert "SECRET" not in source and "test_seen" not in source, source
+    lines = source.splitlines()
+    assert (lines[1], lines[5], lines[14]) == ("import math", "SIZE = 3", "def seen(lesson, x):"), source
+    namespace = {}
+    exec(compile(source, str(tmp_path / "test_x.py"), "exec"), namespace)
+    assert namespace["seen"]._kata_scenario_of.__code__.co_firstlineno == 14  # as in the file
 
 
 def test_a_fifo_an_error_names_is_never_opened(tmp_path, monkeypatch):
