@@ -2,8 +2,8 @@
 
 `Connection` sends one request and reads its answer; `RemoteModule` is what the `lesson`
 fixture hands the tests, a module whose functions are `RemoteFunction`s. What S answers is
-data (grader.remote.wire): a result, the arguments it wrote into (copied back here, as an
-in-place write would have left them), its aten ops (handed to grader.testing.forbid's open
+data (grader.remote.wire): a result, which arguments it wrote into (none may be: the test fails
+there, its own tensors as they were, whatever S did), its aten ops (handed to grader.testing.forbid's open
 recorders), a handle on its graph (a `_Remote` autograd.Function asks S for the gradients), or
 an error, raised here as its built-in type with the learner's frames as its traceback.
 """
@@ -31,6 +31,7 @@ from grader.files import read_beneath
 from grader.plugin.loops import LoopReached
 from grader.plugin.remote import TIMEOUT_MARGIN
 from grader.remote import cputime, server, shared, wire
+from grader.testing.compare import fail
 from grader.testing.forbid import FUNCTIONS_OPEN, OPEN, OpCall
 from grader.testing.scenario import source_of
 from grader.testing.speed import ELSEWHERE, EXCLUDED, READ, TIMING, clock
@@ -468,7 +469,7 @@ class RemoteFunction:
         return reply["value"]
 
     def call(self, args, kwargs, tensors, grad=None) -> dict:
-        """S's answer to this call, the written-into arguments copied back and the ops handed on."""
+        """S's answer to this call, its ops handed on; a failure where it wrote into an argument."""
         __tracebackhide__ = True
         try:
             message = {"op": "call", "module": self.module._kata_key, "name": self.__name__,
@@ -483,12 +484,22 @@ class RemoteFunction:
         except wire.Broken as exc:
             raise Gone(self.module._kata_connection.broke(str(exc))) from None
         _take_recorded(reply, self.called)
-        changed = reply.get("changed") or {}
-        for index, value in changed.items():
-            if isinstance(index, int) and 0 <= index < len(tensors) and type(value) is torch.Tensor:
-                with torch.no_grad():
-                    tensors[index].copy_(value)
+        if reply.get("changed"):  # no lesson's function may: its test fails here, its inputs kept as they were
+            fail(f"{self.__name__}() wrote into {self._argument(args, kwargs, tensors, reply['changed'])} in place: "
+                 "the caller's tensors must stay as they were; compute a new tensor instead of writing into an input.")
         return reply
+
+    def _argument(self, args, kwargs, tensors, changed) -> str:
+        """The argument S said it wrote into, by its parameter's name where the call gave it
+        whole ("its argument x"), else by its place among the call's tensors."""
+        index = min((i for i in changed if isinstance(i, int)), default=0)
+        written = tensors[index] if 0 <= index < len(tensors) else None
+        try:
+            bound = self.__signature__.bind(*args, **kwargs).arguments
+        except (TypeError, Unremotable):
+            bound = {}
+        name = next((name for name, value in bound.items() if value is written), None)
+        return f"its argument {name}" if name else f"its tensor argument {index + 1}"
 
     def _timed(self, args, kwargs):
         """A call timed by speed.minimum_times, by the CPU time S's processes spend on it

@@ -209,7 +209,7 @@ class Server:
     def _answer(self, result, inputs, versions, ops, keep: bool) -> dict:
         outputs = _tensors(result)
         reply = {"value": wire.as_views(wire.plain(result), inputs), **_ops(ops),
-                 "changed": {i: t.detach() for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v},
+                 "changed": [i for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v],  # written into
                  "tracks": [o.requires_grad for o in outputs]}
         if keep and any(reply["tracks"]):
             self.next_handle += 1

@@ -77,6 +77,30 @@ def test_attacks_that_pass_in_process_fail_remotely(kit, attack):
     assert remote.parseoutcomes().get("failed") == 2, remote.stdout.str()
 
 
+# A test that works out what it expects from its input after the call, and answers that zero
+# that input and return the result for zeros: (how the write is made, in-process passes).
+ZEROES = {
+    "told (an in-place op)": "def scale(x, k=2):\n    x.zero_()\n    return x * k\n",
+    "hidden (through NumPy, no version bump)": "def scale(x, k=2):\n    x.numpy()[:] = 0\n    return x * k\n",
+}
+
+
+@pytest.mark.parametrize("answer", ZEROES)
+def test_an_answer_that_zeroes_its_input_gains_nothing_remotely(kit, answer):
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        "import torch\n\n\ndef test_scale_of_its_input(lesson):\n    x = torch.tensor([1.0, 2.0])\n"
+        "    out = lesson.scale(x)\n    torch.testing.assert_close(out, x * 2)\n")
+    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION + "\n" + ZEROES[answer])
+    assert_outcomes(run(kit, "exercises/98_demo"), passed=1)  # in-process, the attack works
+    remote = run(kit, "exercises/98_demo", "--kata-remote")
+    assert_outcomes(remote, failed=1)
+    out = remote.stdout.str()
+    if answer.startswith("told"):  # S told of the write: the call fails, saying so
+        assert "scale() wrote into its argument x in place: the caller's tensors must stay as they were" in out, out
+    else:  # S hid it: this process's x is as the test made it, and the zeros are compared with it
+        assert "Mismatched elements: 2 / 2" in out, out
+
+
 # A speed test on tensors, and answers to it: (in-process passes, remote passes).
 SPEED_TESTS = """\
 import pytest
