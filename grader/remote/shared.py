@@ -40,11 +40,16 @@ class Shared:
         self.end = 0  # where the inputs end: S's result goes after them
 
     def _view(self, offset: int, nbytes: int, dtype: torch.dtype, shape, stride, storage_offset: int) -> torch.Tensor:
-        """The tensor whose storage is the `nbytes` at `offset` (a multiple of its item size)."""
+        """The tensor whose storage is the `nbytes` at `offset` (a multiple of its item size): a
+        storage of that size of its own, as an argument made for the call would have, not a view
+        of the whole shared memory (whose size would tell a timed call from any other)."""
         if offset % dtype.itemsize or not wire.fits(nbytes, dtype.itemsize, shape, stride, storage_offset):
             raise ValueError("a tensor reaching outside its storage, or larger than a frame")
-        return torch.empty(0, dtype=dtype, device="cpu").set_(
-            self.bytes.untyped_storage(), offset // dtype.itemsize + storage_offset, shape, stride)
+        if offset + nbytes > SIZE:
+            raise ValueError("a tensor reaching outside the shared memory")
+        storage = torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes, offset=offset).untyped_storage() \
+            if nbytes else torch.empty(0, dtype=torch.uint8).untyped_storage()
+        return torch.empty(0, dtype=dtype, device="cpu").set_(storage, storage_offset, shape, stride)
 
     def _describe(self, t: torch.Tensor, offset: int) -> dict:
         return {_KEY: [offset, t.untyped_storage().nbytes(), t.dtype, list(t.shape), list(t.stride()),
@@ -103,12 +108,13 @@ class Shared:
         (a tensor that does not fit stays in the message)."""
         leaves, spec = tree_flatten(tree)
         offset, placed = self.end, []
+        base = self.bytes.data_ptr()
         for leaf in leaves:
-            if (isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" and not leaf.requires_grad
-                    and leaf.untyped_storage().data_ptr() == self.bytes.data_ptr()):
-                placed.append(self._describe(leaf, 0))  # a view of the inputs: it lies where it is
-                continue
             if isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" and not leaf.requires_grad:
+                at = leaf.untyped_storage().data_ptr() - base
+                if 0 <= at < SIZE:
+                    placed.append(self._describe(leaf, at))  # a view of an input: it lies where it is
+                    continue
                 nbytes = leaf.untyped_storage().nbytes()
                 if offset + nbytes <= SIZE:
                     source = torch.empty(0, dtype=torch.uint8, device="cpu").set_(leaf.untyped_storage())

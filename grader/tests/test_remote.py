@@ -324,6 +324,25 @@ def test_a_timed_result_is_copied_out_of_shared_memory_only_where_it_lies_and_at
             memory.take({shared._KEY: placed})
 
 
+def test_a_timed_input_has_a_storage_of_its_own_size_as_any_argument_has():
+    """A timed call's inputs lie in the memory T and S share, but each as a storage of its own
+    size: an answer that asks its input's storage how large it is (the shared memory's 256 MiB,
+    before) cannot tell a timed call from any other. A result that is a view of an input is
+    found where it lies."""
+    from grader.remote import shared
+
+    fd = shared.create()
+    here, there = shared.Shared(fd), shared.Shared(fd)
+    x = torch.arange(12.0).view(3, 4)
+    placed, write = here.place(((x[:, 1:],), {}))
+    write()
+    (view,), _ = there.resolve(placed)
+    assert view.untyped_storage().nbytes() == x.untyped_storage().nbytes() == 48
+    assert torch.equal(view, x[:, 1:]) and view.stride() == (4, 1)
+    back = here.take(there.put(view[1]))  # a view of the input: described where it lies
+    assert torch.equal(back, x[1, 1:])
+
+
 def test_a_scenario_reaches_the_code_as_its_own_source_not_as_the_test_file(tmp_path):
     """What the code's process gets of a test file: the scenario and what it reaches by name
     (a helper, a constant, an import), each at its own line; not the file's docstring (its
