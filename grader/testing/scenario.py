@@ -31,6 +31,8 @@ import functools
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from grader.testing.source import bindings
+
 R = TypeVar("R")
 
 
@@ -67,7 +69,7 @@ def _source_of(file: str, name: str) -> str:
     tree = ast.parse(text, file)
     defining: dict[str, list[ast.stmt]] = {}
     for node in tree.body:
-        for defined in _names_defined(node):
+        for defined, _ in bindings(node):
             defining.setdefault(defined, []).append(node)
     kept = [node for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
     wanted, seen = [name], set()
@@ -83,19 +85,3 @@ def _source_of(file: str, name: str) -> str:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
         shown[start - 1:node.end_lineno] = lines[start - 1:node.end_lineno]
     return "".join(shown)
-
-
-def _names_defined(node: ast.stmt) -> set[str]:
-    """The names a top-level statement binds: a definition's, an import's, an assignment's
-    targets, and those of the statements inside an ``if``, a ``try`` or a ``with`` (not the
-    names bound inside a function or a class, which are its own)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    inner = [s for field in ("body", "orelse", "finalbody") for s in getattr(node, field, [])]
-    inner += [s for handler in getattr(node, "handlers", []) for s in handler.body]
-    return set().union(*(_names_defined(s) for s in inner)) if inner else set()

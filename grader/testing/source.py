@@ -93,7 +93,7 @@ def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # nothing read: nothing found
             continue
         for statement in tree.body:
-            for name, node in _defines(statement):
+            for name, node in bindings(statement):
                 definitions[name] = (node, file)
     todo, seen = list(functions), set()
     while todo:
@@ -108,7 +108,7 @@ def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
             yield sub, file
 
 
-def _defines(statement: ast.stmt) -> list[tuple[str, ast.AST]]:
+def bindings(statement: ast.stmt) -> list[tuple[str, ast.AST]]:
     """The module-level names a statement binds, each with what binds it (an import's own
     alias: ``from m import a, b`` binds `a` to ``a`` alone)."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
