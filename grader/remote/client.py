@@ -779,24 +779,26 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
         "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,
         "roots": [str(p) for p in roots], "timeout": connection.left(),  # a loop at import time is the test's
     })
-    _read_reaching(connection, [*sorted(source.parent.glob("*.py")), *([mutant] if mutant else [])])
+    answer = sorted(((connection.kit or root) / "solutions" / name).glob("*.py"))  # none in a learner's copy
+    _read_reaching(connection, [*sorted(source.parent.glob("*.py")), *([mutant] if mutant else [])], answer)
     return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
                         _reference(connection.kit or root, name, stem), (source, *([mutant] if mutant else [])))
 
 
-def _read_reaching(connection: Connection, files: list[Path]) -> None:
+def _read_reaching(connection: Connection, files: list[Path], answer: list[Path]) -> None:
     """Read the code's files, each once, for what reaches past its own code to act on the
-    checks (grader.testing.source.reaching): what such a run shows of itself may be a lie, so
-    the lesson is flagged for a person to read."""
+    checks, and for what the lesson's `answer` does not need (grader.testing.source.reaching):
+    what such a run shows of itself may be a lie, so the lesson is flagged for a person to read."""
     from grader.plugin.remote import note_review
     from grader.testing.source import reaching
 
     files = [file for file in files if file not in connection.read]
     connection.read.update(files)
-    if found := reaching(files):
+    if found := reaching(files, answer):
         where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
-        note_review(f"the source reaches past its own code ({where}{', ...' if len(found) > 3 else ''}): frames, "
-                    "modules, the grader, threads or a library patched; what its run showed may not be what it did")
+        note_review(f"the source reaches past what its answer needs ({where}{', ...' if len(found) > 3 else ''}): "
+                    "an import, a private attribute, a name looked up at run time, another's object changed, frames, "
+                    "the grader or threads; what its run showed may not be what it did")
 
 
 def _reference(root: Path, name: str, stem: str) -> ModuleType | None:

@@ -21,7 +21,7 @@ import ast
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -156,16 +156,50 @@ REACHING_SYS = frozenset({"modules", "meta_path", "path_hooks", "path", "settrac
 REACHING_CALLS = frozenset({"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"})
 
 
-def reaching(files: Iterable[Path]) -> list[Spelling]:
+# Imports any lesson's answer may make beyond its own: the language's plainest tools.
+ALWAYS_IMPORTED = frozenset({"__future__", "math", "typing", "dataclasses", "functools", "itertools", "collections",
+                             "numbers", "abc", "enum", "torch"})
+
+
+def reaching(files: Iterable[Path], answer: Iterable[Path] = ()) -> list[Spelling]:
     """Where the `files` (each read whole, import-time code included) reach past their own
     code: an import of one of REACHING_MODULES or of a private module (``torch._C``), an
-    attribute in REACHING_ATTRIBUTES, a name in REACHING_NAMES, a call of one of REACHING_CALLS, one of REACHING_SYS read off ``sys``, an attribute of an imported module assigned (``torch.finfo = f``)
-    or handed to setattr or delattr, and getattr of one by a name built at run time."""
-    return list(_reaching(tuple(_stamp(Path(file)) for file in files)))
+    attribute in REACHING_ATTRIBUTES, a name in REACHING_NAMES, a call of one of REACHING_CALLS,
+    one of REACHING_SYS read off ``sys``, an attribute of an imported module assigned
+    (``torch.finfo = f``) or handed to setattr or delattr, and getattr of one by a name built at
+    run time. Where the lesson's `answer` (the kit's files) is given, also what an answer does not
+    need, by allowlist: an import that neither it nor ALWAYS_IMPORTED makes, a private attribute
+    (``x._y``) of anything but self or cls, getattr of anything but self by a name built at run
+    time, and an attribute the answer never assigns, assigned to an object the code did not make
+    (a module, an alias of one, a parameter: ``t = torch; t.is_autocast_enabled = f``)."""
+    stamps = tuple(_stamp(Path(file)) for file in answer)
+    return list(_reaching(tuple(_stamp(Path(file)) for file in files), _needed(stamps) if stamps else None))
+
+
+class _Needs(NamedTuple):
+    """What the kit's answer to a lesson uses of what `reaching` flags in a learner's."""
+
+    imports: frozenset[str]  # the top-level modules it imports
+    private: frozenset[str]  # the private attributes it reads
+    assigned: frozenset[str]  # the attributes it assigns to objects it did not make
+
+
+@functools.lru_cache(maxsize=16)
+def _needed(answer: tuple[tuple[str, int, int], ...]) -> _Needs:
+    imports, private, assigned = set(ALWAYS_IMPORTED), set(), set()
+    for file, _, _ in answer:
+        try:
+            tree = ast.parse(Path(file).read_text(encoding="utf-8"), file)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        imports.update(_imported(node) for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
+        private.update(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _is_private(n.attr))
+        assigned.update(word.split(".")[-1].removesuffix(" =") for word, _ in _assignments(tree, frozenset()))
+    return _Needs(frozenset(imports), frozenset(private), frozenset(assigned))
 
 
 @functools.lru_cache(maxsize=64)
-def _reaching(files: tuple[tuple[str, int, int], ...]) -> tuple[Spelling, ...]:
+def _reaching(files: tuple[tuple[str, int, int], ...], needs: _Needs | None) -> tuple[Spelling, ...]:
     found: set[Spelling] = set()
     for file, _, _ in files:
         try:
@@ -177,9 +211,74 @@ def _reaching(files: tuple[tuple[str, int, int], ...]) -> tuple[Spelling, ...]:
         sys_names = {a.asname or a.name for n, a in imports if isinstance(n, ast.Import) and a.name == "sys"}
         for node in ast.walk(tree):
             word = _reaches(node, modules, sys_names)
+            if word is None and needs is not None:
+                word = _not_needed(node, needs)
             if word is not None:
                 found.add(Spelling(file, getattr(node, "lineno", 0), word))
+        if needs is not None:
+            found.update(Spelling(file, line, word) for word, line in _assignments(tree, modules)
+                         if word.split(".")[-1].removesuffix(" =") not in needs.assigned)
     return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> str:
+    """The top-level module an import statement reads from ("" for a relative one: the lesson's own)."""
+    if isinstance(node, ast.ImportFrom):
+        return "" if node.level else (node.module or "").split(".")[0]
+    return node.names[0].name.split(".")[0]
+
+
+def _not_needed(node: ast.AST, needs: _Needs) -> str | None:
+    """What `node` uses that the lesson's answer does not: an import, a private attribute, a
+    name looked up at run time."""
+    if isinstance(node, ast.Import):
+        return next((f"import {a.name}" for a in node.names if a.name.split(".")[0] not in needs.imports), None)
+    if isinstance(node, ast.ImportFrom) and _imported(node) not in needs.imports and node.level == 0:
+        return f"from {node.module} import"
+    if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr not in needs.private \
+            and _root(node) not in ("self", "cls"):
+        return node.attr
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and _root(node.args[0]) != "self"
+            and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))):
+        return "getattr(<a name built at run time>)"
+    return None
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _assignments(tree: ast.AST, modules: frozenset[str] | set[str]) -> list[tuple[str, int]]:
+    """Attributes assigned (or handed to setattr/delattr) to an object the code did not make:
+    a module, a name bound to an attribute chain of one (an alias), or a function's parameter;
+    each as "root.attr =" with its line."""
+    found = []
+    for function in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        foreign = set(modules)
+        if not isinstance(function, ast.Module):
+            foreign.update(a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs])
+            foreign.discard("self")
+            foreign.discard("cls")
+        body = function.body
+        for node in (n for statement in body for n in ast.walk(statement)):
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)) \
+                    and _root(node.value) in modules:
+                foreign.update(t.id for t in node.targets if isinstance(t, ast.Name))  # an alias: t = torch
+        for node in (n for statement in body for n in ast.walk(statement)):
+            targets = []
+            if isinstance(node, (ast.Assign, ast.Delete)):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute) and _root(target) in foreign:
+                    found.append((f"{_root(target)}.{target.attr} =", node.lineno))
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+                    and node.args and _root(node.args[0]) in foreign):
+                name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
+                found.append((f"{_root(node.args[0])}.{name} =", node.lineno))
+    return found
 
 
 def _is_module(statement: ast.ImportFrom, alias: ast.alias) -> bool:

@@ -414,6 +414,18 @@ def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
 '''
 
 
+# The red team's, round 3: asyncio's worker thread, the built-in looked up by a name built at run time.
+HIDES_SOFTMAX_IN_ASYNCIO = '''
+import asyncio
+import operator
+
+
+def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    softmax = operator.attrgetter("soft" + "max")(torch)
+    return asyncio.run(asyncio.to_thread(softmax, logits, dim))
+'''
+
+
 HIDES_A_LOOP = '''
 import sys as _sys
 
@@ -456,7 +468,12 @@ HIDDEN = {
     # The same, with the recording modes switched off by torch's guards (the red team's, 2026-11-28).
     "a forbidden built-in, the modes switched off": (
         "07_stable", "stable.py", HIDES_SOFTMAX_BEHIND_GUARDS, "test_does_not_call_the_builtins[stable_softmax]",
-        "the source reaches past its own code (stable.py:"),
+        "the source reaches past what its answer needs (stable.py:"),
+    # The same in asyncio's worker thread, found by attrgetter: nothing in the fixed list, but
+    # nothing the answer needs either (read by allowlist).
+    "a forbidden built-in, in asyncio's thread": (
+        "07_stable", "stable.py", HIDES_SOFTMAX_IN_ASYNCIO, "test_does_not_call_the_builtins[stable_softmax]",
+        "the source reaches past what its answer needs (stable.py:"),
     # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
     "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
                "the source of batch_gather loops in Python (gather.py:"),
@@ -464,7 +481,7 @@ HIDDEN = {
     # own module there, which the code can change before the test file is imported.
     "a lie in a scenario": ("03_broadcast", "broadcast.py", "import sys as _sys\n" + HIDES_ALLOCATIONS,
                             "test_merge_never_materialises_the_tiled_tensor[a]",
-                            "the source reaches past its own code (broadcast.py:"),
+                            "the source reaches past what its answer needs (broadcast.py:"),
 }
 
 

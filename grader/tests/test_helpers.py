@@ -215,6 +215,34 @@ def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word)
     assert word in [s.word for s in reaching([tmp_path / "m.py"])]
 
 
+@pytest.mark.parametrize(("code", "word"), [
+    # Read by allowlist where the lesson's answer is at hand (here 07's): what it does not need.
+    ("import asyncio\n", "import asyncio"),  # a worker thread by another name: asyncio.to_thread
+    ("from operator import attrgetter\n", "from operator import"),
+    ("import torch\nt = torch\nt.is_autocast_enabled = lambda: True\n", "t.is_autocast_enabled ="),
+    ("def f(x):\n    x.data = x.data * 0\n    return x\n", "x.data ="),
+    ("import torch\nv = torch.ones(1)._version\n", "_version"),
+    ("def f(m, name):\n    return getattr(m, name)\n", "getattr(<a name built at run time>)"),
+])
+def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_path, code, word):
+    from grader.testing.source import reaching
+
+    (tmp_path / "m.py").write_text(code)
+    answer = sorted((Path(__file__).resolve().parents[2] / "solutions" / "07_stable").glob("*.py"))
+    assert word in [s.word for s in reaching([tmp_path / "m.py"], answer)]
+    assert word not in [s.word for s in reaching([tmp_path / "m.py"])]  # without an answer: the fixed list only
+
+
+def test_each_lessons_answer_and_stub_need_nothing_beyond_the_answer():
+    from grader.testing.source import reaching
+
+    root = Path(__file__).resolve().parents[2]
+    for lesson in sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir() and p.name[:2].isdigit()):
+        answer = sorted((root / "solutions" / lesson).glob("*.py"))
+        assert reaching(answer, answer) == [], lesson
+        assert reaching(sorted((root / "exercises" / lesson).glob("*.py")), answer) == [], lesson
+
+
 def test_the_source_check_of_what_reaches_past_the_code_leaves_honest_code_and_the_kits_answers_alone(tmp_path):
     from grader.testing.source import reaching
 
