@@ -10,6 +10,7 @@ an error, raised here as its built-in type with the learner's frames as its trac
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import linecache
 import os
@@ -46,6 +47,7 @@ _RAISABLE = {name: t for name, t in vars(__import__("builtins")).items()
 
 COPIES = 32  # the most inputs one timed call runs on
 BATCH_BYTES = 1 << 20  # ... while they hold at most this many bytes together
+THREADS_NOTED = 20_000  # ns of CPU in S's other threads during a call that earn a note (a thread's start alone: 70 us)
 CHECKED = 4  # ... of whose results this many are checked against the kit's answer (`RemoteFunction._check`)
 _ENTROPY = random.SystemRandom()  # not the random module's state, which every run forked from one parent shares
 
@@ -89,6 +91,8 @@ class Connection:
         self.overran = False  # S was stopped so
         self.go_frame = wire.encode({"op": "go"})
         self.read: set[Path] = set()  # the code's files read for what reaches past them (`_read_reaching`)
+        self.watched: list[int] | None = None  # S's processes, whose threads `threads_watched` reads
+        self.threaded: set[str] = set()  # the functions noted for work in another thread
         # S may make processes (the tests that need them: grader.grading.sandbox): its children's
         # CPU time and ops may go unseen, so nothing is timed or recorded there.
         self.processes = False
@@ -126,6 +130,27 @@ class Connection:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    @contextlib.contextmanager
+    def threads_watched(self, what: str):
+        """Around a call of the code's: where S's processes spent CPU in threads other than the
+        one serving the call (a worker thread, which the checks watching that thread do not
+        see: asyncio.to_thread, a thread pool), a note for a person. Not where S may make
+        processes (a DataLoader's), nor where there is no process of S's to read."""
+        if self.root is None or self.processes:
+            yield
+            return
+        if self.watched is None:
+            self.watched = cputime.processes(self.root)  # S, and the process it runs under: read once
+        before = cputime.beside_the_caller(self.watched)
+        yield
+        spent = cputime.beside_the_caller(self.watched) - before
+        if spent > THREADS_NOTED and what not in self.threaded:  # once a function: its first call that did
+            from grader.plugin.remote import note_review
+
+            self.threaded.add(what)
+            note_review(f"{what} spent {spent / 1e6:.2g} ms of CPU in another thread during a call, out of the sight "
+                        "of the checks that watch the thread it was called in")
 
     def request(self, message: dict, payload: bytes | None = None) -> dict:
         """Send `message` (or its `payload`, encoded already) and return S's answer."""
@@ -421,7 +446,8 @@ class RemoteModule(ModuleType):
         except TypeError as exc:  # the kit's test, not the learner's code: say so, do not fall back
             raise TypeError(f"the scenario {fn.__name__} takes data only (a name, not a function or an object): {exc}") \
                 from None
-        reply = connection.request(message)
+        with connection.threads_watched(f"the scenario {fn.__name__}"):
+            reply = connection.request(message)
         try:
             value = wire.with_views(reply.get("value"), [])
         except wire.Broken as exc:
@@ -478,7 +504,8 @@ class RemoteFunction:
                        "timeout": self.module._kata_connection.left(), "defaults": _defaults()}
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
-        reply = self.module._kata_connection.request(message)
+        with self.module._kata_connection.threads_watched(self.__name__):
+            reply = self.module._kata_connection.request(message)
         try:
             reply["value"] = wire.with_views(reply.get("value"), tensors)
         except wire.Broken as exc:

@@ -69,3 +69,19 @@ def spent(before: dict[int, int], after: dict[int, int]) -> float:
         raise Ended(f"{len(gone)} process(es) of the code under test ended during a timed call, so the time "
                     "they spent cannot be counted: timed code must not start or stop processes")
     return sum(after[pid] - before.get(pid, 0) for pid in after) / 1e9
+
+
+def beside_the_caller(pids: list[int]) -> int:
+    """Nanoseconds of CPU the `pids` have spent so far in threads other than each one's first
+    (the thread that serves the calls): its CPU clock, which counts every thread, ended ones
+    too, less its first thread's own (/proc/PID/task/PID/schedstat). A call that spends some
+    ran work in another thread, out of the sight of what watches the thread it was called in."""
+    total = 0
+    for pid in pids:
+        try:
+            whole = time.clock_gettime_ns(_clock(pid))
+            first = int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        total += whole - first
+    return total

@@ -394,6 +394,7 @@ def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: 
     record = json.loads((tmp_path / "results" / "students" / "reference.json").read_text())
     unfinished = [entry for entry in record["lessons"] if entry["state"] != "done"]
     assert not unfinished and record["points"] == record["max_points"] > 0, unfinished
+    assert record["flags"] == [], record["flags"]  # nothing for a person to read: no source read, no thread
 
 
 HIDES_SOFTMAX = '''
@@ -459,7 +460,8 @@ if "grader.remote.server" in _sys.modules:
 
 
 # What a run can hide from the checks that watch it, and what its source shows of it: (lesson,
-# file, its addition to the kit's answer, the test it passes so, the flag its source earns).
+# file, its addition to the kit's answer, the test it passes so, the flag it earns: words, or a
+# tuple of them, each in some flag).
 HIDDEN = {
     # Lesson 07 forbids torch.softmax: called in a worker thread, it stays out of the sight of
     # the dispatch mode in the student's process.
@@ -473,7 +475,8 @@ HIDDEN = {
     # nothing the answer needs either (read by allowlist).
     "a forbidden built-in, in asyncio's thread": (
         "07_stable", "stable.py", HIDES_SOFTMAX_IN_ASYNCIO, "test_does_not_call_the_builtins[stable_softmax]",
-        "the source reaches past what its answer needs (stable.py:"),
+        ("the source reaches past what its answer needs (stable.py:", "stable_softmax spent",
+         "ms of CPU in another thread during a call")),
     # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
     "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
                "the source of batch_gather loops in Python (gather.py:"),
@@ -501,7 +504,8 @@ def test_what_a_run_hid_from_its_checks_its_source_flags(tmp_path: Path, hidden:
     passed = [t for t in record["tests"] if test in t["name"]]
     assert [t["status"] for t in passed] == ["pass"], passed  # its run did not show it: only its source does
     flags = [f for f in record["flags"] if "read the code" in f]
-    assert any(flag in f for f in flags), record["flags"]
+    for words in (flag,) if isinstance(flag, str) else flag:
+        assert any(words in f for f in flags), (words, record["flags"])
     assert "read the code" in (tmp_path / "results" / "summary.txt").read_text()
 
 

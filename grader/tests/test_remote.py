@@ -385,6 +385,42 @@ def test_a_scenario_reaches_the_code_as_its_own_source_not_as_the_test_file(tmp_
     assert namespace["seen"]._kata_scenario_of.__code__.co_firstlineno == 14  # as in the file
 
 
+def test_a_call_that_spends_cpu_in_another_thread_is_noted_for_a_person():
+    """What watches a call in S (its ops, its loops) watches the thread that serves it: work in
+    another thread (asyncio.to_thread, a pool) is out of its sight. The tests' process reads the
+    CPU S's threads spend beside the serving one (its process clock less that thread's own) and
+    notes a call that spent some; a call on one thread earns nothing."""
+    import subprocess
+    import sys
+
+    from grader.plugin import remote as plugin_remote
+    from grader.remote import client
+
+    code = ("import sys, threading, time\n"
+            "def spin(seconds):\n    end = time.thread_time() + seconds\n    while time.thread_time() < end:\n        pass\n"
+            "for line in sys.stdin:\n"
+            "    if line.strip() == 'thread':\n        t = threading.Thread(target=spin, args=(0.05,)); t.start(); t.join()\n"
+            "    else:\n        spin(0.05)\n"
+            "    print('done', flush=True)\n")
+    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    connection = object.__new__(client.Connection)
+    connection.root, connection.processes, connection.watched, connection.threaded = process.pid, False, None, set()
+    try:
+        for how, noted in (("here", False), ("thread", True)):
+            plugin_remote.REVIEW.clear()
+            with connection.threads_watched("add"):
+                process.stdin.write(how + "\n")
+                process.stdin.flush()
+                assert process.stdout.readline() == "done\n"
+            notes = [note for notes in plugin_remote.REVIEW.values() for note in notes]
+            assert bool(notes) == noted, (how, notes)
+        assert "add spent" in notes[0] and "in another thread" in notes[0], notes
+    finally:
+        plugin_remote.REVIEW.clear()
+        process.kill()
+        process.wait()
+
+
 def test_a_fifo_an_error_names_is_never_opened(tmp_path, monkeypatch):
     """A FIFO or a device named as an error's file, in the learner's folder or elsewhere, is
     looked at (O_PATH), never opened to read: a writer waiting on a FIFO's other side would see a
