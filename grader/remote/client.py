@@ -135,9 +135,10 @@ class Connection:
     def threads_watched(self, what: str):
         """Around a call of the code's: where S's processes spent CPU in threads other than the
         one serving the call (a worker thread, which the checks watching that thread do not
-        see: asyncio.to_thread, a thread pool), a note for a person. Not where S may make
-        processes (a DataLoader's), nor where there is no process of S's to read."""
-        if self.root is None or self.processes:
+        see: asyncio.to_thread, a thread pool), a note for a person. Only under class grading,
+        where notes are read (not in a learner's run, which started S itself), and not where S
+        may make processes (a DataLoader's)."""
+        if self.root is None or self.process is not None or self.processes:
             yield
             return
         if self.watched is None:
