@@ -77,6 +77,7 @@ def summary_table(records: list[dict], lessons: list[str], points: dict, maximum
     text += "\n"
     text += "".join(f"isolation: {what}\n" for what in sorted({how_graded(r)[0] for r in records}))
     text += "".join(f"checks: {what}\n" for what in sorted({how_graded(r)[1] for r in records}))
+    text += "".join(f"{what}\n" for what in sorted({r.get("options", {}).get("memory") for r in records} - {None}))
     inside = [r.get("checked_inside") or {} for r in records]
     if any(i.get("max_points") for i in inside):
         text += (f"  of which in the students' processes (tests that cannot run otherwise): "

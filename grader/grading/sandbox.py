@@ -44,6 +44,7 @@ from grader import forking, signals
 from grader.grading import seccomp
 from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
+from grader.remote import shared
 from grader.results import Failure, Kind, Outcome, RunResult, TestInfo, TestResult
 from grader.runs import RUN_TIMEOUT, kill_group
 
@@ -70,6 +71,15 @@ class Limits:
         seconds of clock and of CPU, the kit's own per-test timeout (pyproject.toml), no memory
         limit a lesson could meet (DataLoader workers count separately), the output kept."""
         return cls(wall=wall, cpu=wall, memory=16 << 30, output=1 << 20, test_timeout=None)
+
+
+# A code process that may make processes (a DataLoader's workers: lesson 06's tests make up to
+# 4) has at most this many processes and threads at once, each with this share of the run's
+# memory, so that together they hold no more than the run may: the memory limit is each
+# process's (RLIMIT_AS), and no cgroup is made that would count them together.
+WORKER_TASKS = 16
+MEMORY_SHARED = (f"memory: the limit is each process's; where the code may make processes (a DataLoader's "
+                 f"workers), at most {WORKER_TASKS} processes and threads, each with 1/{WORKER_TASKS} of it")
 
 
 @dataclass
@@ -622,6 +632,10 @@ def _serve(job: Job, limits: Limits, there, memory: int, processes: bool) -> int
     # The code's process sees no test file and no hint: the scenarios it runs come as source
     # from the tests' process (grader.testing.scenario.source_of).
     view = job.view and replace(job.view, hidden=(*job.view.hidden, job.view.copy / "tests"))
+    if processes:  # its processes share the run's memory: each gets its part (no cgroup counts them together)
+        view = view and replace(view, processes=min(view.processes, WORKER_TASKS))
+        # (and the memory S shares with the tests' process, which S maps once and children inherit)
+        limits = replace(limits, memory=limits.memory // WORKER_TASKS + shared.SIZE)
     if not _behind_boundary(job, limits, view):
         return 71
     try:  # its CPU time, and its ops, must all be its own processes' (grader.grading.seccomp)

@@ -25,7 +25,7 @@ from grader.files import remove_tree
 from grader.grading import classtables, isolation, records
 from grader.grading.intake import Student, read_work
 from grader.grading.kitfiles import KitFiles, run_key
-from grader.grading.sandbox import Job, Limits
+from grader.grading.sandbox import MEMORY_SHARED, Job, Limits
 from grader.grading.verdict import LessonVerdict, judge
 from grader.lessons import KitError, Lesson
 from grader.progress import Progress
@@ -56,7 +56,7 @@ class Grading:
         self.options = {"lessons": [lesson.name for lesson in lessons], "speed": speed,
                         "limits": {"wall": limits.wall, "cpu": limits.cpu, "memory": limits.memory,
                                    "test_timeout": limits.test_timeout},
-                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION,
+                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION, "memory": MEMORY_SHARED,
                         "checks": CHECKS_OUTSIDE if remote else CHECKS_INSIDE}
         self.verdicts: dict[str, LessonVerdict] = {}  # run key -> the verdict on that run
         self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected

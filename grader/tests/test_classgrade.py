@@ -1083,6 +1083,35 @@ def in_a_child(x):
 """
 
 
+# A student whose children each try to hold 300 MiB at once (the red team's held 991 MiB in 4
+# forked children under --memory 512M): right only where none of them could.
+HOARDS_IN_CHILDREN = """
+
+
+def in_a_child(x):
+    import os
+
+    held, children = os.pipe(), []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                block = bytearray(300 << 20)
+                os.write(held[1], b"1")
+            except MemoryError:
+                os.write(held[1], b"0")
+            os.read(os.open("/dev/null", os.O_RDONLY), 1)
+            os._exit(0)
+        children.append(pid)
+    got = os.read(held[0], 4)
+    while len(got) < 4:
+        got += os.read(held[0], 4 - len(got))
+    for pid in children:
+        os.waitpid(pid, 0)
+    return x * 2 + got.count(b"1")
+"""
+
+
 def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: Path) -> None:
     """A test whose code needs a process of its own (a DataLoader's workers) cannot run against
     the code's usual process, which may make none; it runs in a session of its own, its checks
@@ -1095,7 +1124,8 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
     answer.write_text(answer.read_text() + IN_A_CHILD, encoding="utf-8")
     students = {"correct": answer.read_text(),
                 "evader": answer.read_text() + "\n\nclass _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
-                          "def in_a_child(x):\n    return _Yes()\n"}
+                          "def in_a_child(x):\n    return _Yes()\n",
+                "hoarder": answer.read_text() + HOARDS_IN_CHILDREN}
     for name, source in students.items():
         lesson = tmp_path / "class" / name / "exercises" / "98_demo"
         lesson.mkdir(parents=True)
@@ -1105,6 +1135,9 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^evader\s+4\s+4$", proc.stdout, re.M), proc.stdout
+    # Its 4 children share the run's 1 GiB: none could hold 300 MiB (all 4 could, each its own 1 GiB, before).
+    assert re.search(r"^hoarder\s+5\s+5$", proc.stdout, re.M), proc.stdout
+    assert "memory: the limit is each process's" in (tmp_path / "results" / "summary.txt").read_text()
     for name in students:
         record = json.loads((tmp_path / "results" / "students" / f"{name}.json").read_text())
         assert "checked_inside" not in record, record
