@@ -137,6 +137,9 @@ VIEW = ("This is the .view pitfall: .view cannot merge the first two dims of a n
         "(transposed or sliced); .reshape copies when it must, and indexing with row numbers needs no merge.")
 META = ("This is the meta pitfall: a tensor on the meta device has a shape but no values, so the range check "
         "cannot read its answer (`if mask.any():`, .item(), .tolist()). Skip the range check when indices.is_meta.")
+META_READ = ("A tensor on the meta device has a shape but no values, and the line above needs one: indexing with a 0-d "
+             "index tensor (indices[i]) reads its value, as .item() and int() do. Work on whole tensors, reading no "
+             "value into Python.")
 DEVICE = ("This is the device pitfall: a tensor made without device= (torch.arange(B), torch.tensor(...)) lands "
           "on the default device (the CPU) whatever the input's device: make it with device=tensor.device.")
 CUDA = ("This is the device pitfall: a hard-coded .cuda() (or device=\"cuda\") fails on a machine without a GPU; "
@@ -268,7 +271,7 @@ def pitfall_of_error(exc, tensor, indices):
         # a range check's read of its answer, where the learner's line reads one; indexing with a
         # 0-d index tensor (a row loop's indices[i]) reads its value too, and is no range check
         line = learners_line(exc)
-        return META if re.search(r"\.(?:any|all|item|tolist)\(|\bif\b|[<>]=?", line) else None
+        return META if re.search(r"\.(?:any|all|item|tolist)\(|\bif\b|[<>]=?", line) else META_READ
     if ("is not on the expected device" in text or "Expected all tensors to be on the same device" in text
             or "indices should be either on cpu or on the same device" in text):
         return DEVICE
@@ -285,7 +288,9 @@ def gather(lesson, tensor, indices, what=None):
     """lesson.batch_gather(tensor, indices) for valid input; a named pitfall fails with its name and fix."""
     __tracebackhide__ = True
     what = what or call(tensor, indices)
-    with reported(what):  # an error no pitfall explains: told with the call and the learner's lines
+    # An error no pitfall explains is told with the call and the learner's lines; so is a value read on
+    # the meta device outside a range check, which is about the learner's line.
+    with reported(what, advice=lambda exc: META_READ if pitfall_of_error(exc, tensor, indices) is META_READ else ""):
         try:
             out = lesson.batch_gather(tensor, indices)
         except NotImplementedError as exc:
@@ -298,7 +303,7 @@ def gather(lesson, tensor, indices, what=None):
             message += f".\n{advice}" if advice else ""
         except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other is reported)
             advice = pitfall_of_error(exc, tensor, indices)
-            if advice is None:
+            if advice is None or advice is META_READ:
                 raise
             out = None
             message = f"{what} raised {quoted(exc)}.\n{advice}"
