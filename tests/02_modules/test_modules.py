@@ -77,7 +77,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.testing import assert_close, counted, describe, expect_raises, fail, grad_of, numbers, reported, tolerance
+from grader.testing import (apart, assert_close, attribute, counted, describe, dtype_name, expect_raises, fail, grad_of, numbers,
+                            reported, tolerance)
 from grader.testing.scenario import beside
 from grader.testing.strategies import on_meta, shapes, tensors
 
@@ -192,6 +193,8 @@ LEARNERS = {
 }
 
 ACTIVATIONS = {"nn.ReLU": nn.ReLU, "nn.Tanh": nn.Tanh, "nn.PReLU": nn.PReLU, "nn.LeakyReLU(0.2)": lambda: nn.LeakyReLU(0.2)}
+# each as the activation= argument a learner would write: a class, or a function that makes the module
+FACTORIES = {name: f"lambda: {name}" if name.endswith(")") else name for name in ACTIVATIONS}
 
 
 def made(lesson, name: str, weights: dict | None = None, dtype: torch.dtype | None = None) -> nn.Module:
@@ -357,7 +360,7 @@ def test_linear1d_registers_a_and_b(lesson):
         if p.shape != (1,):
             fail(f"{what} has shape {tuple(p.shape)}; expected (1,), like torch.rand(1).")
         if p.dtype != torch.float32:
-            fail(f"{what} has dtype {p.dtype}; expected torch.float32 (the default).")
+            fail(f"{what} has dtype {dtype_name(p.dtype)}; expected float32 (the default).")
         if not requires_grad:
             fail(f"{what} does not require grad: the optimizer could not train it.")
     if seen["order"] != [0, 1]:
@@ -422,10 +425,28 @@ def test_linear1d_state_dict(lesson):
     assert_close(fresh["out"], torch.tensor([4.5, 3.0]), what=f"the module after {call}, on x = [1., -2.]")
 
 
-@given(tensors(shape=shapes(max_dims=3), dtypes=(torch.float32, torch.float64, torch.float16, torch.bfloat16),
-               extremes=False, scales=(1.0, 30.0)))
-@example(torch.arange(100, dtype=torch.float32))
-def test_linear1d_computes_a_x_plus_b(lesson, x):
+class Drawn:
+    """A drawn x, which hypothesis names by its repr: by its shape and dtype, as the call line
+    does (its values are noise that the comparison's worst entry tells better)."""
+
+    def __init__(self, x: torch.Tensor) -> None:
+        self.x = x
+
+    def __repr__(self) -> str:
+        return f"x of {describe(self.x)}"
+
+
+@st.composite
+def drawn_x(draw) -> Drawn:
+    """An x for Linear1D, any shape up to 3 dims, in a float dtype (a Drawn: named by shape and dtype)."""
+    return Drawn(draw(tensors(shape=shapes(max_dims=3), dtypes=(torch.float32, torch.float64, torch.float16, torch.bfloat16),
+                              extremes=False, scales=(1.0, 30.0))))
+
+
+@given(drawn_x())
+@example(Drawn(torch.arange(100, dtype=torch.float32)))
+def test_linear1d_computes_a_x_plus_b(lesson, drawn):
+    x = drawn.x
     what = f"Linear1D() with a = 1.5, b = -0.25, called on x of {describe(x)}"
     out, _ = with_linear1d(what, linear1d_run, lesson, x, params=(1.5, -0.25), to=x.dtype)
     if not (isinstance(out, torch.Tensor) and out.shape == x.shape):
@@ -441,7 +462,7 @@ def test_linear1d_to_float64_converts_the_parameters(lesson):
             fail(with_cause(f"Linear1D().{name} is not a tensor; expected an nn.Parameter named {name}.",
                             unregistered(seen["held"])))
         if p.dtype != torch.float64:
-            fail(with_cause(f"Linear1D().to(torch.float64).{name} is still {p.dtype}: .to() converts only what the "
+            fail(with_cause(f"Linear1D().to(torch.float64).{name} is still {dtype_name(p.dtype)}: .to() converts only what the "
                             "module registers.", unregistered(seen["held"])))
         if p.shape != (1,):  # a * x + b, the expected output, would take its shape: say which is off
             fail(f"Linear1D().{name} has shape {tuple(p.shape)}; expected (1,), one number (torch.rand(1)), so that "
@@ -557,7 +578,7 @@ def test_mlp_layers_their_order_and_names(lesson):
     seen = mlp_seen(lesson, [4, 8, 8, 2])
     what = "MLP([4, 8, 8, 2])"
     if not is_a(seen["kinds"], nn.Sequential):
-        fail(f"{what} is a {type_name(seen['kinds'])}; expected an nn.Sequential (subclass it).")
+        fail(f"{what} is not an nn.Sequential: its class, {type_name(seen['kinds'])}, must subclass nn.Sequential.")
     names = names_of(seen)
     expected = ["linear0", "act0", "linear1", "act1", "linear2"]
     if names != expected:
@@ -630,7 +651,8 @@ def test_mlp_activation_is_a_fresh_instance_per_hidden_layer(lesson):
     what = f"MLP({sizes}, activation=nn.PReLU)"
     acts = [layer for layer in seen["layers"] if not is_a(layer["kinds"], nn.Linear)]
     if not (len(acts) == 3 and all(is_a(a["kinds"], nn.PReLU) for a in acts)):
-        fail(f"{what} has the activations {listed(acts)}; expected 3 PReLU().")
+        fail(with_cause(f"{what} has the activations {listed(acts)}; expected 3 PReLU().",
+                        "" if seen["layers"] else unregistered(seen["held"])))
     distinct = len({a["first"] for a in acts})
     if distinct != 3:
         fail(f"{what} uses {counted(distinct, 'PReLU instance')} for its 3 hidden layers, so they share a learnable slope. "
@@ -666,7 +688,8 @@ def test_mlp_calls_activation_once_per_hidden_layer(lesson):
             fail(f"{what} {called}; expected " + (f"once per hidden layer: {times(hidden)}." if hidden else
                                                   "no call at all: it has no hidden layer."))
         if acts != list(range(made)):
-            fail(f"{what}: the activations in the model are not the {made} modules activation() returned, in order.")
+            fail(with_cause(f"{what}: the activations in the model are not the {counted(made, 'module')} activation() "
+                            "returned, in order.", "" if acts else unregistered(mlp_seen(lesson, sizes)["held"])))
 
 
 def times(n: int) -> str:
@@ -740,16 +763,19 @@ def mlp_run(lesson, sizes, activation, x=None):
 def test_mlp_equals_its_layers_applied_by_hand(lesson, sizes, batch, activation):
     x = torch.randn(*batch, sizes[0], generator=torch.Generator().manual_seed(len(sizes)))
     act = ACTIVATIONS[activation]()
+    what = f"MLP({sizes}, activation={FACTORIES[activation]})(x) for x of {describe(x)}"
     linears, _ = mlp_run(lesson, sizes, activation)
     expected = x
     for i, layer in enumerate(linears):
         if layer is None:
-            fail(f"MLP({sizes}) has no Linear layer named linear{i}.")
+            seen = mlp_seen(lesson, sizes, activation)
+            fail(with_cause(f"{what}: the model has no Linear layer named linear{i} (model.linear{i}), whose weights "
+                            "the tests apply by hand.", naming_mistake(seen["held"], names_of(seen))))
         expected = F.linear(expected, *layer)
         if i < len(sizes) - 2:
             expected = act(expected)
     _, out = mlp_run(lesson, sizes, activation, x)
-    assert_close(out, expected, what=f"MLP({sizes}, activation={act}) on x of {describe(x)}")
+    assert_close(out, expected, what=what)
 
 
 @beside
@@ -814,6 +840,11 @@ def ensemble_registered(lesson, members, container="list"):
             "members": (kinds(kept), len(list(kept.children())) if isinstance(kept, nn.Module) else None)}
 
 
+ONE_NUMBER = ("One number for the whole batch: a mean over every element. Average over the members only, "
+              "one mean per output element.")
+FIRST_ALONE = "This is member 0's output alone: call every member and average all their outputs."
+
+
 def mean_mistake(out, outputs: list[torch.Tensor]) -> str:
     """The pitfall behind an ensemble output that is not the mean of `outputs`, when it shows, else ""."""
     if not isinstance(out, torch.Tensor):
@@ -823,10 +854,9 @@ def mean_mistake(out, outputs: list[torch.Tensor]) -> str:
         return "This is the sum of the members' outputs, not their mean: divide by the number of members."
     if (out.shape == stacked.shape[1:] and torch.allclose(out, outputs[0], rtol=1e-5, atol=1e-6)
             and not torch.allclose(outputs[0], stacked.mean(dim=0), rtol=1e-5, atol=1e-6)):
-        return "This is member 0's output alone: call every member and average all their outputs."
+        return FIRST_ALONE
     if out.dim() == 0 and stacked.dim() > 1:
-        return ("One number for the whole batch: a mean over every element. Average over the members only, "
-                "one mean per output element.")
+        return ONE_NUMBER
     return ""
 
 
@@ -895,11 +925,12 @@ def test_ensemble_to_float64_converts_every_member(lesson):
     seen = ensemble_converted(lesson, members)
     for i, dtype in enumerate(seen["dtypes"]):
         if dtype != torch.float64:
-            fail(with_cause(f"after Ensemble(members).to(torch.float64), member {i}'s weight is {dtype}: "
+            fail(with_cause(f"after Ensemble(members).to(torch.float64), member {i}'s weight is {dtype_name(dtype)}: "
                             ".to() reaches only registered submodules.", unregistered(seen["held"])))
     out = ensemble_converted(lesson, members, x)["out"]
     if out.dtype != torch.float64:
-        fail(f"Ensemble(...).to(torch.float64) returned {out.dtype} for float64 input.")
+        fail(f"Ensemble(members).to(torch.float64)(x) for float64 x of shape (4, 3) returned {dtype_name(out.dtype)}; "
+             "expected float64.")
 
 
 @beside
@@ -961,9 +992,10 @@ def test_an_optimizer_over_the_ensemble_trains_every_member(lesson):
     for i, ((_, before), after) in enumerate(zip(members, seen["after"])):
         for name, value in after.items():
             if torch.equal(value, before[name]):
-                fail(f"one SGD step over Ensemble(members).parameters() left member {i}'s {name} unchanged: it got no "
-                     f"gradient, so member {i}'s output never reached the loss. Call every member and average all "
-                     "their outputs.")
+                fail(f"one step of torch.optim.SGD(Ensemble(members).parameters(), lr=0.1) on F.mse_loss(ensemble(x), y), "
+                     f"for members = three different Linear(3, 1), x of shape (16, 3), y of shape (16, 1), left member "
+                     f"{i}'s {name} unchanged: it got no gradient, so member {i}'s output never reached the loss. Call "
+                     "every member and average all their outputs.")
 
 
 def test_ensemble_accepts_a_tuple(lesson):
@@ -1005,11 +1037,15 @@ def test_ensemble_calls_its_members_so_their_hooks_run(lesson):
     plain = [m(x).detach() for m in members]
     calls, out = ensemble_hooked(lesson, handed(names, members), x)
     what = "Ensemble([Linear(3, 2), Linear(3, 2), Linear(3, 2)])(x) for x of shape (5, 3), member i with a forward hook adding 10 * (i + 1)"
+    hooked = [p + 10.0 * (i + 1) for i, p in enumerate(plain)]  # each member(x), its hook included
     if calls != [1, 1, 1]:
+        first_alone = calls == [1, 0, 0] and isinstance(out, torch.Tensor) and out.shape == hooked[0].shape \
+            and torch.allclose(out, hooked[0])
         fail(with_cause(f"{what}: one call ran the members' forward pre-hooks {calls} times; expected once each.",
-                        FORWARD_SKIPS_HOOKS if calls == [0, 0, 0] else ""))
+                        FORWARD_SKIPS_HOOKS if calls == [0, 0, 0] else FIRST_ALONE if first_alone else ""))
     expected = (plain[0] + plain[1] + plain[2]) / 3 + 20.0
-    assert_close(out, expected, what=f"{what} (the mean of member(x), hooks included)")
+    assert_close(out, expected, what=f"{what} (the mean of member(x), hooks included)",
+                 explain=lambda: mean_mistake(out, hooked))
 
 
 @pytest.mark.parametrize("order", ["identity first", "identity last"])
@@ -1044,14 +1080,14 @@ def test_ensemble_accepts_a_generator(lesson):
                         else unregistered(seen["held"])))
     out, _ = ensemble_out(lesson, members, x, "generator")
     if out.shape != (4, 2):
-        fail(f"Ensemble(nn.Linear(2, 2) for _ in range(3))(x) for x of shape (4, 2) returned shape {tuple(out.shape)}; "
-             "expected (4, 2).")
+        fail(with_cause(f"Ensemble(nn.Linear(2, 2) for _ in range(3))(x) for x of shape (4, 2) returned shape "
+                        f"{tuple(out.shape)}; expected (4, 2).", ONE_NUMBER if out.dim() == 0 else ""))
 
 
 @beside
 def ensemble_made(lesson, container):
-    """repr(Ensemble(an empty `container`)): what it made, where it should have refused."""
-    return repr(lesson.Ensemble(contained([], container)))
+    """repr(Ensemble(an empty `container`)) on one line: what it made, where it should have refused."""
+    return re.sub(r"\s*\n\s*", "", repr(lesson.Ensemble(contained([], container))))
 
 
 @pytest.mark.parametrize("empty", ["list", "generator"])
@@ -1138,20 +1174,37 @@ def test_fit_is_plain_gradient_descent_on_the_mse(lesson, dtype, steps):
     x, y = torch.randn(20, 3, dtype=dtype), torch.randn(20, 2, dtype=dtype)
     seen = fitted(lesson, handed([name], [start])[0], x, y, steps=steps, lr=0.3, dtype=dtype)
     losses = gradient_descent(reference, x, y, steps=steps, lr=0.3)
-    what = (f"after fit(model, x, y, steps={steps}, lr=0.3) with a {dtype} model, against {counted(steps, 'step')} of "
-            "torch.optim.SGD(model.parameters(), lr=0.3) on the mean squared error")
+    call = (f"fit(model, x, y, steps={steps}, lr=0.3) for model = {name} in {dtype_name(dtype)}, x of shape (20, 3) "
+            "and y of shape (20, 2)")
+    against = f"against {counted(steps, 'step')} of torch.optim.SGD(model.parameters(), lr=0.3) on the mean squared error"
     for (key, got), want in zip(seen["parameters"].items(), reference.state_dict().values()):
-        assert_close(got, want, what=f"{key} {what}", **tolerance(dtype),
+        assert_close(got, want, what=f"{attribute(key)} after {call}, {against}", **tolerance(dtype),
                      explain=lambda: fit_mistake(seen, start, x, y, steps, 0.3, dtype))
     loss = seen["loss"]
     if not is_a(loss["kinds"], float):
-        fail(f"fit returned a {type_name(loss['kinds'])}; expected a Python float (loss.item()).")
+        fail(f"{call} returned a {type_name(loss['kinds'])}; expected a Python float (loss.item()).")
     if loss["value"] != pytest.approx(losses[-1], rel=1e-5):
-        after = F.mse_loss(reference(x), y).item()
-        cause = ("This is the loss after the last update. Return the last step's own loss, the one computed "
-                 "before its update." if loss["value"] == pytest.approx(after, rel=1e-5) else "")
-        fail(with_cause(f"fit returned {loss['repr']} {what}; expected the last step's loss {losses[-1]!r} (computed "
-                        "before its update).", cause))
+        got, want = loss_pair(loss, losses[-1])
+        fail(with_cause(f"{call} returned {got}; expected the last step's loss {want} (computed before its update), "
+                        f"{against}.", loss_after_update(loss, reference, x, y)))
+
+
+def loss_pair(loss: dict, expected: float) -> tuple[str, str]:
+    """A loss fit returned (`returned`) and the one expected, with the digits that tell them apart."""
+    if isinstance(loss["value"], float):
+        return apart(loss["value"], expected)
+    return loss["repr"], f"{expected:.5g}"
+
+
+def loss_after_update(loss: dict, trained: nn.Module, x, y) -> str:
+    """The pitfall behind a loss (`returned`) that is the trained model's, after the last update, else ""."""
+    after = F.mse_loss(trained(x), y).item()
+    return (LOSS_AFTER_UPDATE if isinstance(loss["value"], float) and loss["value"] == pytest.approx(after, rel=1e-5)
+            else "")
+
+
+LOSS_AFTER_UPDATE = ("This is the loss after the last update. Return the last step's own loss, the one computed "
+                     "before its update.")
 
 
 class PartlyTrainable(nn.Module):
@@ -1172,7 +1225,8 @@ def test_fit_with_unused_and_frozen_parameters(lesson):
     reference = copy.deepcopy(model)
     frozen = model.first.weight.detach().clone()
     x, y = torch.randn(12, 2), torch.randn(12, 1)
-    what = "fit(model, x, y, steps=4, lr=0.2) for a model with a frozen weight and an unused parameter"
+    what = ("fit(model, x, y, steps=4, lr=0.2) for a model with a frozen weight and an unused parameter, x of shape "
+            "(12, 2) and y of shape (12, 1)")
     seen = fitted(lesson, handed(["PartlyTrainable()"], [model])[0], x, y, steps=4, lr=0.2, caught=True)
     if seen["error"]:
         kind, message = seen["error"]
@@ -1194,13 +1248,15 @@ def test_fit_with_unused_and_frozen_parameters(lesson):
     if not torch.equal(trained["unused"], torch.ones(2)):
         fail(f"{what} changed the unused parameter, which gets no gradient.")
     for (name, got), want in zip(trained.items(), reference.parameters()):
-        assert_close(got, want.detach(), what=f"{name} {what}")
+        assert_close(got, want.detach(), what=f"{attribute(name)} after {what}")
     loss = seen["loss"]["value"]
     if is_a(seen["loss"]["kinds"], torch.Tensor):
-        fail(f"{what} returned a tensor, {seen['loss']['repr']}; expected a Python float, {losses[-1]!r}: "
+        fail(f"{what} returned a tensor, {seen['loss']['repr']}; expected a Python float, {losses[-1]:.5g}: "
              "return loss.item().")
     if loss != pytest.approx(losses[-1], rel=1e-5):
-        fail(f"{what} returned {seen['loss']['repr']}; expected {losses[-1]!r}.")
+        got, want = loss_pair(seen["loss"], losses[-1])
+        fail(with_cause(f"{what} returned {got}; expected the last step's loss {want} (computed before its update).",
+                        loss_after_update(seen["loss"], reference, x, y)))
 
 
 @beside
@@ -1219,9 +1275,12 @@ def fit_hooked(lesson, x, y, steps, lr):
 def test_fit_calls_the_module_so_its_hooks_run(lesson):
     calls = fit_hooked(lesson, torch.randn(10, 2), torch.randn(10, 1), steps=5, lr=0.1)
     if calls != {"pre": 5, "post": 5}:
-        fail(with_cause(f"fit(model, x, y, steps=5, lr=0.1) ran the model's forward pre-hooks {calls['pre']} and "
-                        f"forward hooks {calls['post']} times; expected 5 each (the module called once per step).",
-                        FORWARD_SKIPS_HOOKS if calls == {"pre": 0, "post": 0} else ""))
+        once_more = ("That is one forward more than steps: call the module once per step, and return the loss of "
+                     "the last step's own forward." if calls == {"pre": 6, "post": 6} else "")
+        fail(with_cause(f"fit(model, x, y, steps=5, lr=0.1) for model = nn.Linear(2, 1) with a forward pre-hook and a "
+                        f"forward hook, x of shape (10, 2), ran the pre-hook {calls['pre']} and the hook "
+                        f"{calls['post']} times; expected 5 each (the module called once per step).",
+                        FORWARD_SKIPS_HOOKS if calls == {"pre": 0, "post": 0} else once_more))
 
 
 @pytest.mark.public
@@ -1230,8 +1289,9 @@ def test_fit_returns_a_python_float(lesson):
     x = torch.linspace(0, 1, 8).unsqueeze(1)
     loss = fitted(lesson, model, x, 2 * x, steps=3, lr=0.1)["loss"]
     if loss["kinds"][0] != "builtins.float":  # type(loss) is float
-        fail(f"fit returned a {type_name(loss['kinds'])}; expected a Python float: return loss.item(), not the loss "
-             "tensor (which keeps the graph alive and, on a GPU, the device memory).")
+        fail(f"fit(model, x, 2 * x, steps=3, lr=0.1) for model = Linear(1, 1), x of shape (8, 1) returned a "
+             f"{type_name(loss['kinds'])}; expected a Python float: return loss.item(), not the loss tensor (which "
+             "keeps the graph alive and, on a GPU, the device memory).")
 
 
 @pytest.mark.parametrize("steps", [0, -1])
@@ -1294,14 +1354,16 @@ def test_fit_recovers_a_noisy_line(lesson):
     # (3 plus the noise's mean, 0.15).
     design = torch.stack([x, torch.ones_like(x)], dim=1).double()  # (100, 2)
     best = torch.linalg.lstsq(design, y.double().unsqueeze(1)).solution.squeeze(1).float()
-    what = "after fit(Linear1D(), x, y, steps=500, lr=0.5) on noisy samples of y = 5x + 3"
+    call = "fit(Linear1D(), x, y, steps=500, lr=0.5) on noisy samples of y = 5x + 3, x of shape (100,)"
     fix = f"expected the least-squares line a = {best[0]:.4f}, b = {best[1]:.4f}"
-    assert_close(a, best[:1], what=f"a {what} ({fix})", atol=1e-3, rtol=0)
-    assert_close(b, best[1:], what=f"b {what} ({fix})", atol=1e-3, rtol=0)
+    assert_close(a, best[:1], what=f"a after {call} ({fix})", atol=1e-3, rtol=0)
+    assert_close(b, best[1:], what=f"b after {call} ({fix})", atol=1e-3, rtol=0)
     best_loss = F.mse_loss(design.float() @ best, y).item()
+    if not isinstance(loss["value"], float):
+        fail(f"{call} returned {loss['repr']}; expected a Python float, the best line's loss {best_loss:.6f} "
+             "(loss.item()).")
     if loss["value"] != pytest.approx(best_loss, abs=1e-5):
-        got = f"{loss['value']:.6f}" if isinstance(loss["value"], float) else loss["repr"]
-        fail(f"fit returned {got} {what}; the best line's loss is {best_loss:.6f}.")
+        fail(f"{call} returned {loss['value']:.6f}; expected the best line's loss, {best_loss:.6f}.")
 
 
 # --- devices -------------------------------------------------------------------------------
@@ -1339,11 +1401,13 @@ def test_modules_on_the_meta_device(lesson):
                                  "what the module registers.", unregistered(seen["held"]))
     if message:
         fail(message)
-    out = ensemble_on_meta(lesson, x)
+    call = "Ensemble([nn.Linear(3, 2, device='meta'), MLP([3, 4, 2]).to('meta')])(x) for x of shape (4, 3) on the meta device"
+    with reported(call, advice=lambda exc: unregistered(mlp_seen(lesson, [3, 4, 2])["held"])):
+        out = ensemble_on_meta(lesson, x)
     if (out.device.type, out.shape, out.dtype) != ("meta", (4, 2), torch.float32):
-        fail(f"Ensemble([Linear(3, 2), MLP([3, 4, 2])]) on the meta device returned shape {tuple(out.shape)}, "
-             f"{out.dtype} on {out.device}; expected (4, 2), float32, on meta (x's device): make nothing on the "
-             "default device and read no values into Python.")
+        fail(with_cause(f"{call} returned shape {tuple(out.shape)}, {dtype_name(out.dtype)} on {out.device}; expected "
+                        "(4, 2), float32, on meta (x's device): make nothing on the default device and read no values "
+                        "into Python.", ONE_NUMBER if out.dim() == 0 else ""))
 
 
 @beside

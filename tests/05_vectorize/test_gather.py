@@ -137,6 +137,9 @@ VIEW = ("This is the .view pitfall: .view cannot merge the first two dims of a n
         "(transposed or sliced); .reshape copies when it must, and indexing with row numbers needs no merge.")
 META = ("This is the meta pitfall: a tensor on the meta device has a shape but no values, so the range check "
         "cannot read its answer (`if mask.any():`, .item(), .tolist()). Skip the range check when indices.is_meta.")
+META_READ = ("A tensor on the meta device has a shape but no values, and the line above needs one: indexing with a 0-d "
+             "index tensor (indices[i]) reads its value, as .item() and int() do. Work on whole tensors, reading no "
+             "value into Python.")
 DEVICE = ("This is the device pitfall: a tensor made without device= (torch.arange(B), torch.tensor(...)) lands "
           "on the default device (the CPU) whatever the input's device: make it with device=tensor.device.")
 CUDA = ("This is the device pitfall: a hard-coded .cuda() (or device=\"cuda\") fails on a machine without a GPU; "
@@ -215,12 +218,11 @@ def difference(out, expected) -> str:
     if out.shape != expected.shape:
         return f"a result of shape {tuple(out.shape)}; expected {tuple(expected.shape)}"
     if out.dtype != expected.dtype:
-        return f"a result of dtype {out.dtype}; expected {expected.dtype}"
+        return f"a result of dtype {dtype_name(out.dtype)}; expected {dtype_name(expected.dtype)}"
     wrong = (out.detach() != expected.detach()).nonzero()
     first = tuple(wrong[0].tolist())
     mine, theirs = apart(out[first].item(), expected[first].item())
-    return (f"{len(wrong)} of {expected.numel()} entries wrong (at {list(first)}: {mine} "
-            f"instead of {theirs})")
+    return f"{len(wrong)} of {expected.numel()} entries wrong (at {list(first)}: got {mine}, expected {theirs})"
 
 
 def named_pitfall(out, tensor, indices, expected=None):
@@ -269,7 +271,7 @@ def pitfall_of_error(exc, tensor, indices):
         # a range check's read of its answer, where the learner's line reads one; indexing with a
         # 0-d index tensor (a row loop's indices[i]) reads its value too, and is no range check
         line = learners_line(exc)
-        return META if re.search(r"\.(?:any|all|item|tolist)\(|\bif\b|[<>]=?", line) else None
+        return META if re.search(r"\.(?:any|all|item|tolist)\(|\bif\b|[<>]=?", line) else META_READ
     if ("is not on the expected device" in text or "Expected all tensors to be on the same device" in text
             or "indices should be either on cpu or on the same device" in text):
         return DEVICE
@@ -279,14 +281,16 @@ def pitfall_of_error(exc, tensor, indices):
 def cuda_advice(exc, tensor, indices) -> str:
     """The device pitfall on a line of its own where `exc` is a hard-coded .cuda()'s, else "" (a test
     of refusals names no other pitfall of an error: its inputs are wrong on purpose)."""
-    return f"\n{CUDA}" if pitfall_of_error(exc, tensor, indices) is CUDA else ""
+    return f"\n{CUDA}" if exc is not None and pitfall_of_error(exc, tensor, indices) is CUDA else ""
 
 
 def gather(lesson, tensor, indices, what=None):
     """lesson.batch_gather(tensor, indices) for valid input; a named pitfall fails with its name and fix."""
     __tracebackhide__ = True
     what = what or call(tensor, indices)
-    with reported(what):  # an error no pitfall explains: told with the call and the learner's lines
+    # An error no pitfall explains is told with the call and the learner's lines; so is a value read on
+    # the meta device outside a range check, which is about the learner's line.
+    with reported(what, advice=lambda exc: META_READ if pitfall_of_error(exc, tensor, indices) is META_READ else ""):
         try:
             out = lesson.batch_gather(tensor, indices)
         except NotImplementedError as exc:
@@ -299,7 +303,7 @@ def gather(lesson, tensor, indices, what=None):
             message += f".\n{advice}" if advice else ""
         except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other is reported)
             advice = pitfall_of_error(exc, tensor, indices)
-            if advice is None:
+            if advice is None or advice is META_READ:
                 raise
             out = None
             message = f"{what} raised {quoted(exc)}.\n{advice}"
@@ -393,21 +397,38 @@ def test_as_many_picks_per_row_as_rows(lesson):
     check_against_loop(lesson, tensor, indices)
 
 
+class Case(tuple):
+    """A drawn (tensor, indices) pair and the layouts each was drawn in. hypothesis names a failing
+    example by its repr: here the shapes, dtypes and layouts, which the call line names (the values
+    of a 4-d tensor are a wall of numbers; the comparison names the entry that differs). (The
+    test's body stays as it was: hypothesis derives its examples from it.)"""
+
+    def __new__(cls, tensor, indices, layouts=("contiguous", "contiguous")):
+        case = super().__new__(cls, (tensor, indices))
+        case.layouts = layouts
+        return case
+
+    def __repr__(self) -> str:
+        (tensor, indices), (layout, index_layout) = self, self.layouts
+        return f"tensor of {describe(tensor, layout)} and indices of {describe(indices, index_layout)}"
+
+
 @st.composite
 def gather_cases(draw, dtypes=DTYPES):
-    """A tensor [B, N, *D] in any dtype and layout, and valid indices [B, K...] for it."""
+    """A tensor [B, N, *D] in any dtype and layout, and valid indices [B, K...] for it (a Case)."""
     b, n = draw(st.integers(1, 4)), draw(st.integers(1, 6))
     d = draw(shapes(min_dims=0, max_dims=2, max_side=3))
     k = draw(shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
     seed = draw(st.integers(0, 2**16))
     tensor = make_tensor((b, n, *d), draw(st.sampled_from(dtypes)), seed)
-    tensor = with_layout(tensor, draw(st.sampled_from(ALL_LAYOUTS)))
+    layout = draw(st.sampled_from(ALL_LAYOUTS))
     indices = make_indices(n, (b, *k), draw(st.sampled_from(INDEX_DTYPES)), seed + 1)
-    return tensor, with_layout(indices, draw(st.sampled_from(ALL_LAYOUTS)))
+    index_layout = draw(st.sampled_from(ALL_LAYOUTS))
+    return Case(with_layout(tensor, layout), with_layout(indices, index_layout), (layout, index_layout))
 
 
 @given(gather_cases())
-@example((torch.arange(12.0).reshape(3, 4), torch.tensor([0, -1, 3])))
+@example(Case(torch.arange(12.0).reshape(3, 4), torch.tensor([0, -1, 3])))
 @settings(report_multiple_bugs=False)
 @pytest.mark.points(2)
 def test_matches_a_loop_over_rows(lesson, case):
@@ -457,22 +478,22 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
             return
         named = [p for p in later if f"indices[{', '.join(map(str, p))}]" in said]
         pitfall = pitfall_of_error(exc, tensor, indices)  # not a range error at all: an error of the indexing
-        if pitfall:
-            advice = f"this IndexError is not about the range. {pitfall}"
+        if pitfall:  # a sentence of its own, on a line of its own
+            advice = f".\nThis IndexError is not about the range. {pitfall}"
         elif named:
-            advice = (f"it names indices{list(named[0])}, a later bad position: report the first in row-major "
+            advice = (f": it names indices{list(named[0])}, a later bad position. Report the first in row-major "
                       "order (the order nonzero lists positions in).")
         elif "out of bounds for dimension" in said:
-            advice = TORCH_ERROR
+            advice = f".\n{TORCH_ERROR}"
         elif "out of bounds for axis" in said:
-            advice = NUMPY_ERROR
+            advice = f".\n{NUMPY_ERROR}"
         else:
             pieces = {f"the position as {position}": position, "the value": f"holds {value}",
                       "N": f"size {n}", "the row": f"row {where[0]}"}
             missing = [name for name, piece in pieces.items() if piece not in said]
-            advice = (f"name {', '.join(missing[:-1]) + ' and ' if len(missing) > 1 else ''}{missing[-1]}, "
+            advice = (f": name {', '.join(missing[:-1]) + ' and ' if len(missing) > 1 else ''}{missing[-1]}, "
                       "as the docstring does.")
-        message = f"{what} raised IndexError({said!r}); expected {expected}: {advice}"
+        message = f"{what} raised {quoted(exc)}; expected {expected}{advice}"
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         advice = pitfall_of_error(exc, tensor, indices)
         message = (f"{what} raised {quoted(exc)}; expected an IndexError, {expected}."
@@ -481,8 +502,8 @@ def expect_index_error(lesson, tensor, indices, where, value, what, why="", late
         indices = before  # a pitfall that fixed the indices in place must be judged on what it was given
         named = named_pitfall(out, tensor, indices)
         message = (f"{what} returned a result without an error; expected an IndexError, {expected}: valid "
-                   f"indices lie in [-{n}, {n}), and {value} would read another row or past the end. {why}"
-                   + (f"In fact, {named}" if named else ""))
+                   f"indices lie in [-{n}, {n}), and {value} would read another row or past the end."
+                   + (f" {why}" if why else "") + (f"\nIn fact, {named}" if named else ""))
     pytest.fail(message, pytrace=False)
 
 
@@ -515,7 +536,7 @@ def test_first_bad_row_is_named(lesson):
     expect_index_error(
         lesson, tensor, indices, (1, 1), -6, later=[(4, 0)],
         what="batch_gather(tensor, indices) for tensor of shape (6, 4) with indices[1, 1] = -6 and indices[4, 0] = 5",
-        why="Both are out of range: report the first (row-major order). ",
+        why="Both are out of range: report the first (row-major order).",
     )
 
 
@@ -523,7 +544,7 @@ def test_first_bad_row_is_named(lesson):
 def test_nothing_is_in_range_of_an_empty_dim(lesson, b, k):
     tensor, indices = torch.zeros(b, 0, 2), torch.zeros((b, *k), dtype=torch.long)
     expect_index_error(lesson, tensor, indices, (0,) * indices.dim(), 0, what=call(tensor, indices),
-                       why="With N = 0 there is no entry to pick, so index 0 is out of range. ")
+                       why="With N = 0 there is no entry to pick, so index 0 is out of range.")
 
 
 @pytest.mark.parametrize("dtype", INDEX_DTYPES, ids=str)
@@ -617,9 +638,27 @@ CHECK_ORDER = [  # tensor shape, indices, the error expected, why
                          ids=["shape-and-dtype", "shape-and-range", "float-dtype-and-range", "uint8-dtype-and-range"])
 def test_checks_come_in_order(lesson, tensor_shape, indices, error, why):
     tensor = make_tensor(tensor_shape)
-    expect_raises(lambda: lesson.batch_gather(tensor, indices), error,
-                  what=call(tensor, indices) + f" = {indices.tolist()}",
-                  why=f"this input is wrong in two ways; {why}: shapes, then dtype, then range.")
+    run = partial(lesson.batch_gather, tensor, indices)
+    try:
+        expect_raises(run, error, what=call(tensor, indices) + f" = {indices.tolist()}",
+                      why=f"this input is wrong in two ways; {why}: shapes, then dtype, then range.")
+    except pytest.fail.Exception as failed:  # the wrong error, or none: a hard-coded .cuda()'s is named
+        advice = cuda_advice(error_of(run), tensor, indices)
+        if not advice:
+            raise
+        message = f"{failed.msg}{advice}"
+    else:
+        return
+    pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
+
+
+def error_of(run) -> BaseException | None:
+    """The error run() raises, or None."""
+    try:
+        run()
+    except Exception as exc:  # noqa: BLE001 (the learner's error, read for its pitfall)
+        return exc
+    return None
 
 
 # --- empty sizes, dtypes, layouts, inputs -----------------------------------------------------
@@ -646,8 +685,8 @@ def test_empty_sizes(lesson, tensor_shape, indices_shape):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_keeps_the_dtype(lesson, dtype):
     tensor = make_tensor((4, 6, 3), dtype)
-    check_against_loop(lesson, tensor, make_indices(6, (4, 2)), what=call(tensor, make_indices(6, (4, 2))) +
-                       f" (the result must stay {dtype})")
+    indices = make_indices(6, (4, 2))
+    check_against_loop(lesson, tensor, indices, what=call(tensor, indices) + " (the result keeps tensor's dtype)")
 
 
 @pytest.mark.parametrize("layout", ["transposed", "sliced", "sliced inner", "expanded"])
@@ -684,7 +723,7 @@ def check_unchanged(name, now, before, what):
 def test_inputs_are_not_modified(lesson):
     tensor, indices = make_tensor((4, 6, 3)), torch.tensor([[-1, 2], [0, -6], [5, -3], [-2, -2]])
     tensor_before, indices_before = tensor.clone(), indices.clone()
-    what = "batch_gather(tensor, indices) with negative indices"
+    what = call(tensor, indices) + ", with negative indices"
     gather(lesson, tensor, indices, what)
     check_unchanged("tensor", tensor, tensor_before, what)
     check_unchanged("indices", indices, indices_before, what)

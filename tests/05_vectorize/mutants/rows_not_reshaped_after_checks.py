@@ -3,7 +3,7 @@ that calls it must say which call failed and why (the broadcasting pitfall), nev
 
 import torch
 
-EXPECT = r"^batch_gather\(tensor, indices\) with negative indices raised IndexError\((?s:.)*one axis per axis of indices"
+EXPECT = r"^batch_gather\(tensor, indices\) for tensor of shape \(4, 6, 3\), float32 and indices of shape \(4, 2\), int64, with negative indices raised IndexError\((?s:.)*one axis per axis of indices"
 
 
 def batch_gather(tensor: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
