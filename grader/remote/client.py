@@ -133,9 +133,11 @@ class Connection:
 
     @contextlib.contextmanager
     def threads_watched(self, what: str):
-        """Around a call of the code's: where S's processes spent CPU in threads other than the
-        one serving the call (a worker thread, which the checks watching that thread do not
-        see: asyncio.to_thread, a thread pool), a note for a person. Only under class grading,
+        """Around a call of the code's: where S's processes spent CPU in threads the call started
+        (a worker thread, which the checks watching the thread serving the call do not see:
+        asyncio.to_thread, a pool made for it), a note for a person. A thread started earlier
+        (torch's own, which may wake at any time) is left out: one the code starts at import is
+        in what the source read flags (threading, asyncio, concurrent). Only under class grading,
         where notes are read (not in a learner's run, which started S itself), and not where S
         may make processes (a DataLoader's)."""
         if self.root is None or self.process is not None or self.processes:
@@ -143,9 +145,10 @@ class Connection:
             return
         if self.watched is None:
             self.watched = cputime.processes(self.root)  # S, and the process it runs under: read once
-        before = cputime.beside_the_caller(self.watched)
+        known = cputime.threads(self.watched)  # those alive before the call: what they spend is left out
+        before = cputime.beside(self.watched, known)
         yield
-        spent = cputime.beside_the_caller(self.watched) - before
+        spent = cputime.beside(self.watched, known) - before
         if spent > THREADS_NOTED and what not in self.threaded:  # once a function: its first call that did
             from grader.plugin.remote import note_review
 

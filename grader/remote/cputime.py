@@ -71,21 +71,43 @@ def spent(before: dict[int, int], after: dict[int, int]) -> float:
     return sum(after[pid] - before.get(pid, 0) for pid in after) / 1e9
 
 
-def beside_the_caller(pids: list[int]) -> int:
-    """Nanoseconds of CPU the `pids` have spent so far in threads other than each one's first
-    (the thread that serves the calls): its CPU clock, which counts every thread, ended ones
-    too, less its first thread's own (/proc/PID/task/PID/schedstat). A call that spends some
-    ran work in another thread, out of the sight of what watches the thread it was called in."""
+def threads(pids: list[int]) -> frozenset[tuple[int, int]]:
+    """The (process, thread) ids of the `pids`' threads alive now."""
+    found = set()
+    for pid in pids:
+        try:
+            found.update((pid, int(tid)) for tid in os.listdir(f"/proc/{pid}/task"))
+        except (OSError, ValueError):
+            continue
+    return frozenset(found)
+
+
+def beside(pids: list[int], known: frozenset[tuple[int, int]]) -> int:
+    """Nanoseconds of CPU the `pids` have spent so far in threads other than the `known` ones:
+    each process's CPU clock, which counts every thread, ended ones too, less each known
+    thread's own (/proc/PID/task/TID/schedstat). With `known` the threads alive before a call,
+    what the call adds to it ran in threads it started."""
     total = 0
     for pid in pids:  # (read with plain os calls: this runs twice around every call of the code's)
         try:
-            whole = time.clock_gettime_ns(_clock(pid))
-            fd = os.open(f"/proc/{pid}/task/{pid}/schedstat", os.O_RDONLY)
-            try:
-                first = int(os.read(fd, 128).split()[0])
-            finally:
-                os.close(fd)
-        except (OSError, ValueError, IndexError):
+            total += time.clock_gettime_ns(_clock(pid))
+        except OSError:
             continue
-        total += whole - first
+        for owner, tid in known:
+            if owner == pid:
+                total -= _schedstat(pid, tid)
     return total
+
+
+def _schedstat(pid: int, tid: int) -> int:
+    """The nanoseconds of CPU thread `tid` of `pid` has spent, or 0 where it is gone."""
+    try:
+        fd = os.open(f"/proc/{pid}/task/{tid}/schedstat", os.O_RDONLY)
+    except OSError:
+        return 0
+    try:
+        return int(os.read(fd, 128).split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    finally:
+        os.close(fd)
