@@ -74,10 +74,11 @@ class Limits:
 
 
 # A code process that may make processes (a DataLoader's workers: lesson 06's tests make up to
-# 4) has at most this many processes and threads at once, each with this share of the run's
-# memory, so that together they hold no more than the run may: the memory limit is each
-# process's (RLIMIT_AS), and no cgroup is made that would count them together.
-WORKER_TASKS = 16
+# 4, with threads of their own: 16 tasks at once, measured) has at most this many processes and
+# threads at once, each with this share of the run's memory, so that together they hold no more
+# than the run may: the memory limit is each process's (RLIMIT_AS), and no cgroup is made that
+# would count them together. (At 16, the cap itself made 06's loaders time out under load.)
+WORKER_TASKS = 32
 MEMORY_SHARED = (f"memory: the limit is each process's; where the code may make processes (a DataLoader's "
                  f"workers), at most {WORKER_TASKS} processes and threads, each with 1/{WORKER_TASKS} of it")
 

@@ -86,17 +86,35 @@ def beside(pids: list[int], known: frozenset[tuple[int, int]]) -> int:
     """Nanoseconds of CPU the `pids` have spent so far in threads other than the `known` ones:
     each process's CPU clock, which counts every thread, ended ones too, less each known
     thread's own (/proc/PID/task/TID/schedstat). With `known` the threads alive before a call,
-    what the call adds to it ran in threads it started."""
-    total = 0
-    for pid in pids:  # (read with plain os calls: this runs twice around every call of the code's)
-        try:
-            total += time.clock_gettime_ns(_clock(pid))
-        except OSError:
-            continue
-        for owner, tid in known:
-            if owner == pid:
-                total -= _schedstat(pid, tid)
-    return total
+    what the call adds to it ran in threads it started. Read once the known threads wait (S may
+    still be at work after it answered, freeing what the call made, and a running thread's
+    schedstat lags its clock)."""
+    for _ in range(1000):
+        if not any(_running(pid, tid) for pid, tid in known):
+            break
+        os.sched_yield()
+    return sum(_process_clock(pid) for pid in pids) - sum(_schedstat(pid, tid) for pid, tid in known)
+
+
+def _running(pid: int, tid: int) -> bool:
+    """Whether thread `tid` of `pid` is on a CPU or waiting for one (state R in /proc)."""
+    try:
+        fd = os.open(f"/proc/{pid}/task/{tid}/stat", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, 512).rsplit(b")", 1)[1].split()[0] == b"R"
+    except (OSError, IndexError):
+        return False
+    finally:
+        os.close(fd)
+
+
+def _process_clock(pid: int) -> int:
+    try:
+        return time.clock_gettime_ns(_clock(pid))
+    except OSError:
+        return 0
 
 
 def _schedstat(pid: int, tid: int) -> int:
