@@ -425,11 +425,12 @@ def all_finite(grads: dict) -> bool:
     return all(bool(g.isfinite().all()) for g in grads.values() if g is not None)
 
 
-def gradient_factor(ref: dict, mine: dict) -> str:
+def gradient_factor(ref: dict, mine: dict, after: str = "the step") -> str:
     """What one factor between the .grad the learner's step left and torch's says (snapshots'),
     told against the scale S that get_scale() gave before the step and what scale(loss) multiplied
     the loss by: S (still scaled), S² (multiplied by S) or 1/S (divided twice, or never scaled);
-    "" for none, another factor, or a step whose scale is not known (train_step's)."""
+    "" for none, another factor, or a step whose scale is not known (train_step's). `after`: when
+    the .grad were taken, "the step" or "unscale_" (then step() has not run yet)."""
     ratio, scale, scaled_by = _ratio(mine["grads"], ref["grads"]), mine.get("scale_used"), mine.get("scaled_by")
     if not isinstance(scale, float) or scale <= 1 or not isinstance(scaled_by, float):
         return ""
@@ -438,10 +439,12 @@ def gradient_factor(ref: dict, mine: dict) -> str:
         return a is not None and abs(a / b - 1) < 1e-3
     if ratio is None:
         return stopped_at_inf(ref["grads"], mine["grads"], scale) if near(scaled_by, scale) else ""
-    told = f"The .grad left after the step is {ratio:.5g} times torch's"
+    told = f"The .grad left after {after} is {ratio:.5g} times torch's"
     if near(scaled_by, scale) and near(ratio, scale**2):
         return (f"{told}, S² for the scale S = {scale:g}: unscale_ multiplied the gradients by S where it divides "
                 "them by S (times 1/S), so every update is S² times too large.")
+    if near(scaled_by, scale) and near(ratio, scale) and after == "unscale_":
+        return f"{told}, the scale S = {scale:g}: still scaled. unscale_ multiplies every .grad by 1/S, in place."
     if near(scaled_by, scale) and near(ratio, scale) and not all_finite(ref["grads"]):
         return (f"{told}, the scale S = {scale:g}: still scaled, on this step with inf/nan in a gradient. unscale_ "
                 "(and step() through it when unscale_ was not called) unscales EVERY gradient of the optimizer in "
@@ -739,13 +742,14 @@ def test_growth_waits_for_growth_interval_clean_steps(lesson):
 def unscale_then_clip(side: Side) -> Iterator[dict]:
     """Three iterations of backward, unscale_, clip_grad_norm_(0.05), step and update: for each,
     after unscale_ the names of the parameters whose .grad it replaced by a new tensor (instead
-    of changing it in place) and the gradients by name; after update, the snapshot."""
+    of changing it in place), the gradients by name and what scaled_backward saw; after update,
+    the snapshot."""
     for _ in range(3):
         side.backward()
         grads = [p.grad for p in side.model.parameters()]
         side.scaler.unscale_(side.opt)
         yield {"replaced": [attribute(n) for (n, p), g in zip(side.model.named_parameters(), grads) if p.grad is not g],
-               "unscaled": grads_by_name(side.model)}
+               "unscaled": grads_by_name(side.model), "scale_used": side.scale_used, "scaled_by": side.scaled_by}
         nn.utils.clip_grad_norm_(side.model.parameters(), 0.05)
         side.scaler.step(side.opt)
         side.scaler.update()
@@ -767,7 +771,9 @@ def test_unscale_then_clip_matches_torch(lesson):
         require(not got["replaced"], (
             f"{what}: the .grad of {listed(got['replaced'])} is a new tensor; unscale_ unscales the gradients IN PLACE "
             "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled"))
-        assert_close(got["unscaled"], expected["unscaled"], what=f"{what} (each .grad times 1/S, in place)")
+        assert_close(got["unscaled"], expected["unscaled"], what=f"{what} (each .grad times 1/S, in place)",
+                     explain=lambda: gradient_factor({"grads": expected["unscaled"]},
+                                                     {**got, "grads": got["unscaled"]}, after="unscale_"))
         assert_same_state(next(ref), next(mine), f"step {step} of unscale_, clip_grad_norm_(0.05), step, update")
 
 
@@ -1126,11 +1132,19 @@ def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
     # 1999 clean steps already counted (as a checkpoint restores them): the 2000th grows the scale.
     restored = dict(expected, _growth_tracker=1999)
     mine, ref = observed(your_steps, lesson, "sgd", [CLEAN] * 2, {}, restored), torch_steps("sgd", [CLEAN] * 2, {}, restored)
-    next(mine)  # before the first step
+    loaded = next(mine)["state_dict"]  # before the first step
     for step, (got, expected) in enumerate(zip(mine, ref[1:])):
-        assert_same_state(expected, got,
-                          f"DynamicLossScaler() restored with _growth_tracker=1999, after "
-                          f"{counted(step + 1, 'more clean step')} (the 2000th clean step in a row doubles the scale)")
+        what = (f"DynamicLossScaler() restored with _growth_tracker=1999, after {counted(step + 1, 'more clean step')} "
+                "(the 2000th clean step in a row doubles the scale)")
+        try:
+            assert_same_state(expected, got, what)
+            continue
+        except (AssertionError, pytest.fail.Exception) as exc:
+            if not isinstance(loaded, dict) or loaded.get("_growth_tracker") == 1999:
+                raise
+            failure = (f"{exc}\nRight after load_state_dict, state_dict()['_growth_tracker'] was "
+                       f"{loaded.get('_growth_tracker')!r}, not 1999.\n{tracker_rule(got, expected, 'load_state_dict')}")
+        pytest.fail(failure, pytrace=False)
 
 
 @beside
