@@ -159,8 +159,8 @@ TILED_SEED = ("This is the lesson text's tiled version: b repeated along dim 1 t
               "needs a to be the bigger side in every leading dim (and 3-d inputs), and it builds the tiled copy the lesson warns of. "
               "Project each input with its own Linear layer and let `+` broadcast the projections: either side may "
               "be the one stretched.")
-UNREGISTERED = ("both layers must be registered submodules named linear1 and linear2 (assign them as attributes of "
-                "self after super().__init__())")
+UNREGISTERED = ("Both layers must be registered submodules named linear1 and linear2: assign them as attributes of "
+                "self after super().__init__(), so that nn.Module sees them (their parameters, .to(), training).")
 ACTIVATION_PER_PART = ("This is the activation applied to each projection: Linear(cat(a, b)) is followed by ONE "
                        "activation, of the whole sum, and f(u) + f(v) is not f(u + v). Add first, then activate.")
 
@@ -297,7 +297,7 @@ class Twin(nn.Module):
     def of(cls, params: dict, activation, what: str) -> "Twin":
         __tracebackhide__ = True
         if not {"linear1.weight", "linear2.weight"} <= set(params):
-            fail(f"{what}: Merge.named_parameters() gives {sorted(params)}: {UNREGISTERED}")
+            fail(f"{what}: Merge.named_parameters() gives {', '.join(sorted(params)) or 'nothing'}.\n{UNREGISTERED}")
         return cls({name: (params[f"{name}.weight"], params.get(f"{name}.bias")) for name in ("linear1", "linear2")},
                    activation)
 
@@ -334,7 +334,7 @@ def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
     if dtype is not None:
         names = merge_parameter_names(lesson, sizes)
         if not {"linear1.weight", "linear2.weight"} <= set(names):
-            fail(f"{said}: .to({dtype}) converted no layer, as Merge.named_parameters() gives {names}: {UNREGISTERED}")
+            fail(f"{said}: .to({dtype}) converted no layer, as Merge.named_parameters() gives {', '.join(names) or 'nothing'}.\n{UNREGISTERED}")
     with reported(what):
         raise error
 
