@@ -355,6 +355,8 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     __tracebackhide__ = True
     kwargs = {} if eps is None else {"eps": eps}
     eps = 1e-12 if eps is None else eps
+    x_before = x.detach().clone()  # first: a learner's in-place bug may change x
+    expected = reference_normalize(x_before, eps=eps)
     with reported(what, advice=written_into):
         try:
             with not_calling_F_normalize(what):
@@ -368,10 +370,10 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
             fail(f"{what} raised {quoted(error)}. {KEEPDIM}")
         with reported(what, advice=written_into):
             raise error
-    wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
+    wrong = mismatch(out, expected, what=what, **tolerance)
     if wrong is None:
         return out
-    cause = normalize_pitfall(x, out, eps, **tolerance)
+    cause = normalize_pitfall(x_before, out, eps, **tolerance)
     fail(f"{wrong}\n{cause}" if cause else wrong)
 
 
@@ -553,7 +555,7 @@ def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
                     "Remove `dim` only: squeeze(dim), or reduce without keepdim.")
         return wrong
     with torch.no_grad():
-        count, total, length = mask.sum(dim), int(mask.sum()), x.shape[dim]
+        count, total, length = mask.sum(dim), int(mask.sum()), x.shape[dim] if x.dim() else 1  # a 0-d x: one entry
         by_total = torch.where(mask, x.detach(), 0).sum(dim) / max(total, 1)
         by_length = torch.where(mask, x.detach(), 0).sum(dim) / max(length, 1)
     # Each divisor is named only where the other does not give the same numbers (a mask with as
