@@ -156,11 +156,11 @@ EXPAND_AS = ("This is `expand_as`: it stretches size-1 dims only, so {grown}'s p
              "where {grown} is the side with the 1s; here {target} is. Either side may be the one stretched: add the "
              "projections as they are and let `+` broadcast them both.")
 TILED_SEED = ("This is the lesson text's tiled version: b repeated along dim 1 to a's size and concatenated to a. It "
-              "needs a to be the bigger side (and 3-d inputs), and it builds the tiled copy the lesson warns of. "
+              "needs a to be the bigger side in every leading dim (and 3-d inputs), and it builds the tiled copy the lesson warns of. "
               "Project each input with its own Linear layer and let `+` broadcast the projections: either side may "
               "be the one stretched.")
-UNREGISTERED = ("both layers must be registered submodules named linear1 and linear2 (assign them as attributes of "
-                "self after super().__init__())")
+UNREGISTERED = ("Both layers must be registered submodules named linear1 and linear2: assign them as attributes of "
+                "self after super().__init__(), so that nn.Module sees them (their parameters, .to(), training).")
 ACTIVATION_PER_PART = ("This is the activation applied to each projection: Linear(cat(a, b)) is followed by ONE "
                        "activation, of the whole sum, and f(u) + f(v) is not f(u + v). Add first, then activate.")
 
@@ -297,7 +297,7 @@ class Twin(nn.Module):
     def of(cls, params: dict, activation, what: str) -> "Twin":
         __tracebackhide__ = True
         if not {"linear1.weight", "linear2.weight"} <= set(params):
-            fail(f"{what}: Merge.named_parameters() gives {sorted(params)}: {UNREGISTERED}")
+            fail(f"{what}: Merge.named_parameters() gives {', '.join(sorted(params)) or 'nothing'}.\n{UNREGISTERED}")
         return cls({name: (params[f"{name}.weight"], params.get(f"{name}.bias")) for name in ("linear1", "linear2")},
                    activation)
 
@@ -334,7 +334,7 @@ def run_merge(scenario, lesson, sizes, activation, a, b, what: str, **options):
     if dtype is not None:
         names = merge_parameter_names(lesson, sizes)
         if not {"linear1.weight", "linear2.weight"} <= set(names):
-            fail(f"{said}: .to({dtype}) converted no layer, as Merge.named_parameters() gives {names}: {UNREGISTERED}")
+            fail(f"{said}: .to({dtype}) converted no layer, as Merge.named_parameters() gives {', '.join(names) or 'nothing'}.\n{UNREGISTERED}")
     with reported(what):
         raise error
 
@@ -352,26 +352,34 @@ def check_merge(out, merge: nn.Module, a: torch.Tensor, b: torch.Tensor, what: s
     __tracebackhide__ = True
     expected = tiled_merge(merge, a, b)
     wrong = mismatch(out, expected, what=what, **tolerance)
-    if wrong is None:
-        return
+    if wrong is not None:
+        fail(merge_diagnosed(wrong, out, merge, a, b, **tolerance))
+
+
+def merge_diagnosed(wrong: str, out, merge: nn.Module, a: torch.Tensor, b: torch.Tensor, **tolerance) -> str:
+    """`wrong` (what differs in Merge's `out` from the tiled formula of `merge`'s weights), with
+    the named pitfall whose result `out` is, where one is (computed in `merge`'s dtype, compared
+    in out's)."""
+    if not isinstance(out, torch.Tensor):
+        return wrong
+    got = out.detach()
     with torch.no_grad():
         for pitfall, variant in ((SQUEEZE, partial(squeezed_merge, side="b")), (SQUEEZE, partial(squeezed_merge, side="a")),
                                  (ACTIVATION_PER_PART, merge_per_part)):
             try:
-                looks_like = isinstance(out, torch.Tensor) and same(out.detach(), variant(merge, a, b), **tolerance)
+                looks_like = same(got, variant(merge, a, b).to(got.dtype), **tolerance)
             except RuntimeError:
                 looks_like = False
             if looks_like:
-                wrong = f"{wrong}\n{pitfall}"
-                break
-        else:
-            if merge.activation is None and isinstance(out, torch.Tensor):
-                applied = [name for name, fn in ACTIVATIONS.items()
-                           if fn is not None and same(out.detach(), fn(expected), **tolerance)]
-                if applied:
-                    wrong = (f"{wrong}\nactivation=None means no activation, and your result is {applied[0]} of the "
-                             "right one: apply self.activation only when it is not None.")
-    fail(wrong)
+                return f"{wrong}\n{pitfall}"
+        if merge.activation is None:
+            expected = tiled_merge(merge, a, b)
+            applied = [name for name, fn in ACTIVATIONS.items()
+                       if fn is not None and same(got, fn(expected).to(got.dtype), **tolerance)]
+            if applied:
+                return (f"{wrong}\nactivation=None means no activation, and your result is {applied[0]} of the "
+                        "right one: apply self.activation only when it is not None.")
+    return wrong
 
 
 def make_merge(lesson, f1, f2, out, activation=None, seed=0):
@@ -405,6 +413,15 @@ CDIST_CANCELS = ("This is torch.cdist: past 25 rows it computes with |x|^2 - 2 x
                  "default), and here that is cancellation: |x|^2 is about 1.6e9, and float32 holds it only to about +-100, so "
                  "nothing of a distance of ~30 survives. Take the differences with broadcasting, or move both sets "
                  "near the origin first (subtract one common point from x and y: no distance changes).")
+CDIST_HALF = ("torch.cdist has no float16 or bfloat16 kernel on the CPU, so it refuses x's dtype: compute the table "
+              "yourself, with broadcasting or a matrix product, in x's dtype.")
+OTHER_DTYPE = ("The docstring promises the table in x's dtype: compute in it, or cast the result back "
+               "(out.to(x.dtype)); a table in another dtype is a different answer.")
+
+
+def cdist_refused(exc: BaseException) -> str:
+    """The advice for torch.cdist's refusal of a half-precision dtype; "" for any other error."""
+    return CDIST_HALF if isinstance(exc, NotImplementedError) and '"cdist" not implemented for' in str(exc) else ""
 
 
 def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Tensor:
@@ -417,7 +434,7 @@ def run_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str) -> torch.Te
             error = exc
     if raises_the_same(lambda: x - y, error):
         fail(f"{what} raised {quoted(error)}.\n{ROW_BY_ROW}")
-    with reported(what):
+    with reported(what, advice=cdist_refused):
         raise error
 
 
@@ -426,10 +443,17 @@ def check_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str, out=None,
     is what a pitfall gives, say which."""
     __tracebackhide__ = True
     out = run_sq_dist(lesson, x, y, what) if out is None else out
+    wrong = mismatch(out, loop_sq_dist(x, y).to(x.dtype), what=what, **tolerance)
+    if wrong is not None:
+        fail(diagnosed(wrong, out, x, y))
+
+
+def diagnosed(wrong: str, out, x: torch.Tensor, y: torch.Tensor) -> str:
+    """`wrong` (what differs in pairwise_sq_dist(x, y)'s `out`), with the pitfall whose result
+    `out` is, where one is: a table in another dtype, a sum over the points, x - y row by row."""
     truth = loop_sq_dist(x, y)
-    wrong = mismatch(out, truth.to(x.dtype), what=what, **tolerance)
-    if wrong is None:
-        return
+    if isinstance(out, torch.Tensor) and out.dtype != x.dtype and out.shape == truth.shape:
+        return f"{wrong}\n{OTHER_DTYPE}"
     if isinstance(out, torch.Tensor) and out.dtype.is_floating_point:
         got = out.detach().double()
         diffs = (x.detach().double()[:, None, :] - y.detach().double()[None, :, :]) ** 2  # (N, M, D)
@@ -440,7 +464,7 @@ def check_sq_dist(lesson, x: torch.Tensor, y: torch.Tensor, what: str, out=None,
             if any(same(got, variant, rtol=1e-3, atol=1e-3) for variant in
                    (row_by_row[:, None].expand_as(got), row_by_row[None, :].expand_as(got))):
                 wrong = f"{wrong}\n{ROW_BY_ROW}"
-    fail(wrong)
+    return wrong
 
 
 def gradients_agree(fn, inputs, what: str) -> None:
@@ -493,7 +517,7 @@ def test_merge_without_an_activation_applies_none(lesson):
     a, b = rand(2, 3, 5, seed=1), rand(2, 1, 6, seed=2)
     what = f"Merge(5, 6, 10)(a, b) for {inputs(a=a, b=b)}"
     run_merge(merge_run, lesson, (5, 6, 10), None, a, b, what)  # an error of its own, named where it can be
-    assert_defaults(lambda **activation: merge_made(lesson, (5, 6, 10), a, b, **activation), what=what,
+    assert_defaults(lambda **activation: merge_made(lesson, (5, 6, 10), a, b, **activation)[0], what=what,
                     activation=None)
 
 
@@ -530,8 +554,9 @@ def test_merge_trains_both_layers(lesson, stretched):
         a, b = rand(6, 1, 3, seed=1), rand(6, 5, 4, seed=2)
     call, shapes = "Merge(3, 4, 2, activation=torch.tanh)(a, b)", inputs(a=a, b=b)
     what = f"{call} for {shapes}"
-    _, params, grads, a_grad, b_grad = run_merge(merge_trained, lesson, (3, 4, 2), "torch.tanh", a, b, what)
+    out, params, grads, a_grad, b_grad = run_merge(merge_trained, lesson, (3, 4, 2), "torch.tanh", a, b, what)
     merge = Twin.of(params, "torch.tanh", what)
+    check_merge(out, merge, a, b, what)  # the output first: a pitfall there is what the gradients show
     for name in params:
         if grads[name] is None or not grads[name].abs().sum().item() > 0:
             fail(f"{name} got no gradient from {call}.square().mean() for {shapes}")
@@ -574,7 +599,9 @@ def test_merge_keeps_the_inputs_dtype(lesson, dtype):
     # The truth in float64, from the very same (rounded) weights and inputs.
     expected = tiled_merge(merge.double(), a.double(), b.double())
     eps = torch.finfo(dtype).eps
-    assert_close(out, expected.to(dtype), rtol=8 * eps, atol=8 * eps, what=what)
+    wrong = mismatch(out, expected.to(dtype), rtol=8 * eps, atol=8 * eps, what=what)
+    if wrong is not None:
+        fail(merge_diagnosed(wrong, out, merge.double(), a.double(), b.double(), rtol=8 * eps, atol=8 * eps))
 
 
 def test_merge_builds_nothing_on_the_default_device(lesson):
@@ -584,7 +611,7 @@ def test_merge_builds_nothing_on_the_default_device(lesson):
         _, merge, _ = merged(lesson, (3, 4, 2), "torch.relu", a, b, what)  # an error of its own is reported as itself
         out = on_another_default_device(lambda: merge_run(lesson, (3, 4, 2), "torch.relu", a, b)[0], what=what,
                                         fix=BUILD_FROM_INPUTS)
-        assert_close(out, tiled_merge(merge, a, b), what=f"{what}, with the default device set to 'meta'")
+        check_merge(out, merge, a, b, f"{what}, with the default device set to 'meta'")
 
 
 @pytest.mark.points(2)
@@ -905,8 +932,7 @@ def test_pairwise_sq_dist_keeps_half_precision(lesson, dtype):
     out = run_sq_dist(lesson, x, y, what)
     if not (isinstance(out, torch.Tensor) and out.dtype == dtype):
         got = dtype_name(out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__
-        fail(f"{what} returned {got}; the docstring promises x's dtype, {dtype_name(dtype)} (compute in it, or cast "
-             "the result back)")
+        fail(f"{what} returned {got}; expected {dtype_name(dtype)}, x's dtype.\n{OTHER_DTYPE}")
     truth = loop_sq_dist(x, y)  # float64, from the very same rounded inputs
     eps = torch.finfo(dtype).eps
     check_sq_dist(lesson, x, y, what, out=out, rtol=8 * eps, atol=16 * eps * truth.max().item())
@@ -921,7 +947,7 @@ def test_pairwise_sq_dist_builds_nothing_on_the_default_device(lesson):
         what = f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}, on the CPU"
         run_sq_dist(lesson, x, y, what)  # an error of its own on the usual device, named where it can be
         out = on_another_default_device(lambda: lesson.pairwise_sq_dist(x, y), what=what, fix=BUILD_FROM_INPUTS)
-        assert_close(out, loop_sq_dist(x, y).float(), rtol=1e-4, atol=1e-3, what=f"{what}, with the default device set to 'meta'")
+        check_sq_dist(lesson, x, y, f"{what}, with the default device set to 'meta'", out=out, rtol=1e-4, atol=1e-3)
 
 
 def test_pairwise_sq_dist_float64_and_gradients(lesson):
@@ -929,7 +955,7 @@ def test_pairwise_sq_dist_float64_and_gradients(lesson):
     y = rand(5, 3, seed=2, dtype=torch.float64).requires_grad_()
     what = f"pairwise_sq_dist(x, y) for {inputs(x=x, y=y)}"
     out = run_sq_dist(lesson, x, y, what)
-    assert_close(out.detach(), loop_sq_dist(x.detach(), y.detach()), what=what)
+    check_sq_dist(lesson, x.detach(), y.detach(), what, out=out.detach() if isinstance(out, torch.Tensor) else out)
     grad_of(out, x, what)  # the clear message first
     gradients_agree(lambda x, y: lesson.pairwise_sq_dist(x, y), (x, y), what)
 
@@ -938,7 +964,10 @@ def test_pairwise_sq_dist_float64_and_gradients(lesson):
 def test_pairwise_sq_dist_is_never_negative(lesson):
     # |x|^2 - 2 x.y + |y|^2 for x == y rounds to tiny values of either sign.
     x = rand(64, 16, seed=3) * 10
-    out = run_sq_dist(lesson, x, x, f"pairwise_sq_dist(x, x) for x of {describe(x)}")
+    what = f"pairwise_sq_dist(x, x) for x of {describe(x)}"
+    out = run_sq_dist(lesson, x, x, what)
+    if not (isinstance(out, torch.Tensor) and out.shape == (64, 64) and out.dtype == x.dtype):
+        check_sq_dist(lesson, x, x, what, out=out)  # the table's shape or dtype is wrong: told with its pitfall
     worst = out.min().item()
     if worst < 0:
         fail(f"pairwise_sq_dist(x, x) for x of {describe(x)} has negative entries (down to {worst:.3g}); a "
@@ -959,9 +988,13 @@ def test_pairwise_sq_dist_far_from_the_origin(lesson):
             what = f"pairwise_sq_dist(x, x) for x of {describe(x_part)}, points near 1e4 (0 on the diagonal)"
         tolerance = {"rtol": 1e-3, "atol": 1e-2}
         truth = loop_sq_dist(x_part, y_part).float()
-        wrong = mismatch(run_sq_dist(lesson, x_part, y_part, what), truth, what=what, **tolerance)
+        out = run_sq_dist(lesson, x_part, y_part, what)
+        wrong = mismatch(out, truth, what=what, **tolerance)
         if wrong is None:
             continue
+        told = diagnosed(wrong, out, x_part, y_part)
+        if told != wrong:  # a pitfall of its own (a dtype, a sum over the points), not the cancellation
+            fail(told)
         # The signature of the uncentred expansion: the very same points moved near the origin
         # (exactly: subtracting a float32 point within a factor 2 of each coordinate rounds nothing)
         # have the same distances, and come out right.

@@ -63,7 +63,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
     assert_close, assert_no_loop, assert_speed, describe, explained, fail, function_name, functions_called, grad_of,
-    dtype_name, mismatch, quoted, raises_the_same, reported, same, tolerance,
+    dtype_name, mismatch, quoted, raises_the_same, reported, returned, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
@@ -182,26 +182,40 @@ def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
     wrong = mismatch(out, expected, what=what, **tolerance)
     if wrong is None:
         return
-    if not isinstance(out, torch.Tensor) and x.shape[0] == 0 and out == 0:
-        wrong = f"{what} returned {out!r}, not a tensor of shape {tuple(expected.shape)}. {BUILTIN_SUM}"
+    if not isinstance(out, torch.Tensor):
+        wrong = not_a_tensor(what, out, expected, "torch.sum(x, dim=0)")
+        pitfall = row_sum_pitfall(x, out)
+        wrong = f"{wrong}\n{pitfall}" if pitfall else wrong
     else:
         pitfall = row_sum_pitfall(x, out)
         wrong = f"{wrong}\n{pitfall}" if pitfall else wrong
     fail(wrong)
 
 
-def same_as_torch(lesson_fn, torch_fn, x: torch.Tensor, pitfall, *, what: str, **options) -> None:
-    """assert_same_as(lesson_fn, torch_fn, x, ...), a wrong result followed by the pitfall
-    `pitfall(x, out)` names for it (None: none is certain)."""
+def not_a_tensor(what: str, out, expected: torch.Tensor, against: str) -> str:
+    """What a message says of a call that returned something other than a tensor: "row_sum(x) for x
+    of shape (0, 3), float32 returned the Python int 0; expected a tensor of shape (3,), float32, as
+    torch.sum(x, dim=0) gives"."""
+    value = f"the Python {type(out).__name__} {out!r}" if isinstance(out, (bool, int, float)) else returned(out)
+    return (f"{what} returned {value}; expected a tensor of shape {tuple(expected.shape)}, "
+            f"{dtype_name(expected.dtype)}, as {against} gives.")
+
+
+def same_as_torch(lesson_fn, torch_fn, x: torch.Tensor, pitfall, *, what: str, against: str, **options) -> None:
+    """assert_same_as(lesson_fn, torch_fn, x, ...) (`what` the call, `against` torch's counterpart
+    as a call), a wrong result followed by the pitfall `pitfall(x, out)` names for it (None: none
+    is certain)."""
     __tracebackhide__ = True
     try:
-        assert_same_as(lesson_fn, torch_fn, x, what=what, **options)
+        assert_same_as(lesson_fn, torch_fn, x, what=f"{what}, against {against}", **options)
     except AssertionError as exc:
         message = str(exc)
     else:
         return
     with reported(what):
         out = lesson_fn(x.clone(), **{k: v for k, v in options.items() if k == "eps"})
+    if not isinstance(out, torch.Tensor):
+        message = not_a_tensor(what, out, torch_fn(x, **{k: v for k, v in options.items() if k == "eps"}), against)
     try:
         right = same(out, torch_fn(x, **{k: v for k, v in options.items() if k == "eps"}), **(options.get("tolerance") or {}))
     except Exception:  # noqa: BLE001 (PyTorch refuses this input: no pitfall to name)
@@ -248,7 +262,7 @@ def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
     for shape, layout in EDGE_CASES:
         x = edge_tensor(shape, layout, dtype)
         same_as_torch(lesson.row_sum, partial(torch.sum, dim=0), x, row_sum_pitfall, grads=True,
-                      what=f"row_sum(x) for x of {describe(x, layout)}, against torch.sum(x, dim=0)",
+                      what=f"row_sum(x) for x of {describe(x, layout)}", against="torch.sum(x, dim=0)",
                       tolerance=order_tolerance(x) if dtype.is_floating_point else None)
 
 
@@ -341,6 +355,8 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
     __tracebackhide__ = True
     kwargs = {} if eps is None else {"eps": eps}
     eps = 1e-12 if eps is None else eps
+    x_before = x.detach().clone()  # first: a learner's in-place bug may change x
+    expected = reference_normalize(x_before, eps=eps)
     with reported(what, advice=written_into):
         try:
             with not_calling_F_normalize(what):
@@ -354,10 +370,10 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
             fail(f"{what} raised {quoted(error)}. {KEEPDIM}")
         with reported(what, advice=written_into):
             raise error
-    wrong = mismatch(out, reference_normalize(x, eps=eps), what=what, **tolerance)
+    wrong = mismatch(out, expected, what=what, **tolerance)
     if wrong is None:
         return out
-    cause = normalize_pitfall(x, out, eps, **tolerance)
+    cause = normalize_pitfall(x_before, out, eps, **tolerance)
     fail(f"{wrong}\n{cause}" if cause else wrong)
 
 
@@ -469,8 +485,8 @@ def test_normalize_rows_same_as_F_normalize(lesson, dtype):
         x = with_layout(values.to(dtype), layout)
         same_as_torch(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x,
                       partial(normalize_pitfall, eps=eps, **HALF_TOLERANCE.get(dtype, {})), eps=eps, grads=True,
-                      what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row), against "
-                           f"F.normalize(x, p=2, dim=-1, eps={eps})",
+                      what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row)",
+                      against=f"F.normalize(x, p=2, dim=-1, eps={eps})",
                       tolerance=HALF_TOLERANCE.get(dtype))
 
 
@@ -539,7 +555,7 @@ def masked_mean_problem(x, mask, dim, out, expected, wrong: str) -> str:
                     "Remove `dim` only: squeeze(dim), or reduce without keepdim.")
         return wrong
     with torch.no_grad():
-        count, total, length = mask.sum(dim), int(mask.sum()), x.shape[dim]
+        count, total, length = mask.sum(dim), int(mask.sum()), x.shape[dim] if x.dim() else 1  # a 0-d x: one entry
         by_total = torch.where(mask, x.detach(), 0).sum(dim) / max(total, 1)
         by_length = torch.where(mask, x.detach(), 0).sum(dim) / max(length, 1)
     # Each divisor is named only where the other does not give the same numbers (a mask with as
@@ -704,7 +720,9 @@ def test_masked_mean_gradcheck_float64(lesson):
     fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
     what = (f"masked_mean(x, mask, dim=0) for x of {describe(x)} and a mask with "
             f"{', '.join(map(str, mask.sum(0).tolist()))} True per column")
-    grad_of(fn(x), x, what)
+    with reported(f"{what}, x requiring grad", advice=written_into):
+        out = fn(x)
+    grad_of(out, x, what)
     gradients_agree(fn, (x,), what)
 
 
@@ -763,8 +781,14 @@ def test_results_are_built_on_the_inputs_device(lesson, name):
             out = on_another_default_device(
                 lambda: getattr(lesson, name)(*args, **kwargs), what=what,
                 fix="Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device).")
-            assert_close(out, expected, what=f"{what}, with the default device set to 'meta'",
-                         **(order_tolerance(x) if x.is_floating_point() else {}))
+            if name == "row_sum" and not isinstance(out, torch.Tensor):
+                pitfall = row_sum_pitfall(x, out)
+                wrong = not_a_tensor(f"{what}, with the default device set to 'meta',", out, expected, "torch.sum(x, dim=0)")
+                fail(f"{wrong}\n{pitfall}" if pitfall else wrong)
+            wrong = mismatch(out, expected, what=f"{what}, with the default device set to 'meta'",
+                             **(order_tolerance(x) if x.is_floating_point() else {}))
+            if wrong is not None:
+                fail(masked_mean_problem(x, mask, 1, out, expected, wrong) if name == "masked_mean" else wrong)
 
 
 @pytest.mark.cuda

@@ -371,17 +371,26 @@ def limits_pitfall(name: str, got: float, want: float, e: int, m: int) -> str:
 def limits_of(lesson, e: int, m: int, what: str = ""):
     """lesson.float_limits(e, m), an error told with the call and `what` (the inputs' story)."""
     __tracebackhide__ = True
-    with reported(f"float_limits({e}, {m}){what}", advice=past_float64):
+    with reported(f"float_limits({e}, {m}){what}", advice=lambda exc: past_float64(exc, lesson)):
         return lesson.float_limits(e, m)
 
 
-def past_float64(exc: BaseException) -> str:
-    """Advice for reported(): an OverflowError, a value past the largest Python float."""
+def past_float64(exc: BaseException, lesson) -> str:
+    """Advice for reported(): an OverflowError, a value past the largest Python float; and where
+    float32's widths show why (a max of 2.0 ** 128, a power of two), that pitfall too."""
     if not isinstance(exc, OverflowError):
         return ""
-    return ("A Python float is a float64, so it stops at about 1.8e308: a step past that (2.0 ** 1024 for float64's "
-            "own widths) overflows. The largest finite number is (2 - eps) * 2.0 ** bias, which fits: compute "
-            "that, not a power of two above it.")
+    advice = ("A Python float is a float64, so it stops at about 1.8e308: a step past that (2.0 ** 1024 for float64's "
+              "own widths) overflows. The largest finite number is (2 - eps) * 2.0 ** bias, which fits: compute "
+              "that, not a power of two above it.")
+    try:
+        float32_max = lesson.float_limits(8, 23)[0]
+    except Exception:  # noqa: BLE001 (float32's own test tells its error)
+        return advice
+    if float32_max == 2.0**128:
+        advice += (" Your float_limits(8, 23) gives max 2.0 ** 128 the same way: a power of two, where the largest "
+                   "significand is 1.11...1 (every fraction bit set), 2 - eps, not 2.")
+    return advice
 
 
 def check_limits(got, expected, call: str, source: str, e: int | None = None, m: int | None = None) -> None:
@@ -630,8 +639,10 @@ def test_windows_on_the_meta_device(lesson):
     # A view of x has x's device: on the meta device (shapes and strides, no data) the windows must be
     # the same view as unfold's, which code going through NumPy or a new tensor cannot be.
     base = on_meta(torch.empty(10, 4))
-    for layout, x in {"base": base, "base[3:]": base[3:], "base.t()": base.t(), "base[::2, 1]": base[::2, 1],
-                      "base[:1].expand(6, 4)": base[:1].expand(6, 4)}.items():
+    views = {"base": lambda b: b, "base[3:]": lambda b: b[3:], "base.t()": lambda b: b.t(),
+             "base[::2, 1]": lambda b: b[::2, 1], "base[:1].expand(6, 4)": lambda b: b[:1].expand(6, 4)}
+    for layout, view in views.items():
+        x = view(base)
         what = (f"sliding_windows(x, 3, 2) for x = {layout}, base = torch.empty(10, 4) on the meta device: x of shape "
                 f"{tuple(x.shape)}")
         out = windows_of(lesson, x, 3, 2, what)
@@ -640,13 +651,36 @@ def test_windows_on_the_meta_device(lesson):
         want_view = (want.device, want.dtype, tuple(want.shape), want.stride(), want.storage_offset())
         if got_view == want_view:
             continue
-        message = (f"{what} gives (device, dtype, shape, stride, storage offset) {got_view}; x.unfold(0, 3, 2) "
-                   f"gives {want_view}.")
+        message = f"{what} gives {view_said(out, x)}; x.unfold(0, 3, 2) gives {view_said(want, x)}."
         if out.device == x.device and out.dtype == x.dtype and tuple(out.shape) != tuple(want.shape):
             # A view of x with the wrong shape: the shape's own pitfall (needs no data), or the plain comparison.
             pytest.fail(message + windows_pitfall(out, x, 3, 2), pytrace=False)
+        if tuple(out.shape) == tuple(want.shape) and copies_on_the_cpu(lesson, view):
+            fresh = " Those are the strides of a new tensor." if out.is_contiguous() else ""
+            pytest.fail(f"{message}{fresh} It copied: the same call on a CPU x of this layout returns windows that "
+                        "share nothing with x's storage. Build the windows as one view of x's own storage, strides "
+                        "from x.stride() (no torch.stack, clone, contiguous or NumPy).", pytrace=False)
         pytest.fail(f"{message} Build the view on x itself with x.as_strided: strides from x.stride(), offset "
                     "x.storage_offset()", pytrace=False)
+
+
+def view_said(t: torch.Tensor, x: torch.Tensor) -> str:
+    """"shape (4, 4, 3), stride (8, 1, 4), storage offset 0", with its dtype and device where they
+    are not x's ("..., float64, on cpu")."""
+    other = [dtype_name(t.dtype) if t.dtype != x.dtype else "", f"on {t.device}" if t.device != x.device else ""]
+    elsewhere = "".join(f", {part}" for part in other if part)
+    return f"shape {tuple(t.shape)}, stride {t.stride()}, storage offset {t.storage_offset()}{elsewhere}"
+
+
+def copies_on_the_cpu(lesson, view) -> bool:
+    """Whether sliding_windows(x, 3, 2) for x = view(base), base a (10, 4) CPU tensor, returns a
+    tensor that shares nothing with x's storage."""
+    x = view(torch.arange(40.0).reshape(10, 4))
+    try:
+        out = lesson.sliding_windows(x, 3, 2)
+    except Exception:  # noqa: BLE001 (the meta device's failure is the one told)
+        return False
+    return isinstance(out, torch.Tensor) and out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
 
 
 @pytest.mark.points(2)
