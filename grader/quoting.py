@@ -33,9 +33,14 @@ _OPENCV = re.compile(r"^OpenCV\([^)]*\) \S+:\d+: error: ")
 
 def error_name(exc: BaseException) -> str:
     """`exc`'s type as the learner would catch it: "OSError", and outside the builtins with its
-    module, "cv2.error", "tarfile.StreamError"."""
-    kind = type(exc)
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    module, "cv2.error", "tarfile.StreamError"; a private type by its nearest public base
+    (NumPy's numpy._core._exceptions._ArrayMemoryError is a MemoryError)."""
+    for kind in type(exc).__mro__:
+        if kind.__module__ == "builtins":
+            return kind.__qualname__
+        if not any(part.startswith("_") for part in (*kind.__module__.split("."), kind.__qualname__)):
+            return f"{kind.__module__}.{kind.__qualname__}"
+    return type(exc).__name__
 
 
 def _original(text: str) -> str:

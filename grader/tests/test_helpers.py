@@ -381,6 +381,12 @@ def test_an_error_is_quoted_as_raised_where_the_code_ran():
     assert quoted(OSError(caught.format(name="OSError", line="OSError: two\nlines"))) == "OSError('two ...')"
     assert quoted(ValueError("Caught nothing: a message of its own")) == "ValueError('Caught nothing: a message of its own')"
 
+    class _ArrayMemoryError(MemoryError):  # NumPy's, in a private module: named by its public base
+        pass
+
+    _ArrayMemoryError.__module__ = "numpy._core._exceptions"
+    assert quoted(_ArrayMemoryError("Unable to allocate 1.00 TiB")) == "MemoryError('Unable to allocate 1.00 TiB')"
+
 
 def test_expect_raises_tells_the_lessons_diagnosis_and_what_came_back():
     import numpy as np
