@@ -22,11 +22,54 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _DEBUGGING_HINT = re.compile(r"\s*(?:Hint: enable anomaly detection|HINT: |Hint: the backtrace).*$", re.DOTALL)
 
 
+# torch.utils.data's worker re-raises an error in the main process as the same type, its message
+# the worker's whole traceback: "Caught OSError in DataLoader worker process 0.\nOriginal Traceback ..."
+_WORKER = re.compile(r"^Caught \S+ in DataLoader worker process \d+\.\s*\nOriginal Traceback \(most recent call last\):\n")
+_HEADERS = ("Traceback (most recent call last):", "During handling of the above exception",
+            "The above exception was the direct cause")
+# OpenCV's failed check: "OpenCV(5.0.0) /io/opencv/.../color.cpp:199: error: (-215:Assertion failed) ..."
+_OPENCV = re.compile(r"^OpenCV\([^)]*\) \S+:\d+: error: ")
+
+
+def error_name(exc: BaseException) -> str:
+    """`exc`'s type as the learner would catch it: "OSError", and outside the builtins with its
+    module, "cv2.error", "tarfile.StreamError"; a private type by its nearest public base
+    (NumPy's numpy._core._exceptions._ArrayMemoryError is a MemoryError)."""
+    for kind in type(exc).__mro__:
+        if kind.__module__ == "builtins":
+            return kind.__qualname__
+        if not any(part.startswith("_") for part in (*kind.__module__.split("."), kind.__qualname__)):
+            return f"{kind.__module__}.{kind.__qualname__}"
+    return type(exc).__name__
+
+
+def _original(text: str) -> str:
+    """The message a DataLoader worker's error had in the worker (`text`: what the main process's
+    copy says, "Caught ... Original Traceback ... OSError: could not read ..."), else `text`."""
+    if not _WORKER.match(text):
+        return text
+    lines = text.splitlines()
+    start = None  # the last line that opens the error: unindented, after an indented (a frame's)
+    for k in range(1, len(lines)):
+        if (lines[k][:1] not in ("", " ") and lines[k - 1][:1] == " "
+                and not lines[k].startswith(_HEADERS)):
+            start = k
+    if start is None:
+        return text
+    said = lines[start]
+    name, colon, message = said.partition(": ")
+    first = message if colon and " " not in name else said
+    return "\n".join([first, *lines[start + 1:]])
+
+
 def error_text(exc: BaseException) -> str:
-    """`exc`'s message as the kit quotes it: the first line that says something, without terminal
-    colour codes or a hint about debugging tools; past SHOWN characters, its whole sentences that
-    fit, else a cut at a word ("...")."""
-    text = _DEBUGGING_HINT.sub("", _COLOUR.sub("", str(exc)))
+    """`exc`'s message as the kit quotes it: the first line that says something (a DataLoader
+    worker's error: the worker's own message, not torch's account of where it was caught; an
+    OpenCV check: without OpenCV's version and source file), without terminal colour codes or a
+    hint about debugging tools; past SHOWN characters, its whole sentences that fit, else a cut
+    at a word ("...")."""
+    text = _DEBUGGING_HINT.sub("", _COLOUR.sub("", _original(str(exc))))
+    text = _OPENCV.sub("", text.lstrip())
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     first = lines[0] if lines else ""
     if len(first) > SHOWN:  # whole sentences where one ends in reach, else a cut at a word
@@ -37,10 +80,11 @@ def error_text(exc: BaseException) -> str:
 
 def quoted(exc: BaseException) -> str:
     """"TypeError('where() received an invalid combination of arguments ...')": the error as a
-    kit sentence names it after "raised"."""
+    kit sentence names it after "raised" (a type outside the builtins with its module:
+    "cv2.error('(-215:Assertion failed) !_src.empty() in function ...')")."""
     if isinstance(exc, KeyError) and len(exc.args) == 1 and len(repr(exc.args[0])) <= SHOWN:
-        return f"{type(exc).__name__}({exc.args[0]!r})"  # the key as it is: 3 is not '3'
-    return f"{type(exc).__name__}({error_text(exc)!r})"
+        return f"{error_name(exc)}({exc.args[0]!r})"  # the key as it is: 3 is not '3'
+    return f"{error_name(exc)}({error_text(exc)!r})"
 
 
 def error_line(exc: BaseException) -> str:

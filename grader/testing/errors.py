@@ -17,17 +17,23 @@ import torch
 
 from grader import pitfalls
 from grader.quoting import quoted
-from grader.testing.compare import describe, fail
+from grader.testing.compare import counted, describe, fail
 
 
 def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, what: str, why: str,
-                  mention: tuple[str, ...] = ()) -> BaseException:
+                  mention: tuple[str, ...] = (), advice: Callable[[BaseException], str | None] | None = None,
+                  told: Callable[[object], str | None] | None = None) -> BaseException:
     """`call()` must raise `exc_type` whose message contains every string in `mention`.
 
     what: the call as the learner would write it, e.g. "fit(model, x, y, steps=0, lr=0.1)";
     why: why this input must be refused. Returns the exception. Another exception fails the
     test with both names; a bare NotImplementedError propagates unchanged (a stub's TODO), one
     with a message (a torch op's "not implemented for ...") is a wrong exception like any other.
+    advice: the lesson's diagnosis of another exception (its pitfall), said on a line of its own
+    instead of `why`; "" to say nothing more (a `why` about the input, beside an error that is
+    about something else, would blame the wrong thing), None for `why`. told: what a call that
+    raised nothing gave, in the lesson's words ("gave 1 image, and skipped ..."), or None for
+    "returned ...".
     """
     __tracebackhide__ = True
     try:
@@ -43,9 +49,12 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
         message = (f"{what} raised {quoted(exc)}; say what is wrong: name "
                    f"{' and '.join(missing)} in the message.")
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
-        message = f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}: {why}"
+        said = advice(exc) if advice else None
+        message = (f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}: {why}" if said is None else
+                   f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}." + (f"\n{said}" if said else ""))
     else:
-        message = f"{what} returned {returned(result)} without an error; expected {_a(exc_type.__name__)}: {why}"
+        gave = (told(result) if told else None) or f"returned {returned(result)}"
+        message = f"{what} {gave} without an error; expected {_a(exc_type.__name__)}: {why}"
     pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
 
 
@@ -127,13 +136,18 @@ def raised(what: str, exc: BaseException, advice: str = "") -> str:
 
 def returned(value: object) -> str:
     """What a call returned, as a message names it: a tensor by its shape and dtype ("a tensor of
-    shape (4, 1), float32"; a 0-d one by its value, "tensor(3.)"), anything else by its repr, cut
-    past 80 characters."""
+    shape (4, 1), float32"; a 0-d one by its value, "tensor(3.)"), a NumPy array as "a NumPy
+    array of shape (6, 10, 3), uint8", a list by its length where its repr runs past 80
+    characters ("a list of 13 items"), anything else by its repr, cut past 80 characters."""
     if isinstance(value, torch.Tensor):
         if value.dim() or value.device.type == "meta":
             return f"a tensor of {describe(value)}"
         return repr(value.detach())
+    if type(value).__module__ == "numpy" and type(value).__name__ == "ndarray":
+        return f"a NumPy array of shape {tuple(value.shape)}, {value.dtype}"
     text = repr(value)
+    if isinstance(value, list) and len(text) > 80:
+        return f"a list of {counted(len(value), 'item')}"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -406,6 +406,62 @@ def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
     assert quoted(KeyError("a")) == "KeyError('a')"
 
 
+def test_an_error_is_quoted_as_raised_where_the_code_ran():
+    """A DataLoader worker's error, re-raised in the main process, is quoted by the worker's own
+    message, not torch's account of where it was caught; a type outside the builtins is named
+    with its module; an OpenCV check without OpenCV's version and source path."""
+    from grader.quoting import quoted
+
+    class error(Exception):  # as cv2.error is named
+        pass
+
+    error.__module__, error.__qualname__ = "cv2", "error"
+    opencv = ("OpenCV(5.0.0) /io/opencv/modules/imgproc/src/color.cpp:199: error: (-215:Assertion failed) "
+              "!_src.empty() in function 'cvtColor'\n")
+    assert quoted(error(opencv)) == "cv2.error(\"(-215:Assertion failed) !_src.empty() in function 'cvtColor'\")"
+    caught = ("Caught {name} in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
+              '  File "/x/torch/utils/data/_utils/fetch.py", line 54, in fetch\n'
+              "    data = [self.dataset[idx] for idx in possibly_batched_index]\n"
+              "            ~~~~~~~~~~~~^^^^^\n"
+              '  File "/x/data.py", line 8, in __getitem__\n'
+              "    raise OSError(f'could not read {{path}}')\n"
+              "{line}\n")
+    assert quoted(OSError(caught.format(name="OSError", line="OSError: could not read b.png"))) == \
+        "OSError('could not read b.png')"
+    assert quoted(error(caught.format(name="error", line="cv2.error: " + opencv))) == \
+        "cv2.error(\"(-215:Assertion failed) !_src.empty() in function 'cvtColor'\")"
+    assert quoted(OSError(caught.format(name="OSError", line="OSError: two\nlines"))) == "OSError('two ...')"
+    assert quoted(ValueError("Caught nothing: a message of its own")) == "ValueError('Caught nothing: a message of its own')"
+
+    class _ArrayMemoryError(MemoryError):  # NumPy's, in a private module: named by its public base
+        pass
+
+    _ArrayMemoryError.__module__ = "numpy._core._exceptions"
+    assert quoted(_ArrayMemoryError("Unable to allocate 1.00 TiB")) == "MemoryError('Unable to allocate 1.00 TiB')"
+
+
+def test_expect_raises_tells_the_lessons_diagnosis_and_what_came_back():
+    import numpy as np
+
+    from grader.testing.errors import returned
+
+    def wrong():
+        raise ValueError("negative stride")
+
+    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) raised ValueError\('negative stride'\); expected an "
+                                                    r"OSError\.\nThe pitfall\.$"):
+        expect_raises(wrong, OSError, what="f()", why="why.", advice=lambda exc: "The pitfall.")
+    with pytest.raises(pytest.fail.Exception, match=r"expected an OSError\.$"):
+        expect_raises(wrong, OSError, what="f()", why="why.", advice=lambda exc: "")
+    with pytest.raises(pytest.fail.Exception, match=r"expected an OSError: why\.$"):
+        expect_raises(wrong, OSError, what="f()", why="why.", advice=lambda exc: None)
+    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) gave 1 image without an error; expected an OSError: why\.$"):
+        expect_raises(lambda: [0], OSError, what="f()", why="why.", told=lambda result: "gave 1 image")
+    assert returned([torch.zeros(6, 10, 3)] * 2) == "a list of 2 items"
+    assert returned([1, 2]) == "[1, 2]"
+    assert returned(np.zeros((6, 10, 3), np.uint8)) == "a NumPy array of shape (6, 10, 3), uint8"
+
+
 def test_a_gradient_is_named_by_the_argument_the_call_gives_it():
     from grader.testing.differential import assert_same_as
 

@@ -13,8 +13,9 @@ under a simulated torch.utils.data.get_worker_info() (fast, many cases).
 The learner's datasets and writer are driven by scenarios (grader.testing.scenario): functions
 that make their inputs from names and numbers where the code runs, and return what came out as
 data (under `kata grade`, in the code's process, which sees no file of this one). The checks
-are all made here. Every scenario is called through attempt(), expect_error(), loader_ids() or
-the checks after it, which recognise the pitfalls the lesson names by their signature (the error
+are all made here. Every scenario is called inside grader.testing's `reported` or `expect_raises`,
+with this lesson's advice (cause(): an error only one of its pitfalls raises), or through
+loader_ids() or the checks after it, which recognise the pitfalls the lesson names by their signature (the error
 that exactly that mistake raises, or a result only that mistake gives: reversed channels, a
 2-D grayscale image, every image n times with n workers...) and then name the pitfall and its
 fix; any other failure keeps its plain, quantified message.
@@ -36,7 +37,7 @@ Contract (promise of the lesson text, docstrings and hints -> tests; "named": th
 - index past the end -> IndexError -> test_index_past_the_end_raises_index_error
 - grayscale, RGBA, 16-bit files -> 3 channels of uint8 (IMREAD_COLOR; what IMREAD_UNCHANGED keeps, named)
     -> test_grayscale_rgba_and_16_bit_files_give_three_uint8_channels
-- img[..., ::-1] has a negative stride that torch.from_numpy refuses (named) -> attempt() in every test reading images
+- img[..., ::-1] has a negative stride that torch.from_numpy refuses (named) -> cause() in every test reading images
 - a map-style dataset keeps the sampler's order with workers -> test_directory_dataset_in_a_dataloader_with_two_workers
 - write_tar_shards: a list of num_shards Paths, in order; PNG members (lossless, JPEG named), RGB
   pixels back (BGR named) -> test_write_tar_shards_balanced_contiguous_and_lossless, test_write_tar_shards_round_trip
@@ -78,7 +79,6 @@ import functools
 import io
 import multiprocessing
 import os
-import re
 import shutil
 import sys
 import tarfile
@@ -96,7 +96,8 @@ from hypothesis.extra import numpy as hnp
 from torch.utils.data import DataLoader, get_worker_info
 from torch.utils.data._utils import worker as _torch_worker
 
-from grader.testing import assert_close, counted, describe, expect_raises, reported
+from grader.testing import assert_close, counted, describe, expect_raises, fail, reported, returned
+from grader.testing.errors import raised
 from grader.testing.scenario import beside
 from grader.testing.strategies import with_layout
 
@@ -161,9 +162,9 @@ RGLOB = ("Path.rglob also searches the subfolders (more/img_10.png is not in roo
          "which looks in root only.")
 
 
-def cause(exc: BaseException) -> str | None:
+def cause(exc: BaseException) -> str:
     """The advice for an error one of the lesson's pitfalls raises (also re-raised from a DataLoader
-    worker, whose traceback rides in the message), or None."""
+    worker, whose traceback rides in the message), else "": `reported`'s advice."""
     text = str(exc)
     if "negative" in text and "stride" in text:
         return NEGATIVE_STRIDE
@@ -177,91 +178,14 @@ def cause(exc: BaseException) -> str | None:
         return LINK
     if "'NoneType' object has no attribute 'read'" in text or "cannot extract" in text or "StreamError" in text:
         return NOT_A_FILE
-    return None
+    return ""
 
 
-def error_name(exc: BaseException) -> str:
-    """The exception's type as the learner would catch it: "OSError", "cv2.error", "tarfile.StreamError"."""
-    kind = type(exc)
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-
-
-# OpenCV's own words for a failed check: "OpenCV(5.0.0) /io/opencv/.../color.cpp:199: error:
-# (-215:Assertion failed) !_src.empty() in function 'cvtColor'", with what each check means.
-_OPENCV_CHECK = re.compile(r"OpenCV\([^)]*\) \S+: error: \(-?\d+:Assertion failed\) (.+) in function '([^']+)'$")
-_OPENCV_CHECKS = {"!_src.empty()": "the image it was given is empty",
-                  "!buf.empty()": "the buffer it was given holds no bytes"}
-
-
-def last_line(exc: BaseException) -> str:
-    """The exception's type and the last line of its message (a DataLoader worker's error carries
-    the worker's whole traceback, whose last line is "Type: message"); an assertion of OpenCV's
-    said in words, without its source path: "cv2.error (an assertion in cvtColor failed: ...)"."""
-    name = error_name(exc)
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    for said in (f"{name}:", f"{type(exc).__name__}:"):
-        if last.startswith(said):
-            last = last[len(said):].strip()
-            break
-    if "negative" in last and "stride" in last and "numpy" in last:  # torch.from_numpy's refusal, in a few words
-        return f"{name} (torch.from_numpy refuses an array with a negative stride)"
-    check = _OPENCV_CHECK.search(last)
-    if check:
-        condition, function = check.groups()
-        return f"{name} (an assertion in {function} failed: {_OPENCV_CHECKS.get(condition, condition)})"
-    return f"{name}: {last.removesuffix('.')}"[:300]  # a message's own full stop: the kit's sentence goes on
-
-
-def attempt(what: str, run):
-    """run(); an error that one of the lesson's pitfalls raises fails with the pitfall's name and fix."""
-    __tracebackhide__ = True
-    try:
-        return run()
-    except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other passes through)
-        advice = cause(exc)
-        if advice is None:
-            raise
-        message = f"{what} raised {last_line(exc)}\n{advice}"
-    pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
-
-
-def shown(value) -> str:
-    """What a call returned, in a few words: "a tensor of shape (6, 10, 3), uint8", "a list of 2 items",
-    "a NumPy array"."""
-    if isinstance(value, torch.Tensor):
-        return f"a tensor of {describe(value)}"
-    if isinstance(value, list):
-        return f"a list of {counted(len(value), 'item')}"
-    kind = "NumPy array" if type(value).__name__ == "ndarray" else type(value).__name__
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
-
-
-def expect_error(run, exc_type: type[BaseException], *, what: str, mention: tuple[str, ...], why: str,
-                 told=None):
-    """run() must raise exc_type naming every string in `mention`; a pitfall's error is named.
-    `told(result)`, where given, says what a call that raised nothing gave ("gave 1 image, ..."),
-    or None for the plain "returned a list of 1 item"."""
-    __tracebackhide__ = True
-    try:
-        result = run()
-    except exc_type as exc:
-        missing = [m for m in mention if m not in str(exc)]
-        if not missing:
-            return
-        message = f"{what} raised {last_line(exc)}; name {' and '.join(missing)} in the message."
-    except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
-        if isinstance(exc, NotImplementedError) and not str(exc):
-            raise  # a stub's TODO stays a TODO
-        # `why` is about the bad input: beside an error that names none of it, it would blame the wrong thing.
-        about_it = any(m in str(exc) for m in mention)
-        pitfall = cause(exc)
-        advice = f"\n{pitfall}" if pitfall else f" {why[:1].upper() + why[1:]}" if about_it else ""
-        message = f"{what} raised {last_line(exc)}; expected {exc_type.__name__} naming {', '.join(mention)}.{advice}"
-    else:
-        gave = (told(result) if told else None) or f"returned {shown(result)}"
-        message = f"{what} {gave} without an error; expected {exc_type.__name__}: {why}"
-    pytest.fail(message, pytrace=False)
+def wrong_error(mention: tuple[str, ...]):
+    """expect_raises's advice for an error other than the one expected: the pitfall that raised
+    it; else `why` where the error is about the bad input (names something in `mention`); else
+    nothing more (beside an error about something else, `why` would blame the wrong thing)."""
+    return lambda exc: cause(exc) or (None if any(m in str(exc) for m in mention) else "")
 
 
 def identify(image, what: str, writing: bool = False) -> int:
@@ -270,7 +194,7 @@ def identify(image, what: str, writing: bool = False) -> int:
     if image is None:
         pytest.fail(f"{what} gave None, not an image. {NONE_FROM_CV2}", pytrace=False)
     if not isinstance(image, torch.Tensor):
-        pytest.fail(f"{what} gave {shown(image)}, not a torch.Tensor: convert the array cv2 "
+        pytest.fail(f"{what} gave {returned(image)}, not a torch.Tensor: convert the array cv2 "
                     "returns with torch.from_numpy (no copy).", pytrace=False)
     if tuple(image.shape) != (H, W, 3) or image.dtype != torch.uint8:
         pytest.fail(f"{what} gave an image of {describe(image)}; expected shape ({H}, {W}, 3), uint8: "
@@ -486,7 +410,7 @@ def shard_ids(num_shards: int) -> list[list[int]]:
 
 # A scenario builds the learner's datasets over the inputs above, iterates them and returns what
 # came out, as data; the tests check it in their own process. Scenarios check nothing, and an
-# error of the learner's code leaves them as it is, for the test's attempt() or expect_error().
+# error of the learner's code leaves them as it is, for the test's `reported` or `expect_raises`.
 # Where a test looks at a later step of one object's life (a second epoch, an image asked for
 # again), the scenario replays the steps before it and returns that step's result, so that an
 # error is reported with the step it happened at.
@@ -719,17 +643,21 @@ def loader_ids(lesson, what: str, spec: tuple, num_workers: int, batch_size: int
     each .tar opened."""
     __tracebackhide__ = True
     try:
-        items, opens = attempt(what, lambda: loaded(lesson, spec, num_workers, batch_size, epochs, opened is not None))
-    except Exception as exc:  # noqa: BLE001 (a refusal of some worker counts: the classic recipe's second attempt)
-        count = shard_count(spec)
-        if epochs > 1 and first_epoch_works(lesson, spec, num_workers, batch_size):
-            items, message = None, f"{what} raised {last_line(exc).rstrip('.')}. {USED_UP}"
+        items, opens = loaded(lesson, spec, num_workers, batch_size, epochs, opened is not None)
+    except Exception as exc:  # noqa: BLE001 (what a rerun shows names two pitfalls; any error is reported)
+        count, message = shard_count(spec), None
+        if cause(exc):
+            pass  # a pitfall the error names itself
+        elif epochs > 1 and first_epoch_works(lesson, spec, num_workers, batch_size):
+            message = raised(what, exc, USED_UP)
         elif count and num_workers != count and one_shard_per_worker_only(lesson, spec, count):
-            items, message = None, f"{what} raised {last_line(exc).rstrip('.')}. {ONE_SHARD_PER_WORKER}"
-        else:
-            raise
+            message = raised(what, exc, ONE_SHARD_PER_WORKER)  # a refusal of some worker counts
+        if message is None:
+            with reported(what, advice=cause):
+                raise
+        items = None
     if items is None:
-        pytest.fail(message, pytrace=False)
+        fail(message)  # outside `except`: no chained traceback
     if opened is not None:
         opened += opens
     ids = []
@@ -750,16 +678,16 @@ def count_paths(listing: dict, what: str, expected: int) -> None:
         return
     in_subfolders = [name for _, _, name, parent in listing["paths"] if parent != "."]
     pytest.fail(f"{what} has {counted(count, 'item')}; root holds {counted(expected, 'file')} matching the pattern "
-                "(and a .txt, and a subfolder more/ with one more .png, which is not in root). "
-                + (RGLOB if in_subfolders else ""), pytrace=False)
+                "(and a .txt, and a subfolder more/ with one more .png, which is not in root)."
+                + (f"\n{RGLOB}" if in_subfolders else ""), pytrace=False)
 
 
 def item(lesson, name: str, index: int, what: str, **options):
     """ImageDirectoryDataset over FOLDERS[name], item `index` (directory_item); an error no pitfall
     names is told with `what` and the learner's lines."""
     __tracebackhide__ = True
-    with reported(what):
-        return attempt(what, lambda: directory_item(lesson, name, index, **options))
+    with reported(what, advice=cause):
+        return directory_item(lesson, name, index, **options)
 
 
 def directory_order(listed: list[str]) -> list[int]:
@@ -818,7 +746,7 @@ def check_three_uint8_channels(image, expected: torch.Tensor, what: str) -> None
     that only a decoder keeping the file's own layout gives names the decoder's flag."""
     __tracebackhide__ = True
     if not isinstance(image, torch.Tensor) or image.dtype != torch.uint8 or tuple(image.shape) != (H, W, 3):
-        got = describe(image) if isinstance(image, torch.Tensor) else shown(image)
+        got = returned(image)
         kept = None
         if isinstance(image, torch.Tensor):
             if tuple(image.shape) == (H, W):
@@ -856,7 +784,7 @@ def made_over_corrupt(lesson) -> dict:
     and so raises nothing; its paths, where it has them, in sorted order."""
     __tracebackhide__ = True
     what = f"ImageDirectoryDataset(root) for a folder holding {', '.join(CORRUPT[:-1])} and {CORRUPT[-1]}"
-    with reported(what):
+    with reported(what, advice=cause):
         try:
             listing = directory_listing(lesson, "corrupt")
         except NotImplementedError:
@@ -864,9 +792,9 @@ def made_over_corrupt(lesson) -> dict:
         except Exception as exc:  # noqa: BLE001 (an error of reading an image is named; any other is reported)
             if not any(name in str(exc) for name in CORRUPT[1::2]) and cause(exc) is not NONE_FROM_CV2:
                 raise
-            listing, message = None, f"{what} raised {last_line(exc)}. {READ_IN_INIT}"
+            listing, message = None, raised(what, exc, READ_IN_INIT)
     if listing is None:
-        pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
+        fail(message)  # outside `except`: no chained traceback
     names = [name for _, _, name, _ in listing["paths"]]
     if sorted(names) == CORRUPT and names != CORRUPT:
         pytest.fail(f"ds.paths is {names}; expected the files in sorted order, {CORRUPT}: ds[i] reads the i-th path "
@@ -882,21 +810,25 @@ def test_unreadable_file_raises_an_error_naming_it(lesson):
         if got != image:
             pytest.fail(f"ds[{index}] gave image {got}; expected image {image}", pytrace=False)
     unreadable = "check for it and raise OSError naming the file."
-    expect_error(lambda: directory_item(lesson, "corrupt", 1), OSError, what="ds[1] for a corrupt file b_corrupt.png",
-                 mention=("b_corrupt.png",), why=f"a corrupt file holds no image: {unreadable}")
-    expect_error(lambda: directory_item(lesson, "corrupt", 3), OSError, what="ds[3] for an empty file d_empty.png",
-                 mention=("d_empty.png",), why=f"an empty file holds no image: {unreadable}")
-    expect_error(lambda: directory_item(lesson, "corrupt", 2, removed="c_good.png"), OSError,
-                 what="ds[2] for a file deleted after the dataset was made",
-                 mention=("c_good.png",), why=f"a missing file is as unreadable as a corrupt one: {unreadable}")
+    expect_raises(lambda: directory_item(lesson, "corrupt", 1), OSError, what="ds[1] for a corrupt file b_corrupt.png",
+                  mention=("b_corrupt.png",), why=f"a corrupt file holds no image: {unreadable}",
+                  advice=wrong_error(("b_corrupt.png",)))
+    expect_raises(lambda: directory_item(lesson, "corrupt", 3), OSError, what="ds[3] for an empty file d_empty.png",
+                  mention=("d_empty.png",), why=f"an empty file holds no image: {unreadable}",
+                  advice=wrong_error(("d_empty.png",)))
+    expect_raises(lambda: directory_item(lesson, "corrupt", 2, removed="c_good.png"), OSError,
+                  what="ds[2] for a file deleted after the dataset was made",
+                  mention=("c_good.png",), why=f"a missing file is as unreadable as a corrupt one: {unreadable}",
+                  advice=wrong_error(("c_good.png",)))
 
 
 def test_unreadable_file_error_survives_dataloader_workers(lesson):
     made_over_corrupt(lesson)  # making the dataset reads nothing: no error here
-    expect_error(lambda: loaded(lesson, ("images", "corrupt"), num_workers=2, batch_size=1), OSError,
-                 mention=("b_corrupt.png",),
-                 what="iterating DataLoader(ds, num_workers=2) over a folder holding b_corrupt.png",
-                 why="the worker's error reaches the main process; it must still say which file failed.")
+    expect_raises(lambda: loaded(lesson, ("images", "corrupt"), num_workers=2, batch_size=1), OSError,
+                  mention=("b_corrupt.png",),
+                  what="iterating DataLoader(ds, num_workers=2) over a folder holding b_corrupt.png",
+                  why="the worker's error reaches the main process; it must still say which file failed.",
+                  advice=wrong_error(("b_corrupt.png",)))
 
 
 def test_files_are_read_when_asked_for_not_in_init(lesson):
@@ -906,12 +838,15 @@ def test_files_are_read_when_asked_for_not_in_init(lesson):
     if count != 2:
         pytest.fail(f"len(ds) is {count} after a third file was added to root; the paths are found once, in "
                     "__init__ (self.paths), so that index i keeps meaning the same file.", pytrace=False)
-    if identify(attempt("ds[0]", lambda: read_when_asked(lesson, 1)[1][-1]), "ds[0]") != 5:
+    with reported("ds[0]", advice=cause):
+        first = read_when_asked(lesson, 1)[1][-1]
+    if identify(first, "ds[0]") != 5:
         pytest.fail("ds[0] gave a.png as it was when the dataset was created: read each file in __getitem__, "
                     "not in __init__ (a million images do not fit in memory, and every worker gets a copy).",
                     pytrace=False)
     # a.png changes again (image 7) before ds[0] is asked for a second time.
-    again = attempt("ds[0], asked for again", lambda: read_when_asked(lesson, 2)[1][-1])
+    with reported("ds[0], asked for again", advice=cause):
+        again = read_when_asked(lesson, 2)[1][-1]
     if identify(again, "ds[0], asked for again") != 7:
         pytest.fail("ds[0], asked for a second time after a.png changed, gave the image it read the first time: "
                     "ds[i] reads paths[i] each time; a cache of decoded images grows to the whole dataset in "
@@ -925,8 +860,8 @@ def test_directory_dataset_in_a_dataloader_with_two_workers(lesson):
     # A map-style dataset keeps the sampler's order, whatever the number of workers.
     if ids != list(range(N)):
         in_subfolders = len(ids) > N and any(parent != "." for _, _, _, parent in directory_listing(lesson, "images")["paths"])
-        pytest.fail(f"{what} gave the images {ids}; expected each once, in sorted order ({list(range(N))}). "
-                    + (RGLOB if in_subfolders else ""), pytrace=False)
+        pytest.fail(f"{what} gave the images {ids}; expected each once, in sorted order ({list(range(N))})."
+                    + (f"\n{RGLOB}" if in_subfolders else ""), pytrace=False)
 
 
 # --- write_tar_shards --------------------------------------------------------------------------
@@ -960,13 +895,14 @@ def write_shards(lesson, images, num_shards: int, what: str, target: str = ".") 
     a missing parent directory is named."""
     __tracebackhide__ = True
     try:
-        return attempt(what, lambda: shards_written(lesson, images, num_shards, target))
-    except FileNotFoundError as exc:
-        if len(Path(target).parts) < 2:  # its parent, the new folder, exists
-            raise
-        message = (f"{what} raised {last_line(exc)}: {target} is missing, and so is its parent. Create the "
-                   "directory with every missing parent (Path.mkdir(parents=True, exist_ok=True)).")
-    pytest.fail(message, pytrace=False)
+        return shards_written(lesson, images, num_shards, target)
+    except Exception as exc:  # noqa: BLE001 (a missing parent is named; any error is reported)
+        if not (isinstance(exc, FileNotFoundError) and len(Path(target).parts) > 1):  # (else its parent exists)
+            with reported(what, advice=cause):
+                raise
+        message = raised(what, exc, f"{target} is missing, and so is its parent. Create the directory with every "
+                                    "missing parent (Path.mkdir(parents=True, exist_ok=True)).")
+    fail(message)  # outside `except`: no chained traceback
 
 
 def members_of(written: tuple[str, list | None], num_shards: int, what: str) -> list[list[tuple[str, bytes]]]:
@@ -1076,7 +1012,8 @@ def test_non_file_members_in_a_tar_are_skipped(lesson):
 
 def test_tar_members_of_any_name_and_kind_are_decoded(lesson):
     what = "list(TarImageDataset([mixed.tar]))"
-    images = attempt(what, lambda: listed(lesson, ("tar", "mixed")))
+    with reported(what, advice=cause):
+        images = listed(lesson, ("tar", "mixed"))
     expected = mixed_members()
     members = [name for name, _, _, _ in expected]
     if len(images) != len(members):
@@ -1097,9 +1034,9 @@ def test_undecodable_member_raises_an_error_naming_it(lesson, member, data):
                 and _IDS.get(images[0].contiguous().numpy().tobytes()) == 0):
             return f"gave 1 image, that of 00.png, and skipped {member}"
         return None
-    expect_error(lambda: listed(lesson, ("broken", member, data.hex())), OSError, mention=("broken.tar", member),
-                 what=f"list(TarImageDataset([broken.tar])) where member {member} is {kind}", told=skipped,
-                 why="a regular file that does not decode is bad data, whatever its name: raise OSError naming "
+    expect_raises(lambda: listed(lesson, ("broken", member, data.hex())), OSError, mention=("broken.tar", member),
+                  what=f"list(TarImageDataset([broken.tar])) where member {member} is {kind}", told=skipped,
+                  advice=wrong_error(("broken.tar", member)), why="a regular file that does not decode is bad data, whatever its name: raise OSError naming "
                  "the shard and the member rather than skip it.")
 
 
@@ -1109,16 +1046,18 @@ def test_tar_dataset_reads_the_shards_in_the_order_given(lesson):
     what = f"list(TarImageDataset(part{{{','.join(map(str, order))}}}.tar, in that order))"
     expected = [i for s in order for i in shard_ids(5)[s]]
     for epoch in (1, 2):  # two epochs of one dataset
+        told = what if epoch == 1 else f"{what}, epoch 2,"
         try:
-            images = attempt(what, lambda: listed(lesson, spec, epoch))
-        except Exception as exc:  # noqa: BLE001 (epoch 2's own failure is named; epoch 1's passes through)
-            if epoch == 1:
-                raise
-            failure = f"{what}, epoch 2, raised {last_line(exc)}. {USED_UP}"
+            images = listed(lesson, spec, epoch)
+        except Exception as exc:  # noqa: BLE001 (epoch 2's own failure is named; any error is reported)
+            if epoch == 1 or cause(exc):
+                with reported(told, advice=cause):
+                    raise
+            failure = raised(told, exc, USED_UP)
         else:
             failure = None
         if failure is not None:
-            pytest.fail(failure, pytrace=False)  # outside `except`: no chained traceback
+            fail(failure)  # outside `except`: no chained traceback
         ids = [identify(image, what) for image in images]
         if ids != expected:
             sorted_order = ids == list(range(N))
@@ -1179,7 +1118,8 @@ def test_workers_share_the_shards(lesson, num_shards, num_workers):
     shares = []
     for k in range(num_workers):
         what = f"worker {k} of {num_workers} iterating TarImageDataset({names})"
-        items, opened = attempt(what, lambda: worker_share(lesson, spec, k, num_workers))
+        with reported(what, advice=cause):
+            items, opened = worker_share(lesson, spec, k, num_workers)
         ids = [identify(image, what) for image in items]
         read = shards_read(ids, names, k, num_workers, opened, what)
         if read != [name for name in names if name in read]:

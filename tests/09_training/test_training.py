@@ -116,7 +116,8 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
-from grader.testing import assert_close, assert_defaults, attribute, counted, dtype_name, expect_raises, reported
+from grader.testing import (apart, assert_close, assert_defaults, attribute, counted, dtype_name, expect_raises, numbers,
+                            reported, returned)
 from grader.testing.scenario import beside
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
@@ -186,6 +187,10 @@ def reference_epoch(model, loader, optimizer, loss_fn=LOSS, clear: str = "before
     return total / count
 
 
+AS_FLOAT = ("Return loss_sum / n as a Python float: loss_sum adds loss.item() * batch size per batch, n the batch "
+            "sizes, so no tensor (its dtype, its device, its graph) is kept.")
+
+
 def mean_pitfall(got, losses: list, expected: float) -> str:
     """Why the mean loss `got` is wrong when it is what a pitfall the lesson names gives, else "".
     losses: each batch's (detached mean loss, size), as reference_epoch collects them."""
@@ -245,16 +250,21 @@ def assert_same_parameters(actual: dict, expected: dict, what: str, exact: bool 
             assert_close(a, b, what=f"{what}: {attribute(name)}")
 
 
-def number(value) -> str:
-    """A float (alone, or in a tuple or list) with 5 significant digits, as the kit's comparisons
-    show one; anything else as its repr."""
-    if type(value) is float:
-        text = f"{value:.5g}"
-        return text if any(c in text for c in ".eni") else f"{text}.0"  # 1.0, not 1
-    if type(value) in (tuple, list):
-        inner = ", ".join(number(v) for v in value)
-        return f"({inner}{',' if len(value) == 1 else ''})" if type(value) is tuple else f"[{inner}]"
-    return repr(value)
+def shown_pair(got, expected) -> tuple[str, str]:
+    """What the learner's function returned and what was expected, as a message sets them side by
+    side: floats (alone, or in tuples and lists of the same length) with the digits that tell them
+    apart (grader.testing.apart), anything else as `returned` names it."""
+    if type(got) is float and type(expected) is float:
+        return apart(got, expected) if got != expected else (numbers([got])[1:-1],) * 2
+    if type(got) is type(expected) and type(got) in (tuple, list) and len(got) == len(expected):
+        pairs = [shown_pair(a, b) for a, b in zip(got, expected)]
+        ends = "()" if type(got) is tuple else "[]"
+        return tuple(f"{ends[0]}{', '.join(pair[k] for pair in pairs)}{ends[1]}" for k in (0, 1))
+    if type(expected) is float and isinstance(got, torch.Tensor) and got.dim() == 0:
+        return returned(got), returned(torch.tensor(expected)).removeprefix("tensor(").removesuffix(")")  # as torch prints it
+    if type(expected) is float:
+        return returned(got), numbers([expected])[1:-1]
+    return returned(got), returned(expected)
 
 
 def as_data(value):
@@ -469,8 +479,7 @@ def test_train_epoch_returns_a_float_that_decreases(lesson):
     losses = epoch_losses(lesson, 6)
     if not all(type(loss) is float for loss in losses):
         pytest.fail((
-            f"train_epoch returned {type_name(losses[0])}: return a Python float (loss.item()), "
-            "not a tensor that keeps a graph alive"
+            f"train_epoch returned {type_name(losses[0])}, expected a Python float. {AS_FLOAT}"
         ), pytrace=False)
     if losses[-1] >= losses[0]:
         pytest.fail(f"train_epoch's loss did not go down over 6 epochs of Adam: {losses}", pytrace=False)
@@ -539,10 +548,9 @@ def test_train_epoch_matches_a_plain_loop(lesson, start):
                         "(to None) before each backward.", pytrace=False)
     assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
     if type(got) is not float or got != pytest.approx(expected, rel=1e-6):
-        tensor = (" A tensor keeps its dtype and device (and a graph, unless detached): add loss.item() * batch size "
-                  "per batch, Python floats, and return their sum over the number of samples."
-                  if isinstance(got, torch.Tensor) else "")
-        pytest.fail(f"{what} returned {number(got)}, expected the mean over samples {number(expected)} as a Python float."
+        tensor = f" {AS_FLOAT}" if isinstance(got, torch.Tensor) else ""
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected the mean over samples {theirs} as a Python float."
                     + (tensor or mean_pitfall(got, losses, expected)), pytrace=False)
 
 
@@ -583,7 +591,8 @@ def test_train_epoch_weighs_batches_by_their_samples(lesson):
         if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
             why += (" (Or a batch's size was read as targets.shape[-1], 3 for every batch here, not targets.shape[0]: "
                     "the two give the same numbers on these batches.)")
-        pytest.fail(f"{what} returned {got!r}, expected the mean over samples {expected}.{why}", pytrace=False)
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected the mean over samples {theirs}.{why}", pytrace=False)
 
 
 class Elsewhere(torch.Tensor):
@@ -674,7 +683,8 @@ def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
     reference, losses = MOVED_RUNS["train_epoch"](), []
     expected = reference_epoch(reference, two_batches(), sgd(reference), losses=losses)
     if got != pytest.approx(expected, rel=1e-6):
-        pytest.fail(f"{what} returned {number(got)}, expected {number(expected)} (the mean loss over the samples)."
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected {theirs} (the mean loss over the samples)."
                     + mean_pitfall(got, losses, expected), pytrace=False)
 
 
@@ -718,7 +728,7 @@ def test_train_epoch_sets_gradients_to_none(lesson):
             "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
         )
     if not torch.equal(spare, torch.ones(CLASSES)):
-        moved = f"{what}: it moved to {number(spare.tolist())} from {number(torch.ones(CLASSES).tolist())}"
+        moved = f"{what}: it moved to {numbers(spare)} from {numbers(torch.ones(CLASSES))}"
         once = torch.full((CLASSES,), 1 - 0.1 * (100 + 0.1 * 1))  # one SGD step on the stale grad, with weight decay
         if torch.allclose(spare, once):
             pytest.fail(f"{moved}, one SGD step on the stale .grad of 100 it held on entry. Clear the gradients before "
@@ -914,7 +924,8 @@ def test_evaluate_moves_every_batch_to_the_device(lesson, device):
         if any(seen["training"]):  # dropout on: the pitfall, whatever the mean
             pitfall = (f"\nThe model ran in training mode on {sum(seen['training'])} of {len(seen['training'])} batches "
                        "(dropout on). Switch it to eval mode (model.eval()) for the evaluation.")
-        pytest.fail(f"{what} returned {number(got)}, expected {number(expected)} (the mean loss over the samples, the "
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected {theirs} (the mean loss over the samples, the "
                     "accuracy)." + pitfall, pytrace=False)
 
 
@@ -1198,7 +1209,10 @@ def test_resumed_training_is_bitwise_identical(lesson):
     what = ("4 epochs straight vs 2 epochs + save_checkpoint + load_checkpoint into a fresh model and "
             "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
     if losses != expected:
-        pytest.fail(f"{what}: per-epoch losses {number(losses)}, expected {number(expected)}. The random states came back as "
+        epoch = next(k for k, (a, b) in enumerate(zip(losses, expected)) if a != b) if len(losses) == len(expected) else None
+        told = (f"per-epoch losses {numbers(losses)}, expected {numbers(expected)}" if numbers(losses) != numbers(expected)
+                or epoch is None else "epoch {}'s loss {}, expected {}".format(epoch + 1, *apart(losses[epoch], expected[epoch])))
+        pytest.fail(f"{what}: {told}. The random states came back as "
                     "saved, so look at what else the next steps depend on: the model's state and the optimizer's "
                     "(Adam's moments and step counts).", pytrace=False)
     assert_same_parameters(resumed, parameters(straight), what, exact=True)
@@ -1693,7 +1707,7 @@ def test_accumulated_gradients_equal_one_big_batch(lesson, case):
         assert_close(grad, want, what=f"{what}: {attribute(name)}.grad vs one full batch")
     if not (type(got) is float and got == pytest.approx(expected_loss, rel=1e-9)):
         pytest.fail((
-            f"{what} returned {number(got)}, expected the full-batch loss {number(expected_loss)} as a Python float"
+            "{} returned {}, expected the full-batch loss {} as a Python float".format(what, *shown_pair(got, expected_loss))
         ), pytrace=False)
 
 
