@@ -88,7 +88,20 @@ def quoted(exc: BaseException) -> str:
 
 
 def error_line(exc: BaseException) -> str:
-    """"TypeError: where() received ...": the error as the last line of a traceback names it. An
+    """"TypeError: where() received ...": the error as the last line of a traceback names it
+    (outside the builtins with its module, as Python's own traceback does: "cv2.error: ..."). An
     assert's error stays whole: its lines are pytest's account of the values ("+  where 0 = ...")."""
     text = str(exc) if isinstance(exc, AssertionError) else error_text(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{error_name(exc)}: {text}" if text else error_name(exc)
+
+
+# A comprehension's own frame (Python 3.11 gives it one; 3.12 inlines it), at the line of the
+# frame that runs it: shown, it repeats that line word for word.
+COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+
+
+def repeats(previous: tuple[str, int] | None, file: str, line: int, function: str) -> bool:
+    """Whether a traceback's frame (`file`, `line`, `function`) only repeats the one shown
+    before it, at (file, line): a comprehension's frame inside the function that runs it."""
+    return function in COMPREHENSIONS and previous == (file, line)
+

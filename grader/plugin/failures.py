@@ -42,7 +42,7 @@ from grader import pitfalls
 from grader.plugin.loops import TIMEOUT_S, LoopReached, timed_out, waiting
 from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
 from grader.plugin.todo import Todo, worker_traceback
-from grader.quoting import error_line
+from grader.quoting import error_line, repeats
 from grader.results import Failure, Kind
 
 @pytest.hookimpl(wrapper=True)
@@ -184,12 +184,13 @@ def _without_introspection(message: str) -> str:
 def _learners_frames(exc: BaseException, code: tuple[Path, ...], config: pytest.Config, worker=None) -> str:
     """An error raised in the learner's code: the learner's own frames and the error; the frames
     of the tests, the kit, torch and the other libraries left out (the test is named above it)."""
-    lines = []
+    lines, shown = [], None
     for tb in frames(exc):
         filename = tb.tb_frame.f_code.co_filename
-        if is_learners(filename, code):
+        if is_learners(filename, code) and not repeats(shown, filename, tb.tb_lineno, tb.tb_frame.f_code.co_name):
             lines += [f"{where(tb, config)}: in {tb.tb_frame.f_code.co_name}",
                       f"    {linecache.getline(filename, tb.tb_lineno).strip()}"]
+            shown = (filename, tb.tb_lineno)
     if worker is not None:
         lines += ["in a DataLoader worker process:"]
         for path, line, name, source in worker.frames:

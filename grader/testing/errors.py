@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from grader import pitfalls
-from grader.quoting import quoted
+from grader.quoting import quoted, repeats
 from grader.testing.compare import counted, describe, fail
 
 
@@ -184,7 +184,8 @@ def _learners_frames(exc: BaseException) -> list[tuple[str, int, str]]:
             continue
         if os.path.realpath(path).startswith(_NOT_THE_LEARNERS):
             continue
-        found.append((path, line, frame.f_code.co_name))
+        if not repeats(found[-1][:2] if found else None, path, line, frame.f_code.co_name):
+            found.append((path, line, frame.f_code.co_name))
     return found
 
 

@@ -806,3 +806,20 @@ def test_the_worst_elements_index_is_counted_row_major_as_torch_counts_it():
     x = torch.arange(24).reshape(2, 3, 4)
     assert all(x[_index(int(i), x.shape)] == i for i in range(24))
     assert _index(0, torch.Size([])) == ()
+
+
+def test_a_comprehensions_frame_does_not_repeat_the_line_that_runs_it(tmp_path):
+    """Python 3.11 gives a list comprehension a frame of its own, at the line of the function
+    that runs it: the learner reads that line once."""
+    import importlib.util
+
+    from grader.testing.errors import raised
+
+    (tmp_path / "mine.py").write_text("def inverses(xs):\n    return [1 // x for x in xs]\n")
+    spec = importlib.util.spec_from_file_location("mine_for_test", tmp_path / "mine.py")
+    mine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mine)
+    with pytest.raises(ZeroDivisionError) as info:
+        mine.inverses([1, 0])
+    told = raised("inverses([1, 0])", info.value)
+    assert told.count("return [1 // x for x in xs]") == 1 and ": in inverses" in told, told

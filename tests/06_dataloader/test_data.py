@@ -646,8 +646,8 @@ def loader_ids(lesson, what: str, spec: tuple, num_workers: int, batch_size: int
         items, opens = loaded(lesson, spec, num_workers, batch_size, epochs, opened is not None)
     except Exception as exc:  # noqa: BLE001 (what a rerun shows names two pitfalls; any error is reported)
         count, message = shard_count(spec), None
-        if cause(exc):
-            pass  # a pitfall the error names itself
+        if cause(exc) or isinstance(exc, TimeoutError):
+            pass  # a pitfall the error names itself; or the call's time ran out, which a rerun cannot explain
         elif epochs > 1 and first_epoch_works(lesson, spec, num_workers, batch_size):
             message = raised(what, exc, USED_UP)
         elif count and num_workers != count and one_shard_per_worker_only(lesson, spec, count):
