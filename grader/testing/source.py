@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NamedTuple
@@ -85,8 +86,11 @@ def _looped(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...])
 
 
 def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> Iterable[tuple[ast.AST, str]]:
-    """Every node of the definitions of `functions` and of those they reach by name, with its file."""
+    """Every node of the code that runs at import (top-level statements other than definitions
+    and imports: a thread started there runs whatever it names) and of the definitions of
+    `functions`, and of those they reach by name, with its file."""
     definitions: dict[str, tuple[ast.AST, str]] = {}
+    import_time: list[tuple[ast.stmt, str]] = []  # statements that run code at import: not a def, class or import
     for file, _, _ in files:
         try:
             tree = ast.parse(Path(file).read_text(encoding="utf-8"), file)
@@ -95,7 +99,15 @@ def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
         for statement in tree.body:
             for name, node in bindings(statement):
                 definitions[name] = (node, file)
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                                          ast.ImportFrom)) and not _a_docstring(statement):
+                import_time.append((statement, file))
     todo, seen = list(functions), set()
+    for statement, file in import_time:  # what runs at import reaches as much as a call does
+        for sub in ast.walk(statement):
+            if isinstance(sub, ast.Name) and sub.id in definitions:
+                todo.append(sub.id)
+            yield sub, file
     while todo:
         name = todo.pop()
         if name in seen or name not in definitions:
@@ -106,6 +118,10 @@ def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
             if isinstance(sub, ast.Name) and sub.id in definitions:
                 todo.append(sub.id)
             yield sub, file
+
+
+def _a_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
 def bindings(statement: ast.stmt) -> list[tuple[str, ast.AST]]:
@@ -154,6 +170,11 @@ REACHING_ATTRIBUTES = frozenset({
 REACHING_NAMES = frozenset({"__builtins__", "__loader__", "__spec__"})  # read as bare names
 REACHING_SYS = frozenset({"modules", "meta_path", "path_hooks", "path", "settrace", "setprofile", "addaudithook"})
 REACHING_CALLS = frozenset({"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"})
+# Modules another module holds as an attribute (torch.serialization.sys, torch.utils.data.dataloader.threading):
+# reached that way, no import statement names them.
+REACHING_AS_ATTRIBUTES = frozenset({"sys", "os", "threading", "_thread", "queue", "asyncio", "concurrent",
+                                    "multiprocessing", "subprocess", "socket", "ctypes", "importlib", "builtins", "gc",
+                                    "inspect", "signal"})
 
 
 # Imports any lesson's answer may make beyond its own: the language's plainest tools.
@@ -180,13 +201,14 @@ class _Needs(NamedTuple):
     """What the kit's answer to a lesson uses of what `reaching` flags in a learner's."""
 
     imports: frozenset[str]  # the top-level modules it imports
+    modules: frozenset[str]  # the modules it reaches, by their dotted names (torch.nn.functional)
     private: frozenset[str]  # the private attributes it reads
     assigned: frozenset[str]  # the attributes it assigns to objects it did not make
 
 
 @functools.lru_cache(maxsize=16)
 def _needed(answer: tuple[tuple[str, int, int], ...]) -> _Needs:
-    imports, private, assigned = set(ALWAYS_IMPORTED), set(), set()
+    imports, private, assigned, modules = set(ALWAYS_IMPORTED), set(), set(), {"torch"}
     for file, _, _ in answer:
         try:
             tree = ast.parse(Path(file).read_text(encoding="utf-8"), file)
@@ -195,7 +217,35 @@ def _needed(answer: tuple[tuple[str, int, int], ...]) -> _Needs:
         imports.update(_imported(node) for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
         private.update(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _is_private(n.attr))
         assigned.update(word.split(".")[-1].removesuffix(" =") for word, _ in _assignments(tree, frozenset()))
-    return _Needs(frozenset(imports), frozenset(private), frozenset(assigned))
+        modules.update(module for module, _ in _modules_used(tree))
+    return _Needs(imports=frozenset(imports), modules=frozenset(modules), private=frozenset(private),
+                  assigned=frozenset(assigned))
+
+
+def _modules_used(tree: ast.AST) -> list[tuple[str, int]]:
+    """The modules of an imported package's a source reaches through attributes, by dotted name,
+    each with a line: ``torch.serialization.sys`` reaches torch.serialization (and sys, which
+    `_reaches` names). A module is what the tests' process has imported by that name."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({(a.asname or a.name.split(".")[0]): (a.name if a.asname else a.name.split(".")[0])
+                            for a in node.names})
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            aliases.update({(a.asname or a.name): f"{node.module}.{a.name}" for a in node.names})
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        parts, inner = [node.attr], node.value
+        while isinstance(inner, ast.Attribute):
+            parts.append(inner.attr)
+            inner = inner.value
+        if isinstance(inner, ast.Name) and inner.id in aliases:
+            dotted = ".".join([aliases[inner.id], *reversed(parts)])
+            if dotted in sys.modules:
+                found.append((dotted, node.lineno))
+    return found
 
 
 @functools.lru_cache(maxsize=64)
@@ -215,9 +265,12 @@ def _reaching(files: tuple[tuple[str, int, int], ...], needs: _Needs | None) -> 
                 word = _not_needed(node, needs)
             if word is not None:
                 found.add(Spelling(file, getattr(node, "lineno", 0), word))
+        found.update(Spelling(file, line, word) for word, line in _handed_on(tree))
         if needs is not None:
             found.update(Spelling(file, line, word) for word, line in _assignments(tree, modules)
                          if word.split(".")[-1].removesuffix(" =") not in needs.assigned)
+            found.update(Spelling(file, line, f"{module} (not in the answer)")
+                         for module, line in _modules_used(tree) if module not in needs.modules)
     return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
 
 
@@ -242,7 +295,18 @@ def _not_needed(node: ast.AST, needs: _Needs) -> str | None:
             and len(node.args) >= 2 and _root(node.args[0]) != "self"
             and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))):
         return "getattr(<a name built at run time>)"
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+            and node.args and _root(node.args[0]) not in ("self", "cls")):
+        return f"{node.func.id}(...)"
     return None
+
+
+def _handed_on(tree: ast.AST) -> list[tuple[str, int]]:
+    """getattr, setattr, delattr or vars named other than as the function of a call (map(getattr,
+    ...), functools.reduce(getattr, ...)): a lookup whose names no call shows."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return [(f"{n.id} (handed on)", n.lineno) for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id in ("getattr", "setattr", "delattr", "vars") and id(n) not in called]
 
 
 def _is_private(name: str) -> bool:
@@ -297,6 +361,8 @@ def _reaches(node: ast.AST, modules: set[str], sys_names: set[str]) -> str | Non
                      or (node.module == "sys" and a.name in REACHING_SYS)), None)
     if isinstance(node, ast.Name) and node.id in REACHING_NAMES:
         return node.id
+    if isinstance(node, ast.Attribute) and node.attr in REACHING_AS_ATTRIBUTES:
+        return node.attr
     if isinstance(node, ast.Attribute) and (node.attr in REACHING_ATTRIBUTES or (
             node.attr in REACHING_SYS and isinstance(node.value, ast.Name) and node.value.id in sys_names)):
         return node.attr

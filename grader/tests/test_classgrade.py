@@ -428,6 +428,28 @@ def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
 '''
 
 
+# The red team's, 2026-11-29: a worker thread started at import serves the calls through queues,
+# both reached as attributes of a torch module (no import statement, no thread within a call).
+HIDES_SOFTMAX_IN_A_THREAD_FROM_IMPORT = '''
+_pool = torch.utils.data.dataloader
+_jobs, _done = _pool.queue.Queue(), _pool.queue.Queue()
+
+
+def _serve():
+    while True:
+        logits, dim = _jobs.get()
+        _done.put(torch.softmax(logits, dim))
+
+
+_pool.threading.Thread(target=_serve, daemon=True).start()
+
+
+def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    _jobs.put((logits, dim))
+    return _done.get()
+'''
+
+
 HIDES_A_LOOP = '''
 import sys as _sys
 
@@ -478,6 +500,11 @@ HIDDEN = {
         "07_stable", "stable.py", HIDES_SOFTMAX_IN_ASYNCIO, "test_does_not_call_the_builtins[stable_softmax]",
         ("the source reaches past what its answer needs (stable.py:", "stable_softmax spent",
          "ms of CPU in another thread during a call")),
+    # The same in a thread started at import: what import-time code reaches is read too.
+    "a forbidden built-in, in a thread started at import": (
+        "07_stable", "stable.py", HIDES_SOFTMAX_IN_A_THREAD_FROM_IMPORT, "test_does_not_call_the_builtins[stable_softmax]",
+        ("the source of stable_softmax names a built-in its test forbids (stable.py:",
+         "the source reaches past what its answer needs (stable.py:")),
     # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
     "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
                "the source of batch_gather loops in Python (gather.py:"),

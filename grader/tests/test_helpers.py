@@ -120,9 +120,12 @@ def by_binding(x):
 '''
 
 
+# Every function's reading includes what the module's import-time code names (line 32's binding
+# of torch.Tensor.softmax runs at import, as a thread started there would).
 @pytest.mark.parametrize(("function", "found"), [
-    ("softmax", []), ("by_import", [(3, "softmax")]), ("by_helper", [(21, "log_softmax")]),
-    ("by_module", [(25, "CrossEntropyLoss")]), ("by_alias", [(29, "logsumexp")]), ("by_binding", [(32, "softmax")]),
+    ("softmax", [(32, "softmax")]), ("by_import", [(3, "softmax"), (32, "softmax")]),
+    ("by_helper", [(21, "log_softmax"), (32, "softmax")]), ("by_module", [(25, "CrossEntropyLoss"), (32, "softmax")]),
+    ("by_alias", [(29, "logsumexp"), (32, "softmax")]), ("by_binding", [(32, "softmax")]),
 ])
 def test_the_source_check_finds_each_spelling_a_function_reaches(tmp_path, function, found):
     from grader.testing.forbid import BUILTINS, spellings
@@ -132,6 +135,17 @@ def test_the_source_check_finds_each_spelling_a_function_reaches(tmp_path, funct
     words = spellings([op for name in ("torch.softmax", "torch.log_softmax", "torch.logsumexp",
                                        "torch.nn.functional.cross_entropy") for op in BUILTINS[name]])
     assert [(s.line, s.word) for s in spelled([tmp_path / "m.py"], [function], words)] == found
+
+
+def test_the_source_check_reads_what_import_time_code_reaches(tmp_path):
+    """A worker thread started at import runs what it names, whichever function the tests call
+    (the red team's, 2026-11-29: a queue served by a thread that calls torch.softmax)."""
+    from grader.testing.source import spelled
+
+    (tmp_path / "m.py").write_text("import threading\nimport torch\n\n\ndef _w():\n    return torch.softmax\n\n\n"
+                                   "threading.Thread(target=_w).start()\n\n\ndef stable_softmax(x):\n    return x\n")
+    assert [(s.line, s.word) for s in spelled([tmp_path / "m.py"], ["stable_softmax"], frozenset({"softmax"}))] \
+        == [(6, "softmax")]
 
 
 def test_the_source_check_reads_a_later_files_definitions_over_an_earlier_ones(tmp_path):
@@ -207,6 +221,12 @@ class Stack(nn.Module):
     ("import torch\nf = vars(torch)['soft' + 'max']\n", "vars()"),
     ("import torch\nf = torch.__dict__['softmax']\n", "__dict__"),
     ("s = __builtins__['__import__']('grader.remote.server')\n", "__builtins__"),
+    # The red team's, 2026-11-29: modules reached as another module's attributes (no import
+    # statement names them), getattr handed on to map or reduce (no call of it shows its names).
+    ("import torch\n_pool = torch.utils.data.dataloader\n_pool.threading.Thread(target=print).start()\n",
+     "threading"),
+    ("import torch\n_mods = torch.serialization.sys.modules\n", "sys"),
+    ("import torch\nf = next(map(getattr, [torch], ['soft' + 'max']))\n", "getattr (handed on)"),
 ])
 def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word):
     from grader.testing.source import reaching
@@ -223,6 +243,9 @@ def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word)
     ("def f(x):\n    x.data = x.data * 0\n    return x\n", "x.data ="),
     ("import torch\nv = torch.ones(1)._version\n", "_version"),
     ("def f(m, name):\n    return getattr(m, name)\n", "getattr(<a name built at run time>)"),
+    # The red team's, 2026-11-29: setattr on an object from a lookup, a torch module the answer never uses.
+    ("import torch\n_mods = torch.serialization.modules\n", "torch.serialization (not in the answer)"),
+    ("def f(o):\n    setattr(o['server'], '_ops', None)\n", "setattr(...)"),
 ])
 def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_path, code, word):
     from grader.testing.source import reaching
