@@ -121,8 +121,9 @@ class _SharedFailures:
                 if failure.where and not handled else None,
                 (failure.exception, _alike(text, parameters))]
         # Advice for another dtype is another failure ("cast back to float16"), though the dtype
-        # is left out of the rest as a parameter of the tests.
-        dtypes = tuple(m.group() for line in text.splitlines() if _advice(line) and not line.endswith(":")
+        # is left out of the rest as a parameter of the tests. (Advice on a line of its own: the
+        # first line says what was called on which input, and names the input's dtype.)
+        dtypes = tuple(m.group() for line in text.splitlines()[1:] if _advice(line) and not line.endswith(":")
                        for m in _DTYPE.finditer(line))
         keys = [(*key, dtypes) for key in keys if key is not None]
         group = next((self.groups[key] for key in keys if key in self.groups), [])
