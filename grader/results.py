@@ -117,11 +117,17 @@ class TestResult:
     # Checked in the student's own process, where its checks could be reached: under
     # `kata grade --remote`, a test that cannot run with the code in another process.
     inside: bool = False
+    # Its check rests on what the code's process recorded of the code (its ops, a scenario's
+    # result), which that process can switch off: the tests' process saw it take such a record.
+    recorded: bool = False
+    # Passed, on such a record, in a lesson whose source read found something (grader.testing.
+    # source): its points wait for a person (grader.grading.verdict).
+    held: bool = False
 
     @property
     def points(self) -> float:
-        """The points it earned."""
-        return self.max_points if self.outcome is Outcome.PASSED else 0.0
+        """The points it earned (none yet while they are held for a person)."""
+        return self.max_points if self.outcome is Outcome.PASSED and not self.held else 0.0
 
     @property
     def counts(self) -> bool:
@@ -136,7 +142,8 @@ class TestResult:
         return {"nodeid": self.nodeid, "outcome": self.outcome.value, "max_points": self.max_points,
                 "public": self.public, "message": self.message,
                 "failure": self.failure and self.failure.to_json(), "speed": list(self.speed), "seconds": self.seconds,
-                **({"inside": True} if self.inside else {})}
+                **({"inside": True} if self.inside else {}), **({"recorded": True} if self.recorded else {}),
+                **({"held": True} if self.held else {})}
 
     @classmethod
     def from_json(cls, data: dict) -> TestResult:
@@ -144,7 +151,8 @@ class TestResult:
         return cls(str(data["nodeid"]), Outcome(data["outcome"]), float(data.get("max_points", 1.0)),
                    bool(data.get("public", False)), str(data.get("message") or ""),
                    Failure.from_json(failure) if failure else None,
-                   tuple(data.get("speed") or ()), float(data.get("seconds", 0.0)), data.get("inside") is True)
+                   tuple(data.get("speed") or ()), float(data.get("seconds", 0.0)), data.get("inside") is True,
+                   data.get("recorded") is True, data.get("held") is True)
 
 
 @dataclass(frozen=True)
@@ -181,7 +189,7 @@ class RunResult:
     code_returncode: int | None = None
     code_overran: bool = False  # ... because the tests' process stopped it: a call ran past its limit
     tampering: list[str] = field(default_factory=list)  # class grading: what the guard or the channel saw
-    review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (no points lost)
+    review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (grader.grading.verdict)
     # class grading, --remote: the protocol's cost of a timed call its tests' process measured
     # (seconds of the code's CPU: on one input, and for each more), where it measured one
     overhead: tuple[float, float] | None = None
@@ -225,6 +233,7 @@ class LessonSummary:
     max_points: float = 0.0
     first_todo: str | None = None  # "exercises/03_broadcast/broadcast.py:40"
     problem: str | None = None  # why the lesson could not be graded, or what stopped it, one line
+    held: float = 0.0  # points of passed tests held for a person (TestResult.held), not in `points`
 
     @property
     def done(self) -> bool:
@@ -233,7 +242,7 @@ class LessonSummary:
     def to_json(self) -> dict:
         return {"lesson": self.lesson, "state": self.state.value, "passed": self.passed, "total": self.total,
                 "points": self.points, "max_points": self.max_points, "first_todo": self.first_todo,
-                "problem": self.problem}
+                "problem": self.problem, **({"held": self.held} if self.held else {})}
 
     @classmethod
     def from_json(cls, data: dict) -> LessonSummary:
@@ -259,7 +268,8 @@ def summarize(lesson: str, run: RunResult) -> LessonSummary:
     broken = [t for t in counted if t.outcome is Outcome.BROKEN]
     summary = LessonSummary(
         lesson, State.IN_PROGRESS, passed=len(passed), total=len(counted),
-        points=sum(t.max_points for t in passed), max_points=sum(t.max_points for t in counted),
+        points=sum(t.points for t in passed), max_points=sum(t.max_points for t in counted),
+        held=sum(t.max_points for t in passed if t.held),
         first_todo=next((t.where for t in todos if t.where), None),
     )
     if broken:

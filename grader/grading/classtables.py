@@ -83,6 +83,10 @@ def summary_table(records: list[dict], lessons: list[str], points: dict, maximum
         text += (f"  of which in the students' processes (tests that cannot run otherwise): "
                  f"{sum(i.get('points', 0) for i in inside):g} of {sum(i.get('max_points', 0) for i in inside):g} "
                  "points, each student's in students/<name>.json (checked_inside)\n")
+    if held := [r for r in records if r.get("held")]:
+        text += (f"held for a person: {sum(r['held']['points'] for r in held):g} points of {len(held)} student(s), "
+                 "passed on what their code's process recorded, in a lesson whose source is flagged; "
+                 "not in the totals (students/<name>.json: held)\n")
     if problems:
         text += "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n" + "\n".join(problems) + "\n"
     if failed:

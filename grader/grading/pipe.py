@@ -16,6 +16,7 @@ it, and runs the tamper checks (grader.grading.guard) at the moments that matter
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Callable
 
 import pytest
@@ -48,8 +49,10 @@ class PipeWriter:
 
     def pytest_kata_result(self, config: pytest.Config, result: TestResult) -> None:
         self._check(config)
-        from grader.plugin.remote import REVIEW
+        from grader.plugin.remote import RECORDED, REVIEW
 
+        if result.nodeid in RECORDED:
+            result = replace(result, recorded=True)
         if notes := REVIEW.pop(result.nodeid, None):
             self._send(protocol.review_event([f"{result.nodeid.rpartition('::')[2]}: {note}" for note in notes]))
         if self.hold is not None and self.hold(result):

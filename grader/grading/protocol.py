@@ -80,6 +80,7 @@ class Reader:
         self._known: dict[str, TestInfo] = {}  # nodeid -> as collected
         self._tests: dict[str, TestResult] = {}  # nodeid -> its accepted result, in the order they came
         self._seen: set[str] = set()  # the tampering problems recorded
+        self._reviewed: dict[str, list[str]] = {}  # a note for a person -> the tests that made it
 
     def take(self, data: bytes) -> None:
         """Bytes read from the pipe, whole lines or not."""
@@ -141,6 +142,7 @@ class Reader:
             self._tamper("the results channel ended in the middle of a line", once=False)
             self._pending = b""
         self.run.tests = list(self._tests.values())
+        self.run.review = [f"{_counted(tests)}: {what}" if tests[0] else what for what, tests in self._reviewed.items()]
         return self.run
 
     def _tamper(self, problem: str, *, once: bool = True) -> None:
@@ -155,10 +157,12 @@ class Reader:
         self.run.tampering.append(problem)
 
     def _review(self, note: str) -> None:
-        """A note for a person to read, kept as tampering problems are (`_tamper`)."""
-        note = printable(note)[:MAX_PROBLEM]
-        if note not in self.run.review and len(self.run.review) < MAX_PROBLEMS:
-            self.run.review.append(note)
+        """A note for a person to read, "test: what", kept as tampering problems are (`_tamper`):
+        what many tests found is one note that counts them."""
+        test, _, what = printable(note).partition(": ")
+        what = what[:MAX_PROBLEM] if what else test[:MAX_PROBLEM]
+        if what in self._reviewed or len(self._reviewed) < MAX_PROBLEMS:
+            self._reviewed.setdefault(what, []).append(test[:MAX_PROBLEM] if _ else "")
 
     def _collected(self, payload) -> None:
         if self.run.collected is not None:
@@ -188,8 +192,14 @@ class Reader:
             except (KeyError, TypeError, ValueError, AttributeError):
                 self._tamper(f"{nodeid} reported an unreadable result", once=False)
                 return
-            known = self._known[nodeid]  # points and visibility come from collection
-            self._tests[nodeid] = replace(result, max_points=known.max_points, public=known.public)
+            known = self._known[nodeid]  # points and visibility come from collection; holding, from the verdict
+            self._tests[nodeid] = replace(result, max_points=known.max_points, public=known.public, held=False)
+
+
+def _counted(tests: list[str]) -> str:
+    """The first test, and how many more made the same note."""
+    more = len(dict.fromkeys(tests)) - 1
+    return tests[0] + (f" (and {more} more test{'s' if more > 1 else ''})" if more else "")
 
 
 def printable(text: str) -> str:

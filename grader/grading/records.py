@@ -46,6 +46,8 @@ def write_student(out: Path, student: Student, lessons: list[Lesson], verdicts: 
         + [f"{lesson.name}: read the code: {note}" for lesson in lessons for note in verdicts[lesson.name].run.review],
         "fingerprint": student.fingerprint, **stamp, "graded_at": _now(),
     })
+    if held := [t for lesson in lessons for t in verdicts[lesson.name].run.tests if t.held]:
+        data["held"] = {"points": sum(t.max_points for t in held), "tests": [t.nodeid for t in held]}
     if inside:  # kata grade --remote: the points of tests that ran with their checks in the student's process
         data["checked_inside"] = {"points": sum(t.points for t in inside), "max_points": sum(t.max_points for t in inside)}
     write_json(out / "students" / f"{student.name}.json", data, indent=1)

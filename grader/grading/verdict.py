@@ -8,6 +8,11 @@ tampered (grader.grading.guard, the results channel, or a grading copy whose own
 rewritten) scores 0 on every test and is flagged for a person to look at; a run that ended
 early keeps what passed before and is flagged too. Memory and file-size limits that tests ran
 into are told by the kind of their failure, as the plugin recorded it.
+
+A test whose check rests on what the code's process recorded (its ops, a scenario's result: that
+process runs the code, which can switch its recorders off) counts only where the source read
+found nothing (the run's review notes). Otherwise it is held: it passed, and its points wait for
+a person, who reads the code the lesson is flagged for.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInf
             message = "not graded: tampering detected (" + "; ".join(tampering[:3]) + ")"
             result = replace(result, outcome=Outcome.ERROR, message=message,
                              failure=Failure(Kind.TAMPERED, "", message))
+        elif run.review and result.recorded and result.outcome is Outcome.PASSED:
+            result = replace(result, held=True)  # it passed on the word of code whose source is flagged
         tests.append(result)
     graded = replace(run, collected=collected, tests=tests, tampering=tampering)
     summary = summarize(lesson, graded)

@@ -35,6 +35,10 @@ _PATCH: list[pytest.MonkeyPatch | None] = [None]  # the running test's `monkeypa
 # What a person should read, by test: where the source of the code under test disagrees with
 # what its run showed (grader.testing.source). Class grading's channel carries them to the flags.
 REVIEW: dict[str, dict[str, None]] = {}  # test -> its notes, each once, in order
+# The tests whose checks took what S recorded of the code (its ops, a scenario's result): S runs
+# the code, which can switch its recorders off, so class grading holds their points for a person
+# where the source read found something (grader.grading.verdict).
+RECORDED: set[str] = set()
 
 
 # Whether the code's process closed its end while the tests still called it, and whether this
@@ -63,6 +67,11 @@ def patched_modules() -> list[str]:
 
 def note_review(text: str) -> None:
     REVIEW.setdefault(_RUNNING[0] or "", {})[text] = None
+
+
+def note_recorded() -> None:
+    if _RUNNING[0] is not None:
+        RECORDED.add(_RUNNING[0])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

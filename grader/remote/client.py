@@ -93,6 +93,7 @@ class Connection:
         self.read: set[Path] = set()  # the code's files read for what reaches past them (`_read_reaching`)
         self.watched: list[int] | None = None  # S's processes, whose threads `threads_watched` reads
         self.threaded: set[str] = set()  # the functions noted for work in another thread
+        self.compared: set[str] = set()  # the functions whose timed call's ops were compared with a call's
         # S may make processes (the tests that need them: grader.grading.sandbox): its children's
         # CPU time and ops may go unseen, so nothing is timed or recorded there.
         self.processes = False
@@ -131,16 +132,22 @@ class Connection:
                 self.process.kill()
                 self.process.wait()
 
+    @property
+    def watching(self) -> bool:
+        """Whether what the code does is watched for a person to read (`threads_watched`, timed
+        calls' ops): under class grading, where notes are read (not in a learner's run, which
+        started S itself), and not where S may make processes (a DataLoader's), whose work
+        goes unseen."""
+        return self.root is not None and self.process is None and not self.processes
+
     @contextlib.contextmanager
     def threads_watched(self, what: str):
         """Around a call of the code's: where S's processes spent CPU in threads the call started
         (a worker thread, which the checks watching the thread serving the call do not see:
         asyncio.to_thread, a pool made for it), a note for a person. A thread started earlier
         (torch's own, which may wake at any time) is left out: one the code starts at import is
-        in what the source read flags (threading, asyncio, concurrent). Only under class grading,
-        where notes are read (not in a learner's run, which started S itself), and not where S
-        may make processes (a DataLoader's)."""
-        if self.root is None or self.process is not None or self.processes:
+        in what the source read flags (threading, asyncio, concurrent). Only while `watching`."""
+        if not self.watching:
             yield
             return
         if self.watched is None:
@@ -220,11 +227,12 @@ class Connection:
         """Seconds a call in S may take: what its test has left."""
         return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.05)
 
-    def timed(self, module: int | None, name: str | None, args, kwargs, copies: int) -> tuple[list, list, float] | None:
+    def timed(self, module: int | None, name: str | None, args, kwargs, copies: int,
+              record: bool = False) -> tuple[list, list, float, list] | None:
         """A timed call in S of `module.name` on `copies` fresh copies of the arguments: (its
         results, the inputs they are for, the seconds of CPU S's processes spent from the moment
-        the inputs' values were written to its answer), or None when they do not fit in the
-        shared memory.
+        the inputs' values were written to its answer, and with `record` the names of the aten ops
+        it ran), or None when they do not fit in the shared memory.
 
         The inputs of the call after it (the same arguments, as a timed loop makes) are written
         as soon as it ends, so that writing them has left the caches of S's processor before it
@@ -236,7 +244,7 @@ class Connection:
             ahead = self._write_ahead(module, name, args, kwargs, copies)
             if ahead is None:
                 return None
-        reply = self.request({}, self.go_frame)
+        reply = self.request({"op": "go", "record": 1} if record else {}, None if record else self.go_frame)
         after = cputime.sample(self.root)
         with _disable_current_modes():
             if "stacked" in reply:
@@ -249,7 +257,8 @@ class Connection:
         spent = cputime.spent(ahead.before, after)
         inputs = ahead.inputs
         self.ahead = self._write_ahead(module, name, args, kwargs, copies)
-        return values, inputs, spent
+        ops = reply.get("ops") if record else None
+        return values, inputs, spent, ops if isinstance(ops, list) else []
 
     def _write_ahead(self, module, name, args, kwargs, copies) -> _Ahead | None:
         with _disable_current_modes():
@@ -498,13 +507,15 @@ class RemoteFunction:
         reply = self.call(args, kwargs, tensors)
         return reply["value"]
 
-    def call(self, args, kwargs, tensors, grad=None) -> dict:
-        """S's answer to this call, its ops handed on; a failure where it wrote into an argument."""
+    def call(self, args, kwargs, tensors, grad=None, record: int | None = None) -> dict:
+        """S's answer to this call, its ops handed on; a failure where it wrote into an argument.
+        `record`: the ops to record whatever recorders are open here (as `_recording` counts)."""
         __tracebackhide__ = True
         try:
             message = {"op": "call", "module": self.module._kata_key, "name": self.__name__,
                        "args": wire.plain(args), "kwargs": wire.plain(kwargs),
                        "grad": grad or [False] * len(tensors), **_recording(self.module._kata_connection),
+                       **({"record": record} if record is not None else {}),
                        "timeout": self.module._kata_connection.left(), "defaults": _defaults()}
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
@@ -552,12 +563,15 @@ class RemoteFunction:
                    and t.device.type == "cpu")
         # Calls too short to time one at a time run `copies` times in a row, on as many fresh inputs.
         copies = max(1, min(COPIES, BATCH_BYTES // max(size, 1)))
+        if connection.watching and self.__name__ not in connection.compared:
+            connection.compared.add(self.__name__)
+            self._compare_timed(args, kwargs, copies)
         timed = connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies)
         if timed is None:  # larger than the shared memory: the arguments travel in the message
             before = cputime.sample(connection.root)
             value = self.call(args, kwargs, [])["value"]
-            timed, copies = ([value], [(args, kwargs)], cputime.spent(before, cputime.sample(connection.root))), 1
-        values, inputs, spent = timed
+            timed, copies = ([value], [(args, kwargs)], cputime.spent(before, cputime.sample(connection.root)), []), 1
+        values, inputs, spent, _ = timed
         self._check(values, inputs)
         value = values[-1]
         del timed, values, inputs  # freed here, in the time counted out, not on return
@@ -565,6 +579,28 @@ class RemoteFunction:
         ELSEWHERE[0] += max(spent - connection.cost(copies), 0.0) / copies
         EXCLUDED[0] += clock() - start
         return value
+
+    def _compare_timed(self, args, kwargs, copies: int) -> None:
+        """A timed call looks like any other to the code (fresh inputs of their own size), but
+        code that tells one apart could run there what its tests forbid, fast. So one timed call
+        of each function, untimed here, records the ops it ran, and so does a plain call on fresh
+        inputs of the same shape: other ops, for a person to read (a speed test's pass rests on
+        this record, which S made)."""
+        from grader.plugin.remote import note_recorded, note_review
+
+        note_recorded()
+        timed = self.module._kata_connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies,
+                                                   record=True)
+        if timed is None:  # larger than the shared memory: it travels as a plain call does
+            return
+        fresh = _fresh((args, kwargs))
+        plain = self.call(fresh[0], fresh[1], [leaf for leaf in tree_flatten(fresh)[0] if isinstance(leaf, torch.Tensor)],
+                          record=1)
+        when_timed, when_called = _op_names(timed[3]), _op_names(plain.get("ops"))
+        if when_timed != when_called:
+            only = sorted(when_timed - when_called)[:5], sorted(when_called - when_timed)[:5]
+            note_review(f"{self.__name__} ran other ops when timed than when called on inputs of the same shape "
+                        f"(only when timed: {', '.join(only[0]) or 'none'}; only when called: {', '.join(only[1]) or 'none'})")
 
     def _check(self, values: list, inputs: list) -> None:
         """Timed results are the kit's answer's on their inputs (loosely: summing in another
@@ -731,9 +767,20 @@ def _recording(connection: Connection) -> dict:
     return {"record": max((2 if r.dtypes else 1 for r in OPEN), default=0), "functions": bool(FUNCTIONS_OPEN)}
 
 
+def _op_names(ops) -> set[str]:
+    """The names in what S sent as a call's ops (anything)."""
+    return {op for op in ops if isinstance(op, str)} if isinstance(ops, list) else set()
+
+
 def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None) -> None:
     """Hand what S recorded of a call of `called` (its module's files, its name; None: a
-    scenario's, which calls what it likes) to the recorders open here."""
+    scenario's, which calls what it likes) to the recorders open here. A verdict that rests on it
+    (`_Recorder.judges`), or on a scenario's result, rests on S's word: the test is noted
+    (grader.plugin.remote.RECORDED)."""
+    if called is None or FUNCTIONS_OPEN or any(recorder.judges for recorder in OPEN):
+        from grader.plugin.remote import note_recorded
+
+        note_recorded()
     ops, functions = reply.get("ops"), reply.get("functions")
     ops = ops if isinstance(ops, list) else []  # what S sent: anything
     if OPEN:

@@ -186,11 +186,11 @@ class Server:
 
     def op_go(self, request) -> dict:
         (fn, inputs, timeout, defaults), self.prepared = self.prepared, None
-        with _limit(timeout), _defaults(defaults):
+        with _limit(timeout), _recording(request) as ops, _defaults(defaults):  # (recorded: not timed)
             results = [fn(*args, **kwargs) for args, kwargs in inputs]
         if len(results) > 1 and _alike(results):  # one block, not a description of each: much cheaper
-            return {"stacked": self.shared.put(torch.stack(results))}
-        return {"values": self.shared.put(wire.plain(results))}
+            return {"stacked": self.shared.put(torch.stack(results)), **_ops(ops)}
+        return {"values": self.shared.put(wire.plain(results)), **_ops(ops)}
 
     def op_backward(self, request) -> dict:
         inputs, outputs = self.graphs[request["handle"]]

@@ -80,6 +80,13 @@ class _Recorder(_Listed, TorchDispatchMode):
         self.forbidden = forbidden
         self.called: set[tuple[tuple[Path, ...], str]] = set()  # (the module's files, the function), called there
 
+    @property
+    def judges(self) -> bool:
+        """Whether a test's verdict may rest on what this records: ops it forbids, or every call
+        kept (count_ops, trace_ops), where a set of names only (ops_run without `forbidding`)
+        serves advice on a failure."""
+        return bool(self.forbidden) or self.dtypes
+
     def take(self, calls: list[OpCall], called: tuple[tuple[Path, ...], str] | None = None) -> None:
         """Ops another process ran for this one, as if they had run here, in a call of `called`."""
         self.names.update(call.name for call in calls)

@@ -217,23 +217,32 @@ def _needed(answer: tuple[tuple[str, int, int], ...]) -> _Needs:
         imports.update(_imported(node) for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
         private.update(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _is_private(n.attr))
         assigned.update(word.split(".")[-1].removesuffix(" =") for word, _ in _assignments(tree, frozenset()))
-        modules.update(module for module, _ in _modules_used(tree))
+        modules.update(module for module, _ in _modules_used(tree, imported=True))
     return _Needs(imports=frozenset(imports), modules=frozenset(modules), private=frozenset(private),
                   assigned=frozenset(assigned))
 
 
-def _modules_used(tree: ast.AST) -> list[tuple[str, int]]:
+def _modules_used(tree: ast.AST, imported: bool = False) -> list[tuple[str, int]]:
     """The modules of an imported package's a source reaches through attributes, by dotted name,
     each with a line: ``torch.serialization.sys`` reaches torch.serialization (and sys, which
-    `_reaches` names). A module is what the tests' process has imported by that name."""
-    aliases = {}
+    `_reaches` names). A module is what the tests' process has imported by that name. With
+    `imported`, the modules its imports name count too (`from torch import nn` reaches torch.nn):
+    what an answer needs; a learner's imports are read as imports."""
+    aliases, found = {}, []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             aliases.update({(a.asname or a.name.split(".")[0]): (a.name if a.asname else a.name.split(".")[0])
                             for a in node.names})
+            names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             aliases.update({(a.asname or a.name): f"{node.module}.{a.name}" for a in node.names})
-    found = []
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names if imported else ():  # with its packages
+            parts = name.split(".")
+            found += [(dotted, node.lineno) for dotted in (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                      if dotted in sys.modules]
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute):
             continue
@@ -269,8 +278,8 @@ def _reaching(files: tuple[tuple[str, int, int], ...], needs: _Needs | None) -> 
         if needs is not None:
             found.update(Spelling(file, line, word) for word, line in _assignments(tree, modules)
                          if word.split(".")[-1].removesuffix(" =") not in needs.assigned)
-            found.update(Spelling(file, line, f"{module} (not in the answer)")
-                         for module, line in _modules_used(tree) if module not in needs.modules)
+            found.update(Spelling(file, line, f"{module} (not in the answer)") for module, line in _modules_used(tree)
+                         if module not in needs.modules and module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"})
     return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
 
 
@@ -315,33 +324,54 @@ def _is_private(name: str) -> bool:
 
 def _assignments(tree: ast.AST, modules: frozenset[str] | set[str]) -> list[tuple[str, int]]:
     """Attributes assigned (or handed to setattr/delattr) to an object the code did not make:
-    a module, a name bound to an attribute chain of one (an alias), or a function's parameter;
-    each as "root.attr =" with its line."""
+    a module, a name bound to an attribute chain of one (an alias, the module's own reaching
+    into its functions), or a function's parameter; each as "root.attr =" with its line."""
     found = []
+    aliases = _aliases(tree.body if isinstance(tree, ast.Module) else [], modules)  # the module's, seen by its functions
     for function in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
-        foreign = set(modules)
+        foreign = set(modules) | aliases
         if not isinstance(function, ast.Module):
             foreign.update(a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs])
             foreign.discard("self")
             foreign.discard("cls")
-        body = function.body
-        for node in (n for statement in body for n in ast.walk(statement)):
-            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)) \
-                    and _root(node.value) in modules:
-                foreign.update(t.id for t in node.targets if isinstance(t, ast.Name))  # an alias: t = torch
-        for node in (n for statement in body for n in ast.walk(statement)):
-            targets = []
-            if isinstance(node, (ast.Assign, ast.Delete)):
-                targets = node.targets
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                targets = [node.target]
-            for target in targets:
+        foreign |= _aliases(function.body, modules)
+        for node in (n for statement in function.body for n in ast.walk(statement)):
+            for target in _targets(node):
                 if isinstance(target, ast.Attribute) and _root(target) in foreign:
                     found.append((f"{_root(target)}.{target.attr} =", node.lineno))
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
                     and node.args and _root(node.args[0]) in foreign):
                 name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
                 found.append((f"{_root(node.args[0])}.{name} =", node.lineno))
+    return found
+
+
+def _aliases(body: list[ast.stmt], modules: frozenset[str] | set[str]) -> set[str]:
+    """The names `body` binds to a module or an attribute chain of one: `t = torch`."""
+    return {t.id for statement in body for node in ast.walk(statement)
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute))
+            and _root(node.value) in modules for t in node.targets if isinstance(t, ast.Name)}
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    """What `node` assigns to or deletes, tuples unpacked: `a.x, b[0] = ...` gives a.x and b[0]."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        pending = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        pending = [node.target]
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        pending = [node.optional_vars]
+    else:
+        return []
+    found = []
+    while pending:
+        target = pending.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            pending.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            pending.append(target.value)
+        else:
+            found.append(target)
     return found
 
 

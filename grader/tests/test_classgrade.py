@@ -38,7 +38,8 @@ from grader.results import Failure, Kind, Outcome, RunResult, State, TestInfo, T
 from grader.tests.kits import ROOT, SOLUTION, write_lesson
 
 HOSTILE = Path(__file__).parent / "hostile"
-CORPUS = sorted(p.name.removesuffix(".py") for p in HOSTILE.iterdir() if p.suffix == ".py" or p.is_dir())
+CORPUS = sorted(p.name.removesuffix(".py") for p in HOSTILE.iterdir()
+                if p.suffix == ".py" or (p.is_dir() and p.name != "lessons"))  # lessons: the lessons' corpus
 EXPECT = re.compile(r'expect: points=(?P<points>\d+) state=(?P<state>[a-z ]+?)(?: problem=(?P<problem>[^"\n]+?))?(?:"""|$)', re.M)
 IN_PROCESS = re.compile(EXPECT.pattern.replace("expect:", "^in-process:", 1), re.M)  # with --in-process, where it differs
 
@@ -398,143 +399,100 @@ def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: 
     assert record["flags"] == [], record["flags"]  # nothing for a person to read: no source read, no thread
 
 
-HIDES_SOFTMAX = '''
-def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    from concurrent.futures import ThreadPoolExecutor
-
-    # Dispatch modes are per thread: the one watching this call for torch.softmax sees nothing here.
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(torch.softmax, logits, dim).result()
-'''
-
-
-HIDES_SOFTMAX_BEHIND_GUARDS = '''
-def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    # torch's own guards switch the modes that watch this call off, and the name is built at run time.
-    with torch._C._DisableTorchDispatch(), torch._C.DisableTorchFunction():
-        return vars(torch)["soft" + "max"](logits, dim)
-'''
-
-
-# The red team's, round 3: asyncio's worker thread, the built-in looked up by a name built at run time.
-HIDES_SOFTMAX_IN_ASYNCIO = '''
-import asyncio
-import operator
-
-
-def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    softmax = operator.attrgetter("soft" + "max")(torch)
-    return asyncio.run(asyncio.to_thread(softmax, logits, dim))
-'''
-
-
-# The red team's, 2026-11-29: a worker thread started at import serves the calls through queues,
-# both reached as attributes of a torch module (no import statement, no thread within a call).
-HIDES_SOFTMAX_IN_A_THREAD_FROM_IMPORT = '''
-_pool = torch.utils.data.dataloader
-_jobs, _done = _pool.queue.Queue(), _pool.queue.Queue()
-
-
-def _serve():
-    while True:
-        logits, dim = _jobs.get()
-        _done.put(torch.softmax(logits, dim))
-
-
-_pool.threading.Thread(target=_serve, daemon=True).start()
-
-
-def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    _jobs.put((logits, dim))
-    return _done.get()
-'''
-
-
-HIDES_A_LOOP = '''
-import sys as _sys
-
-# The code's process reports the ops it ran; this one reports none, so a count cannot grow.
-if "grader.remote.server" in _sys.modules:
-    _sys.modules["grader.remote.server"]._ops = lambda recording: {}
-
-
-def batch_gather(tensor, indices):
-    return torch.stack([tensor[i][indices[i]] for i in range(tensor.size(0))])
-'''
-
-
-HIDES_ALLOCATIONS = '''
-class Merge(Merge):
-    def forward(self, a, b):  # the tiled copy the lesson forbids: both inputs stretched, then joined
-        lead = torch.broadcast_shapes(a.shape[:-1], b.shape[:-1])
-        x = torch.cat([a.expand(*lead, a.shape[-1]), b.expand(*lead, b.shape[-1])], dim=-1)
-        weight = torch.cat([self.linear1.weight, self.linear2.weight], dim=1)
-        c = torch.nn.functional.linear(x, weight, self.linear1.bias)
-        return c if self.activation is None else self.activation(c)
-
-
-# The scenarios that watch Merge's allocations run in the code's process, where the kit's
-# modules are the code's to change: this one sees no copy.
-if "grader.remote.server" in _sys.modules:
-    import grader.testing.memory as _memory
-
-    _memory.allocations = lambda fn, _real=_memory.allocations: [a for a in _real(fn) if a.op != "aten.cat"]
-'''
-
-
-# What a run can hide from the checks that watch it, and what its source shows of it: (lesson,
-# file, its addition to the kit's answer, the test it passes so, the flag it earns: words, or a
-# tuple of them, each in some flag).
-HIDDEN = {
-    # Lesson 07 forbids torch.softmax: called in a worker thread, it stays out of the sight of
-    # the dispatch mode in the student's process.
-    "a forbidden built-in": ("07_stable", "stable.py", HIDES_SOFTMAX, "test_does_not_call_the_builtins[stable_softmax]",
-                             "the source of stable_softmax names a built-in its test forbids (stable.py:"),
-    # The same, with the recording modes switched off by torch's guards (the red team's, 2026-11-28).
-    "a forbidden built-in, the modes switched off": (
-        "07_stable", "stable.py", HIDES_SOFTMAX_BEHIND_GUARDS, "test_does_not_call_the_builtins[stable_softmax]",
-        "the source reaches past what its answer needs (stable.py:"),
-    # The same in asyncio's worker thread, found by attrgetter: nothing in the fixed list, but
-    # nothing the answer needs either (read by allowlist).
-    "a forbidden built-in, in asyncio's thread": (
-        "07_stable", "stable.py", HIDES_SOFTMAX_IN_ASYNCIO, "test_does_not_call_the_builtins[stable_softmax]",
-        ("the source reaches past what its answer needs (stable.py:", "stable_softmax spent",
-         "ms of CPU in another thread during a call")),
-    # The same in a thread started at import: what import-time code reaches is read too.
-    "a forbidden built-in, in a thread started at import": (
-        "07_stable", "stable.py", HIDES_SOFTMAX_IN_A_THREAD_FROM_IMPORT, "test_does_not_call_the_builtins[stable_softmax]",
-        ("the source of stable_softmax names a built-in its test forbids (stable.py:",
-         "the source reaches past what its answer needs (stable.py:")),
-    # Lesson 05 counts ops to see a loop over rows, and the code's process reports the ops.
-    "a loop": ("05_vectorize", "gather.py", HIDES_A_LOOP, "test_runs_the_same_ops_for_8_or_256_rows",
-               "the source of batch_gather loops in Python (gather.py:"),
-    # Lesson 03's scenarios measure Merge's allocations in the code's process, with the kit's
-    # own module there, which the code can change before the test file is imported.
-    "a lie in a scenario": ("03_broadcast", "broadcast.py", "import sys as _sys\n" + HIDES_ALLOCATIONS,
-                            "test_merge_never_materialises_the_tiled_tensor[a]",
-                            "the source reaches past what its answer needs (broadcast.py:"),
-}
-
-
-@pytest.mark.parametrize("hidden", HIDDEN)
-def test_what_a_run_hid_from_its_checks_its_source_flags(tmp_path: Path, hidden: str) -> None:
-    """The test passes, as the run showed nothing; the tests' process reads the source, finds
-    what the run hid, and flags the lesson for a person to read (no points are taken)."""
-    name, file, addition, test, flag = HIDDEN[hidden]
-    lesson = tmp_path / "class" / "hider" / "exercises" / name
-    shutil.copytree(ROOT / "solutions" / name, lesson, ignore=shutil.ignore_patterns("__pycache__"))
-    source = lesson / file
-    source.write_text(source.read_text(encoding="utf-8") + addition, encoding="utf-8")
-    proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--no-speed", "--jobs", "2",
-                 "--lessons", name)
+def test_the_reference_answers_run_the_same_ops_when_timed(tmp_path: Path) -> None:
+    """Each timed function's timed call records the ops a plain call of the same shape runs: the
+    kit's answers are never flagged for it (whether their speed tests pass on a loaded machine
+    is not this test's concern)."""
+    timed = ["03_broadcast", "04_overloaded_ops", "05_vectorize", "07_stable", "08_amp"]  # the lessons with speed tests
+    student = tmp_path / "class" / "reference" / "exercises"
+    for name in timed:
+        shutil.copytree(ROOT / "solutions" / name, student / name, ignore=shutil.ignore_patterns("__pycache__"))
+    proc = grade(ROOT, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--jobs", "2", "--lessons", *timed)
     assert proc.returncode == 0, proc.stderr
-    record = json.loads((tmp_path / "results" / "students" / "hider.json").read_text())
-    passed = [t for t in record["tests"] if test in t["name"]]
-    assert [t["status"] for t in passed] == ["pass"], passed  # its run did not show it: only its source does
+    record = json.loads((tmp_path / "results" / "students" / "reference.json").read_text())
+    assert [f for f in record["flags"] if "read the code" in f] == [], record["flags"]
+
+
+# --- the lessons' corpus: attacks on the real lessons' checks -----------------------------------
+
+# Each file of hostile/lessons/LESSON/ is added to the end of the kit's answer of LESSON: one
+# student of a class graded in one run per mode (hostile/README.md).
+ATTACKS = sorted(f"{p.parent.name}/{p.stem}" for p in (HOSTILE / "lessons").glob("*/*.py"))
+ATTACKED = sorted({name.partition("/")[0] for name in ATTACKS})
+
+
+def attack(name: str) -> dict:
+    """What an attack's docstring expects: "test" (one it passes with what it hid), "flags"
+    (words each in some flag), by default "expect" and with --in-process "in_process" (points,
+    held)."""
+    text = (HOSTILE / "lessons" / f"{name}.py").read_text(encoding="utf-8")
+    expect = {mode: re.search(rf"^{mode}: points=(\d+) held=(\d+)$", text, re.M) for mode in ("expect", "in-process")}
+    assert all(expect.values()), f"{name} has no 'expect: points=P held=H' and 'in-process: ...' lines"
+    test = re.search(r"^test: (\S+)$", text, re.M)
+    return {"test": test and test[1], "flags": re.findall(r"^flag: (.+)$", text, re.M),
+            **{mode.replace("-", "_"): (int(m[1]), int(m[2])) for mode, m in expect.items()}}
+
+
+def grade_the_lessons_corpus(base: Path, *options: str) -> dict[str, dict]:
+    """Every attack, a student who hands in its lesson only, graded in one run: the records by attack."""
+    for name in ATTACKS:
+        lesson, _, stem = name.partition("/")
+        folder = base / "class" / stem / "exercises" / lesson
+        shutil.copytree(ROOT / "solutions" / lesson, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        answer, = (f for f in folder.glob("*.py") if f.name != "__init__.py")
+        text = (HOSTILE / "lessons" / f"{name}.py").read_text(encoding="utf-8")
+        after = re.search(r"^after: (\S+)$", text, re.M)  # a mutant it is written after, as a learner's own mistake
+        answer.write_text("\n\n".join([answer.read_text(encoding="utf-8"), *([(ROOT / after[1]).read_text()] if after else []),
+                                       text]), encoding="utf-8")
+    proc = grade(ROOT, str(base / "class"), "--out", str(base / "results"), "--jobs", "2", "--lessons", *ATTACKED,
+                 *options)
+    assert proc.returncode == 0, proc.stderr
+    assert "read the code" in (base / "results" / "summary.txt").read_text() or options
+    return {name: json.loads((base / "results" / "students" / f"{name.partition('/')[2]}.json").read_text())
+            for name in ATTACKS}
+
+
+@pytest.fixture(scope="module")
+def lessons_graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    return grade_the_lessons_corpus(tmp_path_factory.mktemp("lessons"))
+
+
+@pytest.fixture(scope="module")
+def lessons_graded_in_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    # No speed test: in the code's process it times what that code says (what --in-process cannot
+    # promise), and on a loaded machine the kit's own answer may miss a threshold.
+    return grade_the_lessons_corpus(tmp_path_factory.mktemp("lessons"), "--in-process", "--no-speed")
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_each_attack_on_a_lesson_gets_its_expected_score(lessons_graded: dict, name: str) -> None:
+    """What the run hid, its source or the tests' process shows: the lesson is flagged for a
+    person to read, and what passed on the word of the code's process is held, not counted."""
+    expected, record = attack(name), lessons_graded[name]
+    lesson, = (e for e in record["lessons"] if e["lesson"] == name.partition("/")[0])
+    assert (lesson["points"], lesson.get("held", 0)) == expected["expect"], (lesson, record["flags"])
     flags = [f for f in record["flags"] if "read the code" in f]
-    for words in (flag,) if isinstance(flag, str) else flag:
+    for words in expected["flags"]:
         assert any(words in f for f in flags), (words, record["flags"])
-    assert "read the code" in (tmp_path / "results" / "summary.txt").read_text()
+    if expected["test"]:  # its run did not show what it hid, and the test passed: held for a person
+        passed = [t for t in record["tests"] if expected["test"] in t["name"]]
+        assert [(t["status"], t.get("held")) for t in passed] == [("pass", True)], passed
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_each_attack_on_a_lesson_gets_its_expected_score_with_the_checks_inside(
+        lessons_graded_in_process: dict, name: str) -> None:
+    """With --in-process the checks share the code's process, and nothing is read or held: these
+    scores are what that option cannot promise (docs/INSTRUCTORS.md)."""
+    record = lessons_graded_in_process[name]
+    lesson, = (e for e in record["lessons"] if e["lesson"] == name.partition("/")[0])
+    assert (lesson["points"], lesson.get("held", 0)) == attack(name)["in_process"], (lesson, record["flags"])
+
+
+def test_a_lie_to_the_checks_gains_nothing_over_its_control(lessons_graded: dict) -> None:
+    """08's forgotten autocast scores no more with autocast's state patched where the probes read it."""
+    points = {name: lessons_graded[name]["points"] for name in ("08_amp/forgets_autocast", "08_amp/forgets_autocast_and_lies")}
+    assert points["08_amp/forgets_autocast_and_lies"] <= points["08_amp/forgets_autocast"], points
 
 
 # --- the parts --------------------------------------------------------------------------------
@@ -593,6 +551,10 @@ def test_review_notes_cross_once_each_on_one_line_and_never_past_the_limit() -> 
     notes = ["read\x1b[2J this", "read\x1b[2J this", *(f"note {i}" for i in range(40))]
     result = channel(COLLECTED, {"review": notes}, {"review": "one more"})
     assert result.review[0] == "read [2J this" and len(result.review) == 20 and result.tampering == []
+    # what many tests found is one note that counts them, and leaves room for the rest
+    shared = [f"test_{i}: the source of f names torch.softmax" for i in range(30)]
+    result = channel(COLLECTED, {"review": [*shared, "test_0: the source of f names torch.softmax", "test_9: f ran other ops"]})
+    assert result.review == ["test_0 (and 29 more tests): the source of f names torch.softmax", "test_9: f ran other ops"]
 
 
 def test_an_unreadable_line_is_tampering() -> None:
@@ -707,6 +669,22 @@ def test_a_run_is_graded_on_the_lessons_tests_and_points_not_on_what_it_announce
     assert (honest.summary.points, honest.summary.max_points) == (1.0, 3.0)
 
 
+def test_a_pass_on_the_codes_own_record_is_held_for_a_person_where_its_source_is_flagged() -> None:
+    """A check that took what the code's process recorded (ops, a scenario's result) rests on that
+    code's word: where the source read found something, its points wait for a person."""
+    recorded = TestResult("t::b", Outcome.PASSED, 2.0, recorded=True)
+    run = RunResult(collected=TESTS, tests=[PASSED_A, recorded], exitstatus=0, review=["test_b: the source reaches"])
+    result = judge("98_demo", run, Limits(), expected=TESTS, skipped={"t::cuda"}, rewritten=[])
+    assert [(t.nodeid, t.held, t.points) for t in result.run.tests[:2]] == [("t::a", False, 1.0), ("t::b", True, 0.0)]
+    summary = result.summary
+    assert (summary.state, summary.passed, summary.points, summary.held) == (State.DONE, 2, 1.0, 2.0)
+    clean = verdict([PASSED_A, recorded])  # the same record, and a source read that found nothing: it counts
+    assert (clean.run.tests[1].held, clean.summary.points, clean.summary.held) == (False, 3.0, 0.0)
+    # a run cannot hold (or free) a test itself: the verdict decides
+    forged = channel(COLLECTED, {"test": {"nodeid": "t::a", "outcome": "passed", "held": True, "recorded": True}})
+    assert (forged.tests[0].held, forged.tests[0].recorded) == (False, True)
+
+
 def test_tampering_scores_nothing_and_flags_the_lesson() -> None:
     result = verdict([PASSED_A], tampering=["torch.allclose was replaced"], rewritten=["conftest.py"])
     assert [t.outcome for t in result.run.tests] == [Outcome.ERROR, Outcome.ERROR, Outcome.SKIPPED]
@@ -757,6 +735,10 @@ def test_the_summary_table_lines_up() -> None:
         "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n"
         "  bartholomew: 98_demo: tampering detected: x\n"
         "\ncould not be graded:\n  cy: no exercises/ folder\n")
+    records[1]["held"] = {"points": 2.0, "tests": ["98_demo/test_demo.py::test_scale"]}
+    text = summary_table(records, ["98_demo", "99_other"], points, {"98_demo": 4.0, "99_other": 4.0})
+    assert ("held for a person: 2 points of 1 student(s), passed on what their code's process recorded, in a "
+            "lesson whose source is flagged; not in the totals (students/<name>.json: held)\n") in text
 
 
 def test_progress_off_a_terminal_is_a_line_per_item() -> None:

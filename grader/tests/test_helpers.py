@@ -246,6 +246,8 @@ def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word)
     # The red team's, 2026-11-29: setattr on an object from a lookup, a torch module the answer never uses.
     ("import torch\n_mods = torch.serialization.modules\n", "torch.serialization (not in the answer)"),
     ("def f(o):\n    setattr(o['server'], '_ops', None)\n", "setattr(...)"),
+    # ... and through a module's alias inside a function, two at once (the lie told only while a call runs)
+    ("import torch\n_t = torch\ndef f():\n    _t.is_autocast_enabled, _t.x = g, h\n", "_t.is_autocast_enabled ="),
 ])
 def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_path, code, word):
     from grader.testing.source import reaching
@@ -254,6 +256,20 @@ def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_p
     answer = sorted((Path(__file__).resolve().parents[2] / "solutions" / "07_stable").glob("*.py"))
     assert word in [s.word for s in reaching([tmp_path / "m.py"], answer)]
     assert word not in [s.word for s in reaching([tmp_path / "m.py"])]  # without an answer: the fixed list only
+
+
+@pytest.mark.parametrize("code", [
+    # 03's answer has `from torch import nn`: torch.nn spelled out is the same module, and the
+    # modules that are always allowed (typing, collections.abc) are allowed by any name.
+    "import torch\nlayer = torch.nn.Linear(2, 3)\n",
+    "import collections.abc\nimport typing\nx: typing.Any = collections.abc.Sequence\n",
+])
+def test_the_source_check_leaves_alone_what_the_answer_reaches_by_another_name(tmp_path, code):
+    from grader.testing.source import reaching
+
+    (tmp_path / "m.py").write_text(code)
+    answer = sorted((Path(__file__).resolve().parents[2] / "solutions" / "03_broadcast").glob("*.py"))
+    assert reaching([tmp_path / "m.py"], answer) == []
 
 
 def test_each_lessons_answer_and_stub_need_nothing_beyond_the_answer():
