@@ -173,8 +173,9 @@ def _end_as(init: int, status_read: int) -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+        if number not in (signal.SIGKILL, signal.SIGSTOP):  # (these two cannot be handled: no handler to undo)
+            signal.signal(number, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
         os.kill(os.getpid(), number)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import forking, signals
-from grader.grading import seccomp
+from grader.grading import cgroup, seccomp
 from grader.grading.isolation import Unavailable, View, enter
 from grader.grading.protocol import Reader
 from grader.remote import shared
@@ -64,6 +64,10 @@ class Limits:
     test_timeout: float | None = 15.0  # seconds per test (pytest-timeout), well under `wall`; None: the kit's own
     processes: int = 256  # processes and threads at once (behind the namespaces: grader.grading.isolation)
     disk: int = 512 << 20  # bytes each of its private tmpfs folders (/tmp, HOME, /dev/shm) may hold
+    # Where this machine lets the grader make cgroups (grader.grading.cgroup; None: nowhere, or
+    # --trusted), and the one made for the run in hand: its code processes are bounded together.
+    cgroups: cgroup.Groups | None = None
+    cgroup: tuple[Path, ...] = ()
 
     @classmethod
     def ungraded(cls, wall: float = RUN_TIMEOUT) -> Limits:
@@ -81,6 +85,14 @@ class Limits:
 WORKER_TASKS = 32
 MEMORY_SHARED = (f"memory: the limit is each process's; where the code may make processes (a DataLoader's "
                  f"workers), at most {WORKER_TASKS} processes and threads, each with 1/{WORKER_TASKS} of it")
+
+
+def memory_note(limits: Limits) -> str:
+    """How a run's memory is limited, for summary.txt."""
+    if limits.cgroups is None:
+        return MEMORY_SHARED + "; no cgroup: tmpfs and memfd pages do not count"
+    return (f"memory: each run's code processes together, by {limits.cgroups.describe()}; and each process's, "
+            f"where the code may make processes at most {WORKER_TASKS}, each with 1/{WORKER_TASKS} of it")
 
 
 @dataclass
@@ -114,10 +126,11 @@ class Job:
     guarded: bool = True
 
 
-def why_ended(run: RunResult, limits: Limits) -> str | None:
+def why_ended(run: RunResult, limits: Limits, out_of_memory: bool = False) -> str | None:
     """Why the run did not finish normally, in words, or None when it did. Under --remote, the
     run's tests finish in their own process, and what ends the code's process ends only its
-    answers: the run then ended as that process did (`code_returncode`)."""
+    answers: the run then ended as that process did (`code_returncode`). `out_of_memory`: its
+    cgroup says the kernel killed a process of it for memory."""
     returncode = run.code_returncode if run.code_returncode is not None else run.returncode
     signum = -returncode if returncode is not None and returncode < 0 else None
     if run.stopped:
@@ -133,7 +146,8 @@ def why_ended(run: RunResult, limits: Limits) -> str | None:
         return None
     if signum is not None:
         name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
-        why = " (out of memory?)" if signum == signal.SIGKILL else ""
+        why = (" (out of memory: its processes together reached the run's limit)" if out_of_memory
+               else " (out of memory?)" if signum == signal.SIGKILL else "")
         return f"crashed: killed by {name}{why}"
     if run.collected is None:
         return f"ended (exit status {returncode}) before its tests were collected"
@@ -213,6 +227,7 @@ def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
             except ChildProcessError:
                 pass
             run.close()
+            cgroup.remove(run.cgroup)
         selector.close()
         os.close(wake_read)
         os.close(wake_write)
@@ -253,6 +268,7 @@ class _Run:
 
     def __init__(self, job: Job, pid: int, fd: int, limits: Limits, cpu: int | None = None) -> None:
         self.job, self.pid, self.fd = job, pid, fd
+        self.cgroup = limits.cgroup  # removed once it ended (`finish`)
         self.cpu = cpu  # the one its processes keep (`_pin`)
         self.reader = Reader()
         self.stopped = False  # at the wall-clock limit, by the parent
@@ -277,6 +293,9 @@ class _Run:
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        if limits.cgroups is not None:  # the run's code processes, bounded together (and the shared memory)
+            limits = replace(limits, cgroup=limits.cgroups.make(f"kata-{os.getpid()}-{time.monotonic_ns()}",
+                                                                limits.memory + shared.SIZE, limits.processes))
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_fd)
@@ -311,7 +330,8 @@ class _Run:
         run.returncode, run.stopped, run.seconds = self.returncode, self.stopped, self.seconds
         run.cpu_seconds, run.max_rss_mib = self.cpu_seconds, self.max_rss_mib
         run.output = read_cut(self.job.home / "output.txt", limits.output)
-        run.ended = why_ended(run, limits)
+        run.ended = why_ended(run, limits, cgroup.ran_out(self.cgroup))
+        cgroup.remove(self.cgroup)
         return run
 
 
@@ -659,6 +679,11 @@ def _behind_boundary(job: Job, limits: Limits, view: View | None = None) -> bool
     and take its limits; False, said on the log, when the namespaces could not be made."""
     view = view or job.view
     if view is not None:
+        try:  # (before the namespaces: a process in a user namespace of its own can no longer move itself)
+            cgroup.enter(limits.cgroup)
+        except OSError as error:
+            print(f"kata grade: the run's cgroup could not be entered: {error}", file=sys.stderr, flush=True)
+            return False
         try:
             enter(view)  # from here on, the run's own namespaces: pid 2, no capabilities
         except Unavailable as error:

@@ -18,14 +18,15 @@ import hashlib
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from grader.files import remove_tree
-from grader.grading import classtables, isolation, records
+from grader.grading import cgroup, classtables, isolation, records
 from grader.grading.intake import Student, read_work
 from grader.grading.kitfiles import KitFiles, run_key
-from grader.grading.sandbox import MEMORY_SHARED, Job, Limits
+from grader.grading.sandbox import Job, Limits, memory_note
 from grader.grading.verdict import LessonVerdict, judge
 from grader.lessons import KitError, Lesson
 from grader.progress import Progress
@@ -47,6 +48,8 @@ class Grading:
 
     def __init__(self, root: Path, lessons: list[Lesson], out: Path, limits: Limits, *, speed: bool,
                  jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False, remote: bool = True) -> None:
+        if not trusted:  # the runs' code processes bounded together, where the machine allows it
+            limits = replace(limits, cgroups=cgroup.find())
         self.root, self.lessons, self.out, self.limits, self.speed, self.jobs = root, lessons, out, limits, speed, jobs
         # What no run may see, besides the kit's answers: the class, the results.
         self.hidden = tuple(p.resolve() for p in (*hidden, out))
@@ -56,7 +59,7 @@ class Grading:
         self.options = {"lessons": [lesson.name for lesson in lessons], "speed": speed,
                         "limits": {"wall": limits.wall, "cpu": limits.cpu, "memory": limits.memory,
                                    "test_timeout": limits.test_timeout},
-                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION, "memory": MEMORY_SHARED,
+                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION, "memory": memory_note(limits),
                         "checks": CHECKS_OUTSIDE if remote else CHECKS_INSIDE}
         self.verdicts: dict[str, LessonVerdict] = {}  # run key -> the verdict on that run
         self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected

@@ -1147,10 +1147,83 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
     assert re.search(r"^evader\s+4\s+4$", proc.stdout, re.M), proc.stdout
     # Its 4 children share the run's 1 GiB: none could hold 300 MiB (all 4 could, each its own 1 GiB, before).
     assert re.search(r"^hoarder\s+5\s+5$", proc.stdout, re.M), proc.stdout
-    assert "memory: the limit is each process's" in (tmp_path / "results" / "summary.txt").read_text()
+    summary = (tmp_path / "results" / "summary.txt").read_text()  # (with a cgroup too, each process has its part)
+    assert ("memory: the limit is each process's" in summary
+            or "where the code may make processes at most 32, each with 1/32 of it" in summary), summary
     for name in students:
         record = json.loads((tmp_path / "results" / "students" / f"{name}.json").read_text())
         assert "checked_inside" not in record, record
+
+
+# A student whose add holds 800 MiB in its tmpfs folders and a memfd, none of it address space:
+# under --memory 512M, it holds what it can and says how much.
+HOARDS_IN_TMPFS = """
+
+
+def add(a, b):
+    import os
+
+    held = 0
+    for where in ("/tmp", "/dev/shm"):
+        try:
+            for i in range(100):  # files of 4 MiB (a file may reach 8)
+                with open(os.path.join(where, f"hoard{i}"), "wb") as f:
+                    f.write(b"x" * (4 << 20))
+                held += 4
+        except OSError:
+            pass
+    return a + b + held
+"""
+
+
+def test_a_runs_code_processes_share_its_memory_where_a_cgroup_can_be_made(tmp_path: Path) -> None:
+    """Where the machine lets the grader make a cgroup, a run's code processes are bounded
+    together, tmpfs pages included: 800 MiB written to /tmp and /dev/shm under --memory 512M
+    (the limit and the 256 MiB the run shares with the tests' process) ends the code's process,
+    and the lesson says why. summary.txt says which bound was used, here or not."""
+    from grader.grading.cgroup import find
+
+    kit = make_kit(tmp_path / "kit")
+    lesson = tmp_path / "class" / "hoarder" / "exercises" / "98_demo"
+    lesson.mkdir(parents=True)
+    (lesson / "demo.py").write_text(SOLUTION + HOARDS_IN_TMPFS, encoding="utf-8")
+    limits = [*LIMITS[:4], "--memory", "512M", *LIMITS[6:]]
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo", *limits)
+    assert proc.returncode == 0, proc.stderr
+    summary = (tmp_path / "results" / "summary.txt").read_text()
+    record = json.loads((tmp_path / "results" / "students" / "hoarder.json").read_text())
+    if find() is None:
+        assert "no cgroup: tmpfs and memfd pages do not count" in summary
+        pytest.skip("this machine lets the grader make no cgroup: the memory limit is each process's")
+    assert "memory: each run's code processes together, by a cgroup v" in summary
+    assert any("out of memory: its processes together reached the run's limit" in f for f in record["flags"]), record["flags"]
+
+
+def test_a_cgroup_is_used_only_where_the_machine_lets_the_grader_make_one(tmp_path: Path) -> None:
+    """Read from a stand-in for /sys/fs/cgroup: v2 where the grader's group hands memory and
+    pids on to its children; v1 where both hierarchies are mounted and writable; else none. A
+    run's group gets the memory and process limits its kind names."""
+    from grader.grading import cgroup
+
+    v2 = tmp_path / "v2"
+    (v2 / "user.slice" / "kata").mkdir(parents=True)
+    (v2 / "cgroup.controllers").write_text("cpu memory pids\n")
+    (v2 / "user.slice" / "kata" / "cgroup.subtree_control").write_text("memory pids\n")
+    assert cgroup.find(v2, "0::/user.slice/kata\n") == cgroup.Groups(2, (v2 / "user.slice" / "kata",))
+    (v2 / "user.slice" / "kata" / "cgroup.subtree_control").write_text("memory\n")  # pids not handed on
+    assert cgroup.find(v2, "0::/user.slice/kata\n") is None
+    v1 = tmp_path / "v1"
+    for controller in ("memory", "pids"):
+        (v1 / controller / "grader").mkdir(parents=True)
+    groups = cgroup.find(v1, "4:memory:/grader\n8:pids:/\n0::/\n")
+    assert groups == cgroup.Groups(1, (v1 / "memory" / "grader", v1 / "pids"))
+    assert cgroup.find(tmp_path / "none", "0::/\n") is None
+    for folder, file in ((v1 / "memory" / "grader" / "run", "memory.limit_in_bytes"), (v1 / "pids" / "run", "pids.max")):
+        folder.mkdir()
+        (folder / file).write_text("max")  # (the kernel makes these files with the folder)
+    assert groups.make("run", 768 << 20, 256) == (v1 / "memory" / "grader" / "run", v1 / "pids" / "run")
+    assert (v1 / "memory" / "grader" / "run" / "memory.limit_in_bytes").read_text() == str(768 << 20)
+    assert (v1 / "pids" / "run" / "pids.max").read_text() == "256"
 
 
 # The corpus's speed corner: students faking speed, each a correct add and scale and one of
