@@ -49,6 +49,12 @@ COPIES = 32  # the most inputs one timed call runs on
 BATCH_BYTES = 1 << 20  # ... while they hold at most this many bytes together
 THREADS_NOTED = 20_000  # ns of CPU in S's other threads during a call that earn a note (a thread's start alone: 70 us)
 CHECKED = 4  # ... of whose results this many are checked against the kit's answer (`RemoteFunction._check`)
+# Under class grading a function's first timed call, and then this share of them, drawn here where
+# the code cannot see the draw, is made once more untimed with its ops recorded and compared with
+# a plain call's (`RemoteFunction._compare_timed`): code that runs something else in n timed
+# calls escapes with a chance of (2/3)^n (12 calls: under 1%; the red team's, round 4, waited for
+# the first).
+RECORDED_SHARE = 1 / 3
 _ENTROPY = random.SystemRandom()  # not the random module's state, which every run forked from one parent shares
 
 
@@ -93,7 +99,7 @@ class Connection:
         self.read: set[Path] = set()  # the code's files read for what reaches past them (`_read_reaching`)
         self.watched: list[int] | None = None  # S's processes, whose threads `threads_watched` reads
         self.threaded: set[str] = set()  # the functions noted for work in another thread
-        self.compared: set[str] = set()  # the functions whose timed call's ops were compared with a call's
+        self.compared: set[str] = set()  # the functions a timed call of which had its ops compared with a call's
         # S may make processes (the tests that need them: grader.grading.sandbox): its children's
         # CPU time and ops may go unseen, so nothing is timed or recorded there.
         self.processes = False
@@ -563,7 +569,11 @@ class RemoteFunction:
                    and t.device.type == "cpu")
         # Calls too short to time one at a time run `copies` times in a row, on as many fresh inputs.
         copies = max(1, min(COPIES, BATCH_BYTES // max(size, 1)))
-        if connection.watching and self.__name__ not in connection.compared:
+        if connection.watching:  # a speed test's pass rests on the comparison, made on any of its calls
+            from grader.plugin.remote import note_recorded
+
+            note_recorded()
+        if connection.watching and (self.__name__ not in connection.compared or _ENTROPY.random() < RECORDED_SHARE):
             connection.compared.add(self.__name__)
             self._compare_timed(args, kwargs, copies)
         timed = connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies)
@@ -582,13 +592,12 @@ class RemoteFunction:
 
     def _compare_timed(self, args, kwargs, copies: int) -> None:
         """A timed call looks like any other to the code (fresh inputs of their own size), but
-        code that tells one apart could run there what its tests forbid, fast. So one timed call
-        of each function, untimed here, records the ops it ran, and so does a plain call on fresh
-        inputs of the same shape: other ops, for a person to read (a speed test's pass rests on
-        this record, which S made)."""
-        from grader.plugin.remote import note_recorded, note_review
+        code that tells one apart could run there what its tests forbid, fast. So a timed call
+        (`RECORDED_SHARE`), untimed here, records the ops it ran, and so does a plain call on
+        fresh inputs of the same shape: other ops, for a person to read (a speed test's pass
+        rests on this record, which S made)."""
+        from grader.plugin.remote import note_review
 
-        note_recorded()
         timed = self.module._kata_connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies,
                                                    record=True)
         if timed is None:  # larger than the shared memory: it travels as a plain call does
@@ -781,8 +790,13 @@ def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None) -> 
         from grader.plugin.remote import note_recorded
 
         note_recorded()
-    ops, functions = reply.get("ops"), reply.get("functions")
+    ops, functions, subclasses = reply.get("ops"), reply.get("functions"), reply.get("subclasses")
     ops = ops if isinstance(ops, list) else []  # what S sent: anything
+    if isinstance(subclasses, list) and subclasses:
+        from grader.plugin.remote import note_review
+
+        note_review(f"{called[1] if called else 'a scenario'} ran ops through a tensor subclass's own __torch_dispatch__ "
+                    f"({', '.join(str(name) for name in subclasses[:3])}), under which no recorder sees what runs")
     if OPEN:
         calls = []
         for op in ops:

@@ -313,14 +313,18 @@ class _recording:
 
 
 def _ops(recording: _recording | None) -> dict:
-    """The reply's fields for what `recording` recorded: "ops" and "functions"."""
+    """The reply's fields for what `recording` recorded: "ops", "functions", and "subclasses"
+    (tensor subclasses whose own __torch_dispatch__ ran ops no recorder saw)."""
     from grader.testing.forbid import _Recorder
 
     found = {}
     for recorder in recording.recorders if recording is not None else ():
         if not isinstance(recorder, _Recorder):
             found["functions"] = sorted(recorder.names)
-        elif recorder.dtypes:
+            continue
+        if recorder.subclasses:
+            found["subclasses"] = sorted(recorder.subclasses)
+        if recorder.dtypes:
             found["ops"] = [[c.name, list(c.inputs), list(c.outputs)] for c in recorder.calls]
         else:
             found["ops"] = sorted(recorder.names)

@@ -27,6 +27,8 @@ from grader.testing.source import looped, normalise, spelled
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
 BUILTINS: dict[str, tuple[str, ...]] = {
     "torch.softmax": ("aten._softmax", "aten._safe_softmax"),
+    "torch.nn.functional.softmin": ("aten._softmax",),  # softmax of -x: the same op (the red team's, round 4)
+    "torch.nn.functional.gumbel_softmax": ("aten._softmax",),
     "torch.log_softmax": ("aten._log_softmax",),
     "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
     "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
@@ -79,6 +81,9 @@ class _Recorder(_Listed, TorchDispatchMode):
         # the source of what it called there is read for them (`_read_sources`).
         self.forbidden = forbidden
         self.called: set[tuple[tuple[Path, ...], str]] = set()  # (the module's files, the function), called there
+        # Tensor subclasses whose own __torch_dispatch__ took an op: what they run under it, this
+        # mode (popped while it runs the op) does not see.
+        self.subclasses: set[str] = set()
 
     @property
     def judges(self) -> bool:
@@ -115,6 +120,7 @@ class _Recorder(_Listed, TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        self.subclasses.update(t.__qualname__ for t in types if t is not torch.Tensor)
         out = func(*args, **kwargs)
         name = str(func.overloadpacket)
         self.names.add(name)

@@ -204,11 +204,19 @@ class _Needs(NamedTuple):
     modules: frozenset[str]  # the modules it reaches, by their dotted names (torch.nn.functional)
     private: frozenset[str]  # the private attributes it reads
     assigned: frozenset[str]  # the attributes it assigns to objects it did not make
+    names: frozenset[str]  # the WATCHED names it uses
+
+
+# Names honest code in these lessons has little use for and an attack much: a file read (a
+# timed call told by /proc/self/maps), an object's address, a tensor subclass whose own
+# __torch_dispatch__ runs ops while the recording mode is popped (the red team's, round 4).
+WATCHED = frozenset({"open", "id", "memoryview", "as_subclass", "__torch_dispatch__", "__torch_function__",
+                     "a torch.Tensor subclass"})
 
 
 @functools.lru_cache(maxsize=16)
 def _needed(answer: tuple[tuple[str, int, int], ...]) -> _Needs:
-    imports, private, assigned, modules = set(ALWAYS_IMPORTED), set(), set(), {"torch"}
+    imports, private, assigned, modules, names = set(ALWAYS_IMPORTED), set(), set(), {"torch"}, set()
     for file, _, _ in answer:
         try:
             tree = ast.parse(Path(file).read_text(encoding="utf-8"), file)
@@ -218,8 +226,18 @@ def _needed(answer: tuple[tuple[str, int, int], ...]) -> _Needs:
         private.update(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _is_private(n.attr))
         assigned.update(word.split(".")[-1].removesuffix(" =") for word, _ in _assignments(tree, frozenset()))
         modules.update(module for module, _ in _modules_used(tree, imported=True))
+        names.update(word for node in ast.walk(tree) if (word := _watched(node)))
     return _Needs(imports=frozenset(imports), modules=frozenset(modules), private=frozenset(private),
-                  assigned=frozenset(assigned))
+                  assigned=frozenset(assigned), names=frozenset(names))
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """What a Name or attribute chain names, through `aliases` (`t.nn` with t = torch: torch.nn)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([aliases[node.id], *reversed(parts)]) if isinstance(node, ast.Name) and node.id in aliases else None
 
 
 def _modules_used(tree: ast.AST, imported: bool = False) -> list[tuple[str, int]]:
@@ -243,6 +261,10 @@ def _modules_used(tree: ast.AST, imported: bool = False) -> list[tuple[str, int]
             parts = name.split(".")
             found += [(dotted, node.lineno) for dotted in (".".join(parts[:i]) for i in range(1, len(parts) + 1))
                       if dotted in sys.modules]
+    for node in ast.walk(tree):  # a name bound to a module or one of its attributes: `t = torch`
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and (dotted := _dotted(node.value, aliases)) is not None):
+            aliases[node.targets[0].id] = dotted
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute):
             continue
@@ -307,7 +329,18 @@ def _not_needed(node: ast.AST, needs: _Needs) -> str | None:
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
             and node.args and _root(node.args[0]) not in ("self", "cls")):
         return f"{node.func.id}(...)"
+    if (word := _watched(node)) and word not in needs.names:
+        return word
     return None
+
+
+def _watched(node: ast.AST) -> str | None:
+    """The WATCHED name `node` uses, if any."""
+    if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Attribute) and b.attr == "Tensor" for b in node.bases):
+        return "a torch.Tensor subclass"
+    name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute)
+            else node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None)
+    return name if name in WATCHED else None
 
 
 def _handed_on(tree: ast.AST) -> list[tuple[str, int]]:

@@ -1146,7 +1146,7 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
     assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^evader\s+4\s+4$", proc.stdout, re.M), proc.stdout
     # Its 4 children share the run's 1 GiB: none could hold 300 MiB (all 4 could, each its own 1 GiB, before).
-    assert re.search(r"^hoarder\s+5\s+5$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^hoarder\s+5\s+5( !)?$", proc.stdout, re.M), proc.stdout  # (os.open: flagged, as the answer opens nothing)
     summary = (tmp_path / "results" / "summary.txt").read_text()  # (with a cgroup too, each process has its part)
     assert ("memory: the limit is each process's" in summary
             or "where the code may make processes at most 32, each with 1/32 of it" in summary), summary

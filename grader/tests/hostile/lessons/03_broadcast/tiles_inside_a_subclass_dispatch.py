@@ -1,6 +1,9 @@
 """Merge's tiled copy (torch.cat of the expanded inputs, the allocation the lesson forbids) made inside a tensor subclass's __torch_dispatch__, where the allocation recorder, a dispatch mode that pops itself while it runs an op, does not see it (red team, round 4).
 
-expect: points=63 held=0
+test: test_merge_never_materialises_the_tiled_tensor[a]
+flag: the source reaches past what its answer needs (broadcast.py:
+flag: a torch.Tensor subclass
+expect: points=41 held=22
 in-process: points=62 held=0
 """
 _t = torch

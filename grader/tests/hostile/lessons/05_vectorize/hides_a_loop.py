@@ -2,7 +2,7 @@
 
 test: test_runs_the_same_ops_for_8_or_256_rows
 flag: the source of batch_gather loops in Python (gather.py:
-expect: points=88 held=2
+expect: points=87 held=3
 in-process: points=87 held=0
 """
 import sys as _sys

@@ -1,6 +1,9 @@
 """A Python loop over rows (map over range, no loop statement or comprehension for the source read to find) run inside a tensor subclass's __torch_dispatch__, where the op-counting dispatch mode, which pops itself while it runs an op, does not see its ops (red team, round 4).
 
-expect: points=141 held=0
+test: test_runs_the_same_ops_for_8_or_256_rows
+flag: a torch.Tensor subclass
+flag: batch_gather ran ops through a tensor subclass's own __torch_dispatch__
+expect: points=138 held=3
 in-process: points=140 held=0
 """
 _t = torch

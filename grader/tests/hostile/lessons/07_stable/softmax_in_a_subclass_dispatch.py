@@ -1,6 +1,10 @@
 """torch's softmax (as F.softmin of -x, reached through an alias of torch) run inside a tensor subclass's __torch_dispatch__: a dispatch mode pops itself while it runs an op, so what the subclass runs under that op goes unrecorded (red team, round 4).
 
-expect: points=63 held=0
+test: test_does_not_call_the_builtins[stable_softmax]
+flag: the source reaches past what its answer needs (stable.py:
+flag: a torch.Tensor subclass
+flag: stable_softmax ran ops through a tensor subclass's own __torch_dispatch__ (_Lens)
+expect: points=42 held=21
 in-process: points=62 held=0
 """
 _t = torch

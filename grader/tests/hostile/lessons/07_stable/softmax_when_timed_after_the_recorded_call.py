@@ -1,6 +1,9 @@
 """slow_softmax, which runs torch's softmax (F.softmin of -x, through an alias of torch) in every timed call but the first: only a function's first timed call is recorded and compared with a plain one (red team, round 4).
 
-expect: points=63 held=0
+test: test_softmax_works_on_whole_tensors
+flag: the source reaches past what its answer needs (stable.py:
+flag: open
+expect: points=42 held=21
 in-process: points=62 held=0
 """
 _t = torch
