@@ -207,6 +207,13 @@ class _Needs(NamedTuple):
     names: frozenset[str]  # the WATCHED names it uses
 
 
+# torch's public namespaces, which honest code may reach where the answer does not (torch.linalg
+# for a norm): the modules the source read asks of (`_modules_used`) are the rest, torch's
+# workings (torch.serialization, torch.utils.data.dataloader), which an attack reaches for.
+PUBLIC_TORCH = frozenset({"torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.special",
+                          "torch.fft", "torch.optim", "torch.amp", "torch.autograd", "torch.distributions",
+                          "torch.random", "torch.testing", "torch.utils.data", "torch.func"})
+
 # Names honest code in these lessons has little use for and an attack much: a file read (a
 # timed call told by /proc/self/maps), an object's address, a tensor subclass whose own
 # __torch_dispatch__ runs ops while the recording mode is popped (the red team's, round 4).
@@ -301,7 +308,7 @@ def _reaching(files: tuple[tuple[str, int, int], ...], needs: _Needs | None) -> 
             found.update(Spelling(file, line, word) for word, line in _assignments(tree, modules)
                          if word.split(".")[-1].removesuffix(" =") not in needs.assigned)
             found.update(Spelling(file, line, f"{module} (not in the answer)") for module, line in _modules_used(tree)
-                         if module not in needs.modules and module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"})
+                         if module not in needs.modules | PUBLIC_TORCH and module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"})
     return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
 
 

@@ -263,6 +263,7 @@ def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_p
     # modules that are always allowed (typing, collections.abc) are allowed by any name.
     "import torch\nlayer = torch.nn.Linear(2, 3)\n",
     "import collections.abc\nimport typing\nx: typing.Any = collections.abc.Sequence\n",
+    "import torch\ndef norm(x):\n    return torch.linalg.vector_norm(x, dim=-1)\n",  # a public namespace
 ])
 def test_the_source_check_leaves_alone_what_the_answer_reaches_by_another_name(tmp_path, code):
     from grader.testing.source import reaching
