@@ -78,3 +78,17 @@ def test_run_autograder_grades_a_submission_as_kata_grade_does(source: Path, tmp
     assert tests["98_demo: test_scale"]["visibility"] == "after_published"
     assert sum(t["max_score"] for t in tests.values()) == 4.0
     assert all(t["status"] in ("passed", "failed") and t["output"] for t in tests.values())
+
+
+def test_a_held_test_shows_on_gradescope_as_held_with_no_score() -> None:
+    """A pass held for a person (kata grade's verdict) scores nothing on Gradescope until the
+    instructor adds it back, and says why."""
+    from grader.grading.gradescope import gradescope_results
+    from grader.learner.report import HELD
+
+    record = {"points": 1.0, "max_points": 3.0, "lessons": [], "flags": ["98_demo: read the code: ..."], "tests": [
+        {"name": "98_demo: test_add", "status": "pass", "points": 1.0, "max_points": 1.0, "public": True, "message": None},
+        {"name": "98_demo: test_scale", "status": "pass", "points": 0.0, "max_points": 2.0, "public": False,
+         "message": HELD, "held": True}]}
+    tests = gradescope_results(record, [])["tests"]
+    assert [(t["score"], t["status"], t["output"]) for t in tests] == [(1.0, "passed", "passed"), (0.0, "passed", HELD)]
