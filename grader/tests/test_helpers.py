@@ -227,6 +227,11 @@ class Stack(nn.Module):
      "threading"),
     ("import torch\n_mods = torch.serialization.sys.modules\n", "sys"),
     ("import torch\nf = next(map(getattr, [torch], ['soft' + 'max']))\n", "getattr (handed on)"),
+    # The rest of the fixed list that docs/INSTRUCTORS.md names.
+    *[(f"import {name}\n", name) for name in ("inspect", "gc", "ctypes", "importlib", "pytest")],
+    ("def f(frame):\n    return frame.f_back\n", "f_back"),
+    ("def f(g):\n    return g.__code__\n", "__code__"),
+    ("x = eval('1')\n", "eval()"),
 ])
 def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word):
     from grader.testing.source import reaching
@@ -246,6 +251,14 @@ def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word)
     # The red team's, 2026-11-29: setattr on an object from a lookup, a torch module the answer never uses.
     ("import torch\n_mods = torch.serialization.modules\n", "torch.serialization (not in the answer)"),
     ("def f(o):\n    setattr(o['server'], '_ops', None)\n", "setattr(...)"),
+    # The red team's, round 4: a tensor subclass whose own dispatch runs ops unseen, a timed call
+    # told by /proc/self/maps and an input's address.
+    ("import torch\nclass T(torch.Tensor):\n    pass\n", "a torch.Tensor subclass"),
+    ("class M:\n    def __torch_function__(self, *args):\n        pass\n", "__torch_function__"),
+    ("def f(x):\n    return x.as_subclass(object)\n", "as_subclass"),
+    ("def f():\n    return open('/proc/self/maps')\n", "open"),
+    ("def f(x):\n    return id(x)\n", "id"),
+    ("def f(x):\n    return memoryview(x)\n", "memoryview"),
     # ... and through a module's alias inside a function, two at once (the lie told only while a call runs)
     ("import torch\n_t = torch\ndef f():\n    _t.is_autocast_enabled, _t.x = g, h\n", "_t.is_autocast_enabled ="),
 ])
