@@ -49,6 +49,11 @@ def _on_alarm(signum, frame):
 
 class Server:
     def __init__(self, sock: socket.socket, memory: int) -> None:
+        from grader.testing.forbid import _Listed
+
+        # The recorders made here (the calls', a scenario's allocation recorder) stay out of forbid's
+        # lists, where the code could reach them and strike what they recorded (the red team's, round 5).
+        _Listed.unlisted = True
         self.sock = sock
         self.shared = shared.Shared(memory)
         self.modules: dict[int, ModuleType] = {}

@@ -29,8 +29,10 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "torch.softmax": ("aten._softmax", "aten._safe_softmax"),
     "torch.nn.functional.softmin": ("aten._softmax",),  # softmax of -x: the same op (the red team's, round 4)
     "torch.nn.functional.gumbel_softmax": ("aten._softmax",),
+    "torch.nn.Softmax2d": ("aten._softmax",),  # (the red team's, round 5)
     "torch.log_softmax": ("aten._log_softmax",),
     "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
+    "torch.distributions.Categorical": ("aten.logsumexp",),  # (normalises its logits so)
     "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
     "torch.gather": ("aten.gather",),
     "torch.Tensor.unfold": ("aten.unfold",),
@@ -56,16 +58,21 @@ OPEN: list["_Recorder"] = []
 
 
 class _Listed:
-    """A mode that is in its class's `listed` while it is open."""
+    """A mode that is in its class's `listed` while it is open, except in the code's process
+    (`unlisted`, set by grader.remote.server: code there could reach a listed recorder and
+    strike what it recorded; no recorder of the tests' is there to hand ops to)."""
 
     listed: list
+    unlisted = False
 
     def __enter__(self):
-        self.listed.append(self)
+        if not self.unlisted:
+            self.listed.append(self)
         return super().__enter__()
 
     def __exit__(self, *exc):
-        self.listed.remove(self)
+        if not self.unlisted:
+            self.listed.remove(self)
         return super().__exit__(*exc)
 
 

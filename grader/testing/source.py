@@ -296,7 +296,7 @@ def _reaching(files: tuple[tuple[str, int, int], ...], needs: _Needs | None) -> 
             continue
         imports = [(n, a) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names]
         modules = {(a.asname or a.name).split(".")[0] for n, a in imports if isinstance(n, ast.Import) or _is_module(n, a)}
-        sys_names = {a.asname or a.name for n, a in imports if isinstance(n, ast.Import) and a.name == "sys"}
+        sys_names = {a.asname or a.name for n, a in imports if a.name == "sys"}  # (from torch import sys too)
         for node in ast.walk(tree):
             word = _reaches(node, modules, sys_names)
             if word is None and needs is not None:
@@ -326,6 +326,11 @@ def _not_needed(node: ast.AST, needs: _Needs) -> str | None:
         return next((f"import {a.name}" for a in node.names if a.name.split(".")[0] not in needs.imports), None)
     if isinstance(node, ast.ImportFrom) and _imported(node) not in needs.imports and node.level == 0:
         return f"from {node.module} import"
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+            and node.module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"}:
+        return next((f"{node.module}.{a.name} (not in the answer)" for a in node.names
+                     if f"{node.module}.{a.name}" in sys.modules
+                     and f"{node.module}.{a.name}" not in needs.modules | PUBLIC_TORCH), None)
     if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr not in needs.private \
             and _root(node) not in ("self", "cls"):
         return node.attr
@@ -427,8 +432,11 @@ def _reaches(node: ast.AST, modules: set[str], sys_names: set[str]) -> str | Non
     if isinstance(node, ast.ImportFrom):
         if node.module and (node.module.split(".")[0] in REACHING_MODULES or _private(node.module)):
             return node.module
-        return next((a.name for a in node.names if a.name in REACHING_ATTRIBUTES
+        return next((a.name for a in node.names if a.name in REACHING_ATTRIBUTES | REACHING_AS_ATTRIBUTES
+                     or a.name.split(".")[0] in REACHING_MODULES  # (from torch import sys: the red team's, round 5)
                      or (node.module == "sys" and a.name in REACHING_SYS)), None)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(("grader.", "_pytest")):
+        return repr(node.value[:40])  # a module of the grader's named as a string: sys.modules.get("grader.testing...")
     if isinstance(node, ast.Name) and node.id in REACHING_NAMES:
         return node.id
     if isinstance(node, ast.Attribute) and node.attr in REACHING_AS_ATTRIBUTES:

@@ -397,6 +397,7 @@ def test_every_reference_answer_of_the_real_lessons_is_graded_in_full(tmp_path: 
     failed = [(t["name"], (t["message"] or "")[:400]) for t in record["tests"] if t["status"] not in ("pass", "skip")]
     assert not unfinished and record["points"] == record["max_points"] > 0, (unfinished, failed)
     assert record["flags"] == [], record["flags"]  # nothing for a person to read: no source read, no thread
+    assert "checked_inside" not in record and "held" not in record  # no test falls back to the student's process
 
 
 def test_the_reference_answers_run_the_same_ops_when_timed(tmp_path: Path) -> None:
@@ -430,6 +431,7 @@ def attack(name: str) -> dict:
     assert all(expect.values()), f"{name} has no 'expect: points=P held=H' and 'in-process: ...' lines"
     test = re.search(r"^test: (\S+)$", text, re.M)
     return {"test": test and test[1], "flags": re.findall(r"^flag: (.+)$", text, re.M),
+            "fails": re.findall(r"^fails: (\S+)$", text, re.M),
             **{mode.replace("-", "_"): (int(m[1]), int(m[2])) for mode, m in expect.items()}}
 
 
@@ -474,6 +476,8 @@ def test_each_attack_on_a_lesson_gets_its_expected_score(lessons_graded: dict, n
     flags = [f for f in record["flags"] if "read the code" in f]
     for words in expected["flags"]:
         assert any(words in f for f in flags), (words, record["flags"])
+    for name in expected["fails"]:  # a control: what it did not hide, its test sees
+        assert [t["status"] for t in record["tests"] if name in t["name"]] == ["fail"], name
     if expected["test"]:  # its run did not show what it hid, and the test passed: held for a person
         passed = [t for t in record["tests"] if expected["test"] in t["name"]]
         assert [(t["status"], t.get("held")) for t in passed] == [("pass", True)], passed

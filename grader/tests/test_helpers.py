@@ -227,6 +227,9 @@ class Stack(nn.Module):
      "threading"),
     ("import torch\n_mods = torch.serialization.sys.modules\n", "sys"),
     ("import torch\nf = next(map(getattr, [torch], ['soft' + 'max']))\n", "getattr (handed on)"),
+    # The red team's, round 5: sys imported as torch's attribute, the grader named in a string.
+    ("from torch import sys as _sys\nm = _sys.modules\n", "sys"),
+    ("import sys as s\nf = s.modules.get('grader.testing.forbid')\n", "'grader.testing.forbid'"),
     # The rest of the fixed list that docs/INSTRUCTORS.md names.
     *[(f"import {name}\n", name) for name in ("inspect", "gc", "ctypes", "importlib", "pytest")],
     ("def f(frame):\n    return frame.f_back\n", "f_back"),
@@ -259,6 +262,7 @@ def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word)
     ("def f():\n    return open('/proc/self/maps')\n", "open"),
     ("def f(x):\n    return id(x)\n", "id"),
     ("def f(x):\n    return memoryview(x)\n", "memoryview"),
+    ("from torch.utils.data import dataloader\n", "torch.utils.data.dataloader (not in the answer)"),
     # ... and through a module's alias inside a function, two at once (the lie told only while a call runs)
     ("import torch\n_t = torch\ndef f():\n    _t.is_autocast_enabled, _t.x = g, h\n", "_t.is_autocast_enabled ="),
 ])

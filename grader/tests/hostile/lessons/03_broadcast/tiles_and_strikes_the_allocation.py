@@ -1,8 +1,8 @@
 """Merge's tiled copy (the allocation the lesson forbids), then its aten.cat struck from the open allocation recorders' public `found` lists, reached through sys as torch's attribute (`from torch import sys`) and grader.testing.forbid.OPEN: no import, private name, assignment to a foreign attribute or loop for the source read (red team, round 5).
 
-Passes test_merge_never_materialises_the_tiled_tensor[a] and [b], unflagged and not held (hides_an_allocation, the same tiling hidden by replacing the memory probe, is flagged).
+When found, it passed test_merge_never_materialises_the_tiled_tensor[a] and [b], unflagged and not held (hides_an_allocation, the same tiling hidden by replacing the memory probe, is flagged). Now the code's process keeps its recorders out of forbid's lists, and the source read flags `from torch import sys`.
 
-expect: points=63 held=0
+expect: points=41 held=18
 in-process: points=62 held=0
 """
 from torch import sys as _sys

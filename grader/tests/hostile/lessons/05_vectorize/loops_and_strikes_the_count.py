@@ -1,8 +1,8 @@
 """A Python loop over rows (map over range: no loop statement for the source read), its ops then cut from the open recorders' public `calls` lists (grader.testing.forbid.OPEN, reached through `from torch import sys`): the op count cannot grow with the rows (red team, round 5).
 
-Passes test_runs_the_same_ops_for_8_or_256_rows, unflagged and not held; only the speed test (2 points) sees the loop.
+When found, it passed test_runs_the_same_ops_for_8_or_256_rows, unflagged and not held; only the speed test (2 points) sees the loop. Now the code's process keeps its recorders out of forbid's lists, and the source read flags `from torch import sys`.
 
-expect: points=141 held=0
+expect: points=138 held=1
 in-process: points=140 held=0
 """
 from torch import sys as _sys

@@ -1,8 +1,8 @@
 """torch's softmax (as nn.Softmax2d, a spelling the source read does not know), its ops then struck from the code's process's own recorders, reached through sys as torch's attribute (`from torch import sys`) and the public lists grader.testing.forbid.OPEN / FUNCTIONS_OPEN (red team, round 5).
 
-Passes test_does_not_call_the_builtins[stable_softmax] and the edge tests, unflagged and not held; its control, softmax_as_softmax2d, fails them.
+When found, it passed test_does_not_call_the_builtins[stable_softmax] and the edge tests, unflagged and not held; its control, softmax_as_softmax2d, fails them. Now the code's process keeps its recorders out of forbid's lists, and the source read flags `from torch import sys`.
 
-expect: points=63 held=0
+expect: points=42 held=16
 in-process: points=62 held=0
 """
 from torch import sys as _sys
