@@ -30,6 +30,11 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "torch.nn.functional.softmin": ("aten._softmax",),  # softmax of -x: the same op (the red team's, round 4)
     "torch.nn.functional.gumbel_softmax": ("aten._softmax",),
     "torch.nn.Softmax2d": ("aten._softmax",),  # (the red team's, round 5)
+    # attention's fused kernels, which hold a softmax (the red team's, round 6)
+    "torch.nn.functional.scaled_dot_product_attention": tuple(
+        f"aten._scaled_dot_product_{kernel}" for kernel in ("flash_attention_for_cpu", "flash_attention",
+                                                             "efficient_attention", "cudnn_attention")),
+    "torch.nn.MultiheadAttention": ("aten._softmax", "aten._native_multi_head_attention"),
     "torch.log_softmax": ("aten._log_softmax",),
     "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
     "torch.distributions.Categorical": ("aten.logsumexp",),  # (normalises its logits so)

@@ -18,6 +18,7 @@ where the code does not hide from it, and other modules.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import sys
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
 # comprehension (not recursion, nor map over a function).
 LOOPS = {ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.ListComp: "a list comprehension",
          ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator"}
+LOOPING_CALLS = frozenset({"map", "filter", "reduce"})  # a loop without a loop's words (the red team's, round 6)
 
 
 def looped(files: Iterable[Path], functions: Iterable[str]) -> list[Spelling]:
@@ -80,9 +82,25 @@ def looped(files: Iterable[Path], functions: Iterable[str]) -> list[Spelling]:
 
 @functools.lru_cache(maxsize=256)
 def _looped(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> tuple[Spelling, ...]:
-    found = {Spelling(file, sub.lineno, LOOPS[type(sub)]) for sub, file in _reached(files, functions)
-             if type(sub) in LOOPS}
+    found = {Spelling(file, sub.lineno, LOOPS[type(sub)] if type(sub) in LOOPS else f"{_called(sub)}()")
+             for sub, file in _reached(files, functions) if type(sub) in LOOPS or _looping(sub)}
     return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
+
+
+def _looping(node: ast.AST) -> bool:
+    """A LOOPING_CALLS call of code of the module's own (a lambda, a name that is not a built-in):
+    map(str, where) formats, map(lambda i: ..., range(n)) loops."""
+    if _called(node) not in LOOPING_CALLS or not node.args:
+        return False
+    first = node.args[0]
+    return not (isinstance(first, ast.Name) and hasattr(builtins, first.id))
+
+
+def _called(node: ast.AST) -> str | None:
+    """The name a call calls (`map` for map(...) and functools.map(...)), or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    return node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
 
 
 def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> Iterable[tuple[ast.AST, str]]:
@@ -218,7 +236,10 @@ PUBLIC_TORCH = frozenset({"torch.nn", "torch.nn.functional", "torch.nn.init", "t
 # timed call told by /proc/self/maps), an object's address, a tensor subclass whose own
 # __torch_dispatch__ runs ops while the recording mode is popped (the red team's, round 4).
 WATCHED = frozenset({"open", "id", "memoryview", "as_subclass", "__torch_dispatch__", "__torch_function__",
-                     "a torch.Tensor subclass"})
+                     "a torch.Tensor subclass",
+                     # a tensor's values as Python objects, where a loop runs no op (round 6: a row loop over
+                     # tolist(); where the answer has them too, the loop read still sees its map)
+                     "tolist", "item", "numpy"})
 
 
 @functools.lru_cache(maxsize=16)

@@ -880,3 +880,14 @@ def test_a_comprehensions_frame_does_not_repeat_the_line_that_runs_it(tmp_path):
         mine.inverses([1, 0])
     told = raised("inverses([1, 0])", info.value)
     assert told.count("return [1 // x for x in xs]") == 1 and ": in inverses" in told, told
+
+
+def test_the_loop_read_sees_map_over_code_of_the_modules_own_but_not_formatting(tmp_path):
+    """A loop with no loop's words (the red team's round 6: map over a lambda picking rows from
+    tolist()) is read as one; map(str, ...) formatting an error message is not."""
+    from grader.testing.source import looped
+
+    (tmp_path / "m.py").write_text("def rows(t):\n    r = t.tolist()\n    return list(map(lambda i: r[i], range(len(r))))\n\n\n"
+                                   "def told(w):\n    return ', '.join(map(str, w))\n")
+    assert [s.word for s in looped([tmp_path / "m.py"], ["rows"])] == ["map()"]
+    assert looped([tmp_path / "m.py"], ["told"]) == []

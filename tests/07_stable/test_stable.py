@@ -123,6 +123,10 @@ def call_for(name, dim, x, labels=None, note="") -> str:
 FORBIDDEN_OPS = {
     "aten._softmax": "torch.softmax",
     "aten._safe_softmax": "torch._safe_softmax (the softmax inside scaled_dot_product_attention)",
+    # scaled_dot_product_attention's fused kernels hold a softmax (on a CPU, the flash one; a red team's
+    # softmax ran as attention with identity keys and values)
+    **{f"aten._scaled_dot_product_{kernel}": "F.scaled_dot_product_attention (a softmax inside)"
+       for kernel in ("flash_attention_for_cpu", "flash_attention", "efficient_attention", "cudnn_attention")},
     "aten._log_softmax": "torch.log_softmax (which F.cross_entropy runs too)",
     "aten.logsumexp": "torch.logsumexp",
     "aten.logcumsumexp": "torch.logcumsumexp (its last entry is the logsumexp)",
