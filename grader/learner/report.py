@@ -32,7 +32,7 @@ from grader.stubs import first_line
 MESSAGE_LIMIT = 65535  # exercism's limit on a message
 # What a held test (grader.results.TestResult.held) says in place of its points.
 HELD = ("passed; its points are held for a person: its check rests on what the code's process recorded, "
-        "which that code could switch off, and the lesson's source reaches past what its answer needs (read the code)")
+        "which that code could switch off, and the lesson is flagged: read the code")
 EXERCISM_STATUS = {Outcome.PASSED: "pass", Outcome.FAILED: "fail", Outcome.TODO: "fail", Outcome.TIMEOUT: "fail",
                    Outcome.ERROR: "error", Outcome.BROKEN: "error"}
 
