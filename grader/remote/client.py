@@ -573,9 +573,9 @@ class RemoteFunction:
             from grader.plugin.remote import note_recorded
 
             note_recorded()
-        if connection.watching and (self.__name__ not in connection.compared or _ENTROPY.random() < RECORDED_SHARE):
-            connection.compared.add(self.__name__)
-            self._compare_timed(args, kwargs, copies)
+            if self.__name__ not in connection.compared or _ENTROPY.random() < RECORDED_SHARE:
+                connection.compared.add(self.__name__)
+                self._compare_timed(args, kwargs, copies)
         timed = connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies)
         if timed is None:  # larger than the shared memory: the arguments travel in the message
             before = cputime.sample(connection.root)
