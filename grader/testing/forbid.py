@@ -35,6 +35,10 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         f"aten._scaled_dot_product_{kernel}" for kernel in ("flash_attention_for_cpu", "flash_attention",
                                                              "efficient_attention", "cudnn_attention")),
     "torch.nn.MultiheadAttention": ("aten._softmax", "aten._native_multi_head_attention"),
+    **{f"torch.nn.{layer}": ("aten._transformer_encoder_layer_fwd",)  # (the red team's, round 7)
+       for layer in ("TransformerEncoderLayer", "TransformerEncoder", "Transformer")},
+    "torch.sparse.softmax": ("aten._sparse_softmax",),
+    "torch.sparse.log_softmax": ("aten._sparse_log_softmax",),
     "torch.log_softmax": ("aten._log_softmax",),
     "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
     "torch.distributions.Categorical": ("aten.logsumexp",),  # (normalises its logits so)

@@ -127,6 +127,12 @@ FORBIDDEN_OPS = {
     # softmax ran as attention with identity keys and values)
     **{f"aten._scaled_dot_product_{kernel}": "F.scaled_dot_product_attention (a softmax inside)"
        for kernel in ("flash_attention_for_cpu", "flash_attention", "efficient_attention", "cudnn_attention")},
+    # ... and the other fused kernels that hold one (a red team's softmax ran in a transformer layer's fast path)
+    "aten._transformer_encoder_layer_fwd": "nn.TransformerEncoderLayer (an attention's softmax inside)",
+    "aten._native_multi_head_attention": "nn.MultiheadAttention (a softmax inside)",
+    "aten._masked_softmax": "torch._masked_softmax",
+    "aten._sparse_softmax": "torch.sparse.softmax",
+    "aten._sparse_log_softmax": "torch.sparse.log_softmax",
     "aten._log_softmax": "torch.log_softmax (which F.cross_entropy runs too)",
     "aten.logsumexp": "torch.logsumexp",
     "aten.logcumsumexp": "torch.logcumsumexp (its last entry is the logsumexp)",
