@@ -446,12 +446,24 @@ def grade_the_lessons_corpus(base: Path, *options: str) -> dict[str, dict]:
         after = re.search(r"^after: (\S+)$", text, re.M)  # a mutant it is written after, as a learner's own mistake
         answer.write_text("\n\n".join([answer.read_text(encoding="utf-8"), *([(ROOT / after[1]).read_text()] if after else []),
                                        text]), encoding="utf-8")
+    kit = _digest(ROOT / tree for tree in ("solutions", "tests", "exercises"))
     proc = grade(ROOT, str(base / "class"), "--out", str(base / "results"), "--jobs", "2", "--lessons", *ATTACKED,
                  *options)
     assert proc.returncode == 0, proc.stderr
+    assert _digest(ROOT / tree for tree in ("solutions", "tests", "exercises")) == kit, "an attack changed the kit"
     assert "read the code" in (base / "results" / "summary.txt").read_text() or options
     return {name: json.loads((base / "results" / "students" / f"{name.partition('/')[2]}.json").read_text())
             for name in ATTACKS}
+
+
+def _digest(folders) -> str:
+    """A hash of every file under `folders` but caches, as they are on disk now."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 @pytest.fixture(scope="module")
