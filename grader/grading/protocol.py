@@ -159,10 +159,12 @@ class Reader:
     def _review(self, note: str) -> None:
         """A note for a person to read, "test: what", kept as tampering problems are (`_tamper`):
         what many tests found is one note that counts them."""
-        test, _, what = printable(note).partition(": ")
-        what = what[:MAX_PROBLEM] if what else test[:MAX_PROBLEM]
+        test, said, what = printable(note).partition(": ")
+        if not said:  # a note of no test's
+            test, what = "", test
+        what = what[:MAX_PROBLEM]
         if what in self._reviewed or len(self._reviewed) < MAX_PROBLEMS:
-            self._reviewed.setdefault(what, []).append(test[:MAX_PROBLEM] if _ else "")
+            self._reviewed.setdefault(what, []).append(test[:MAX_PROBLEM])
 
     def _collected(self, payload) -> None:
         if self.run.collected is not None:
