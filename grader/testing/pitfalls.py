@@ -1,0 +1,47 @@
+"""A pitfall named from a wrong result: the one helper every lesson's tests use for it.
+
+A test that finds a wrong result may say why, but only when the cause is likely: when the
+learner's result is exactly what code that fell into a known pitfall returns on the same inputs,
+and the right answer differs from it there (otherwise a right answer could have given it too).
+A lesson lists its pitfalls as data, each with the code that falls into it:
+
+    PITFALLS = [Pitfall(lambda t, dim: t.exp() / t.exp().sum(dim, keepdim=True), OVERFLOW,
+                        shows=lambda t, dim: t.exp().isinf().any())]
+    told = pitfall_of(got, right, PITFALLS, t, dim) or ""
+
+(grader.pitfalls names the pitfalls an error alone gives away, whatever the test.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from grader.testing.compare import same
+
+
+def _always(*inputs) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    gives: Callable[..., object]  # what code that falls into it returns, from the test's inputs
+    told: str  # what the learner reads: the pitfall and its fix
+    shows: Callable[..., bool] = _always  # whether these inputs can tell it from a right answer
+
+
+def pitfall_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same) -> str | None:
+    """The words of the first of `pitfalls` whose result on `inputs` `got` matches and `right` does
+    not, else None. A pitfall whose code raises on these inputs, or that they cannot show, is passed
+    over: it is not what happened."""
+    for pitfall in pitfalls:
+        try:
+            if not pitfall.shows(*inputs):
+                continue
+            wrong = pitfall.gives(*inputs)
+            if match(got, wrong) and not match(right, wrong):
+                return pitfall.told
+        except Exception:  # noqa: BLE001 (a pitfall's code that cannot run on these inputs names nothing)
+            continue
+    return None
