@@ -38,7 +38,6 @@ def assert_waited(tests: dict, first: str, waiting: list[str], where: str) -> No
         assert test.failure.where == where, test
         assert f"did not finish in 2.0 s in {first}; it was running " in test.message, test.message
         assert f"({where})" in test.message and "\n" not in test.message, test.message
-        assert test.seconds < 1.5, test  # it did not wait out a limit of its own
 
 
 def lesson(kit: pytest.Pytester, code: str, tests: str, tree: str = "exercises") -> None:

@@ -94,7 +94,7 @@ class Watcher:
     def interrupt(self, signum: int = signal.SIGINT) -> int:
         """Ctrl-C (or another signal): to the watcher; its exit status, once all its output is read."""
         self.proc.send_signal(signum)
-        status = self.proc.wait(timeout=15)
+        status = self.proc.wait(timeout=STOP_BOUND_S)
         self.reader.join(timeout=5)
         while (line := self.lines.get_nowait()) is not None:
             self.seen.append(line)
@@ -238,9 +238,7 @@ def test_ctrl_c_during_a_run_stops_the_tests_too(start_watcher, quick_kit, run):
     while not pid_file.exists() or not pid_file.read_text():
         assert time.monotonic() < deadline, f"the tests never started; output:\n{watcher.output}"
         time.sleep(0.05)
-    started = time.monotonic()
-    assert_stopped_cleanly(watcher)
-    assert time.monotonic() - started < 5, "the watcher waited for the slow test instead of stopping it"
+    assert_stopped_cleanly(watcher)  # within STOP_BOUND_S, where the slow test would last 600 s
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)  # the pytest child is gone, not left running
 
@@ -265,9 +263,10 @@ def test_forever():
         time.sleep(600)
 """
 
-# The bound on a stop the tests below measure with a clock: far above the 0.1-0.3 s a stop takes
-# here (two intervals of 0.1 s, then the signal), far below the 600 s the run would last.
-STOP_BOUND_S = 15.0
+# How long the tests below wait for a stop: far above the 0.1-0.3 s a stop takes here (two
+# intervals of 0.1 s, then the signal), on however loaded a machine, and far below the 600 s the
+# run would last, so what ends within it was stopped, not finished.
+STOP_BOUND_S = 120.0
 
 
 def runs_forever(kit: pytest.Pytester) -> None:
@@ -322,10 +321,8 @@ def test_a_save_during_a_run_stops_it_and_runs_again(start_watcher, quick_kit, r
     pid, group, worker = run_started(quick_kit, 1)
     assert pid == group  # pytest leads a process group of its own, its worker in it
     assert str(worker) in "\n".join(line.split()[2] for line in running_in_group(group))
-    saved = time.monotonic()
     watcher.save(SOLUTION + "# saved again\n")
     watcher.expect("(run stopped: a file was saved)", timeout=STOP_BOUND_S)
-    assert time.monotonic() - saved < STOP_BOUND_S
     assert_group_gone(group)
     _, next_group, _ = run_started(quick_kit, 2)  # the next run started
     assert next_group not in (group, watcher.proc.pid)
@@ -349,10 +346,8 @@ def test_keys_during_a_run_act_at_once(start_watcher, quick_kit):
         watcher.expect("(run stopped: r pressed)", timeout=STOP_BOUND_S)
         assert_group_gone(first_group)
         _, group, _ = run_started(quick_kit, 2)
-        pressed = time.monotonic()
         os.write(terminal, b"q")
         assert watcher.proc.wait(timeout=STOP_BOUND_S) == 0, watcher.output
-        assert time.monotonic() - pressed < STOP_BOUND_S
         assert_group_gone(group)
         watcher.reader.join(timeout=5)
         while (line := watcher.lines.get_nowait()) is not None:
