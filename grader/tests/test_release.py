@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader.cli import main
-from grader.authoring.release import SETUP, reduce_tests
+from grader.authoring.public_tests import reduce_tests
+from grader.authoring.release import SETUP
 from grader.tests.kits import ROOT, SOLUTION, STUB
 
 RICH = '''\
