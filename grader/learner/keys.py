@@ -1,4 +1,4 @@
-"""Single keys from the terminal, read at once (no Enter) while ``kata watch`` waits."""
+"""A key pressed at the terminal, for ``kata watch``: read at once, during a run too."""
 
 from __future__ import annotations
 
