@@ -3,8 +3,8 @@
     python benchmarks/watch.py [LESSON ...] [--runs 5]
 
 ``kata watch`` runs a lesson's tests in a fresh process the first time, then imports what
-runs need once (grader.learner.watch.Warm) and forks every later run from itself. This script does
-the same: it warms up once (timed), then for every lesson forks ``pytest exercises/NN``
+runs need once (grader.learner.lesson_runs.Warm) and forks every later run from itself. This
+script does the same: it warms up once (timed), then for every lesson forks ``pytest exercises/NN``
 with the stubs untouched and ``pytest solutions/NN`` (the answers), interleaved round by
 round with a fresh ``python -c "import torch"``, and prints the median of ``--runs`` runs of
 each and its ratio to ``import torch`` (the unit of every feedback target, since every fresh
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from feedback import WrongExit, machine, wall  # noqa: E402
 
 from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
-from grader.learner.watch import Warm, lesson_args  # noqa: E402
+from grader.learner.lesson_runs import Warm, lesson_args  # noqa: E402
 
 
 @contextlib.contextmanager

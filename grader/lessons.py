@@ -16,6 +16,9 @@ from pathlib import Path
 
 IMPLS = ("exercises", "solutions")
 LESSON_RE = re.compile(r"^\d\d_[a-z0-9_]+$")
+# What runs leave in the kit's folders (Python's, pytest's, hypothesis's, the benchmarks' caches):
+# no copy of the kit takes them (a student release, a Gradescope autograder).
+JUNK = ("__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks")
 
 
 class KitError(Exception):

@@ -31,9 +31,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.authoring.release import JUNK
 from grader.files import write_json
-from grader.lessons import KitError, chosen_lessons
+from grader.lessons import JUNK, KitError, chosen_lessons
 
 CONFIG = "gradescope.json"  # in the bundle: the lessons and options it grades with
 ROOT_FILES = ("conftest.py", "pyproject.toml", "constraints.txt", "README.md")  # README: pyproject names it

@@ -46,20 +46,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from grader import forking, signals
+from grader import signals
+from grader.learner.keys import Keys
+from grader.learner.lesson_runs import Forked, Warm, run_tests, start_tests, stop_tests
 from grader.lessons import KitError, Lesson, all_lessons, get_lesson
-from grader.runs import pytest_args
 
 CLEAR_SCREEN = "\033[2J\033[H"
-STOP_GRACE_S = 5.0  # how long stopped tests get to exit before they are killed
-STOP_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 END_POLL_S = 0.05  # how often a run is checked for its end (its output is the learner's at once)
 
 Snapshot = frozenset  # of (path, mtime_ns, size), one per *.py file
@@ -140,7 +137,7 @@ def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None)
             try:
                 event = follow(child, folder, before, interval, keys, ("r", "q", "n") if after else ("r", "q"), held)
             finally:
-                _stop(child)
+                stop_tests(child)
             stopped = event is not None  # by a save or a key, not ended by itself
             if not stopped:
                 if child.returncode == 0 and keys.live:  # the run itself said that every test passes
@@ -150,7 +147,10 @@ def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None)
                 if keys.live:
                     print("keys: h next hint, n next lesson, r run again, q quit", flush=True)
                 if warm is None:
-                    warm = Warm.start()  # a save meanwhile is seen at the next poll
+                    # A stop now ends the watcher at once: the tests are not running, and an
+                    # interrupt raised inside torch's import would abort it.
+                    with signals.ending_at_once(_say_stopped, 0, ("SIGINT", "SIGTERM", "SIGHUP")):
+                        warm = Warm.start()  # a save meanwhile is seen at the next poll
                 while True:
                     event = held.pop(0) if held else wait_for_change(folder, before, interval, keys)
                     if event == "h":
@@ -223,53 +223,6 @@ def _show_hint(lesson: Lesson, level: int) -> int:
         return level - 1
 
 
-class Keys:
-    """Single keys from the terminal, read without Enter while the watcher waits (cbreak mode,
-    restored by ``close``); ``live`` is False where stdin is not a terminal: no keys then."""
-
-    def __init__(self, fd: int | None) -> None:
-        self.fd, self.saved = fd, None
-        if fd is not None:
-            import termios
-            import tty
-
-            self.saved = termios.tcgetattr(fd)
-            tty.setcbreak(fd)  # keys at once, no echo; Ctrl-C still interrupts
-
-    @classmethod
-    def of_terminal(cls) -> Keys:
-        try:
-            interactive = os.name == "posix" and sys.stdin is not None and sys.stdin.isatty()
-        except ValueError:  # a closed stdin
-            interactive = False
-        return cls(sys.stdin.fileno() if interactive else None)
-
-    @property
-    def live(self) -> bool:
-        return self.fd is not None
-
-    def read(self, timeout: float) -> str | None:
-        """A key pressed within `timeout` seconds, or None (after sleeping, where there are no keys)."""
-        if self.fd is None:
-            time.sleep(timeout)
-            return None
-        import select
-
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return None
-        data = os.read(self.fd, 1)
-        return data.decode(errors="replace").lower() if data else None
-
-    def close(self) -> None:
-        if self.saved is not None:
-            import termios
-
-            with contextlib.suppress(termios.error):
-                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            self.saved = None
-
-
 def _say_stopped() -> None:
     with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
         print("\nstopped watching", flush=True)
@@ -299,138 +252,6 @@ def wait_for_change(folder: Path, seen: Snapshot, interval: float, keys: Keys | 
         if now == last and now != seen:
             return "saved"
         last = now
-
-
-# --- the tests, in a child process ----------------------------------------------------------
-
-
-def lesson_args(lesson: Lesson, tree: str = "exercises") -> list[str]:
-    """pytest's arguments for a lesson's tests against `tree`, as the watcher runs them."""
-    return pytest_args(f"{tree}/{lesson.name}")
-
-
-def pytest_command(lesson: Lesson) -> list[str]:
-    return [sys.executable, "-m", "pytest", *lesson_args(lesson)]
-
-
-def start_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> subprocess.Popen | Forked:
-    """Start the lesson's tests, output to our terminal, in a process group of their own:
-    forked from `warm` once it is ready, else a fresh process."""
-    sys.stdout.flush()  # our lines first, then the child's
-    sys.stderr.flush()
-    if warm is not None and warm.ready:
-        return warm.fork(root, lesson_args(lesson))
-    if os.name == "posix":
-        return subprocess.Popen(pytest_command(lesson), cwd=root, start_new_session=True)
-    return subprocess.Popen(pytest_command(lesson), cwd=root, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
-
-
-def run_tests(root: Path, lesson: Lesson, warm: Warm | None = None) -> int:
-    """Run the lesson's tests to their end; pytest's exit status. Never leaves them running."""
-    child = start_tests(root, lesson, warm)
-    try:
-        return child.wait()
-    finally:
-        _stop(child)
-
-
-class Warm:
-    """This process, once it has imported what runs need: each run is a child forked from it."""
-
-    def __init__(self, threads: int | None) -> None:
-        self.threads = threads  # torch's, as a fresh process has it (the warm-up set one); None: not warm
-
-    @property
-    def ready(self) -> bool:
-        return self.threads is not None
-
-    @classmethod
-    def start(cls) -> Warm:
-        if not hasattr(os, "fork"):
-            return cls(None)
-        # A stop now ends the watcher at once: the tests are not running, and an interrupt
-        # raised inside torch's import would abort it.
-        with signals.ending_at_once(_say_stopped, 0, ("SIGINT", "SIGTERM", "SIGHUP")):
-            try:
-                return cls(forking.preload(grading=False))
-            except Exception:  # noqa: BLE001 - only a speed-up: fresh processes will show what is wrong
-                return cls(None)
-
-    def fork(self, root: Path, args: list[str]) -> Forked:
-        # A stop sent to the child before it has set its own handlers (a second `r` read at
-        # once) waits until it has: the watcher's would raise KeyboardInterrupt in it.
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        pid = os.fork()
-        if pid:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            return Forked(pid)
-        forking.end_child(lambda: self._run(root, args, mask))
-
-    def _run(self, root: Path, args: list[str], mask) -> int:
-        """In the child: `python -m pytest ARGS` from the kit's root, in a session of its own."""
-        os.setsid()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, signal.SIG_DFL)  # the watcher's turn them into Ctrl-C
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        os.chdir(root)
-        import pytest
-        import torch
-
-        torch.set_num_threads(self.threads)
-        return pytest.main([*args, *forking.PRELOADED])
-
-
-class Forked:
-    """A forked run, with what _stop needs of subprocess.Popen: pid, poll, wait."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if timeout is None and self.returncode is None:
-            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        deadline = time.monotonic() + (timeout or 0)
-        while self.poll() is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(f"pytest (pid {self.pid})", timeout)
-            time.sleep(0.05)
-        return self.returncode
-
-
-def _stop(child: subprocess.Popen | Forked) -> None:
-    """Stop the child's process group if it is still running (Ctrl-C, a save, a key) and reap
-    it; then kill what is left of its group (a worker process that outlived it)."""
-    if child.poll() is not None:
-        return
-    _signal_group(child, signal.SIGTERM)
-    try:
-        child.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        _signal_group(child, getattr(signal, "SIGKILL", signal.SIGTERM))
-        child.wait()
-    if os.name == "posix":
-        with contextlib.suppress(ProcessLookupError, PermissionError):  # (none left: the usual case)
-            os.killpg(child.pid, signal.SIGKILL)
-
-
-def _signal_group(child: subprocess.Popen | Forked, signum: int) -> None:
-    if os.name != "posix":
-        child.terminate()
-        return
-    try:
-        os.killpg(child.pid, signum)
-    except ProcessLookupError:  # it exited meanwhile, or (forked an instant ago) has no group of its own yet
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child.pid, signum)
 
 
 def _stop_on_termination():

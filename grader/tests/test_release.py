@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader.cli import main
-from grader.authoring.release import SETUP, reduce_tests
+from grader.authoring.public_tests import reduce_tests
+from grader.authoring.release import SETUP
 from grader.tests.kits import ROOT, SOLUTION, STUB
 
 RICH = '''\
@@ -213,7 +214,7 @@ def test_the_bundle_runs_its_public_tests_and_its_cli(bundle):
 def test_the_bundles_watcher_warms_up_with_the_bundles_own_modules(bundle):
     # kata watch forks its later runs from a warmed-up process: what that needs must ship.
     warm_up = AS_A_STUDENT.split("from grader.cli")[0] + (
-        "import grader; from grader.learner.watch import Warm; w = Warm.start(); "
+        "import grader; from grader.learner.lesson_runs import Warm; w = Warm.start(); "
         "print(w.ready, grader.__file__)")
     result = in_bundle(bundle, "-c", warm_up)
     assert result.returncode == 0, result.stderr

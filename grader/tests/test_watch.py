@@ -21,6 +21,7 @@ import pytest
 
 from grader.cli import main
 from grader.learner import watch
+from grader.learner.keys import Keys
 from grader.lessons import get_lesson
 from grader.tests.kits import SOLUTION
 
@@ -382,7 +383,7 @@ def test_keys_pressed_together_stop_each_new_run_cleanly(start_watcher, quick_ki
         os.close(terminal)
 
 
-class ScriptedKeys(watch.Keys):
+class ScriptedKeys(Keys):
     """Keys as on a terminal, pressed by `script(log)` at each read of the watcher's; every read,
     and what the watcher does that `logged` below records, is appended to `log`."""
 
@@ -414,11 +415,11 @@ def logged(monkeypatch, keys: ScriptedKeys) -> None:
     for name, entry in (("snapshot", "look"), ("_show_hint", "hint"), ("wait_for_change", "wait")):
         monkeypatch.setattr(watch, name, recorded(getattr(watch, name), entry))
 
-    def stop(child, _original=watch._stop):
+    def stop(child, _original=watch.stop_tests):
         keys.log.append("stop" if child.poll() is None else "ended")
         _original(child)
 
-    monkeypatch.setattr(watch, "_stop", stop)
+    monkeypatch.setattr(watch, "stop_tests", stop)
     monkeypatch.setattr(watch.Warm, "start", classmethod(lambda cls: cls(None)))
 
 
