@@ -15,6 +15,6 @@ from grader.testing.errors import expect_raises, explained, quoted, raises_the_s
 from grader.testing.forbid import OpCall, assert_no_loop, count_ops, forbid, function_name, functions_called, trace_ops
 from grader.testing.speed import assert_speed, speed_ratio
 
-__all__ = ["OpCall", "apart", "assert_close", "attribute", "assert_defaults", "assert_no_loop", "assert_speed", "count_ops", "counted", "describe", "dtype_name",
+__all__ = ("OpCall", "apart", "assert_close", "attribute", "assert_defaults", "assert_no_loop", "assert_speed", "count_ops", "counted", "describe", "dtype_name",
            "expect_raises", "explained", "fail", "forbid", "function_name", "functions_called", "grad_of", "mismatch", "number", "numbers",
-           "quoted", "raises_the_same", "reported", "returned", "same", "speed_ratio", "tolerance", "trace_ops"]
+           "quoted", "raises_the_same", "reported", "returned", "same", "speed_ratio", "tolerance", "trace_ops")
