@@ -40,6 +40,13 @@ def test_the_plugin_registers_every_module_of_it_that_has_hooks_or_fixtures():
     hooked = {path.stem for path in (PACKAGE / "plugin").glob("*.py")
               if any(is_plugin_code(node) for node in ast.parse(path.read_text(encoding="utf-8")).body)}
     assert hooked - {"__init__"} == set(grader.plugin.MODULES)
+    # --kata-remote's part is a plugin object (grader.plugin.remote.RemoteSession) that the module
+    # registers at configure time only where the option is given, as pytest's junitxml does: the
+    # module itself only declares the options.
+    from grader.plugin import remote
+
+    assert {name for name in vars(remote) if name.startswith("pytest_")} == {"pytest_addoption", "pytest_configure"}
+    assert any(name.startswith("pytest_") for name in vars(remote.RemoteSession))
 
 
 def _imports() -> dict[str, set[str]]:
