@@ -21,7 +21,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.plugin.target import _load_file  # noqa: E402
+from grader.learners_code import load_file  # noqa: E402
 from grader.remote.client import Connection, load  # noqa: E402
 
 
@@ -39,7 +39,7 @@ def main() -> int:
     args = parser.parse_args()
     torch.set_num_threads(1)
     source = ROOT / "solutions" / "07_stable" / "stable.py"
-    here = _load_file("_bench_stable", source)
+    here = load_file("_bench_stable", source)
     connection = Connection.spawn(ROOT)
     connection.timing = False  # no speed test here: the protocol's cost is not calibrated
     try:

@@ -23,22 +23,28 @@ import pytest
 
 from grader.grading import protocol
 from grader.grading.guard import Guard
+from grader.plugin.hooks import CodeProcessEnd
 from grader.results import CollectError, TestInfo, TestResult
+from grader.running import TestNotes
 
 
 class PipeWriter:
     """Implements the kit's hooks by sending events down the pipe `fd`. With `hold`, the results
-    it picks, and the end of the run, are kept back for the caller to send (`send`, `finish`).
+    it picks (by the result and the test's notes), and the end of the run, are kept back for the
+    caller to send (`send`, `finish`). How the code process ended (--remote) is kept in
+    `code_process` for the caller.
     `guarded`: whether to run the tamper checks; a process the student's code does not run in
     (the tests' own under --remote) has nothing to check."""
 
-    def __init__(self, fd: int, hold: Callable[[TestResult], bool] | None = None, *, guarded: bool = True) -> None:
+    def __init__(self, fd: int, hold: Callable[[TestResult, TestNotes], bool] | None = None, *,
+                 guarded: bool = True) -> None:
         self.fd = fd
         self.guarded = guarded
         self.guard: Guard | None = None
         self.hold = hold
         self.held: list[TestResult] = []
         self.exitstatus: int | None = None  # held back, with `hold`
+        self.code_process = CodeProcessEnd(gone=False, overran=False, overhead=None)  # (as told at the end)
 
     def pytest_kata_collected(self, config: pytest.Config, collected: list[TestInfo],
                               errors: list[CollectError]) -> None:
@@ -47,15 +53,13 @@ class PipeWriter:
             self.guard = Guard(type(self), frozenset(config.rootpath / info.nodeid.partition("::")[0] for info in collected))
             self._check(config)
 
-    def pytest_kata_result(self, config: pytest.Config, result: TestResult) -> None:
+    def pytest_kata_result(self, config: pytest.Config, result: TestResult, notes: TestNotes) -> None:
         self._check(config)
-        from grader.plugin.remote import RECORDED, REVIEW
-
-        if result.nodeid in RECORDED:
+        if notes.recorded:
             result = replace(result, recorded=True)
-        if notes := REVIEW.pop(result.nodeid, None):
-            self._send(protocol.review_event([f"{result.nodeid.rpartition('::')[2]}: {note}" for note in notes]))
-        if self.hold is not None and self.hold(result):
+        if notes.review:
+            self._send(protocol.review_event([f"{result.nodeid.rpartition('::')[2]}: {note}" for note in notes.review]))
+        if self.hold is not None and self.hold(result, notes):
             self.held.append(result)
         else:
             self._send(protocol.result_event(result))
@@ -66,6 +70,9 @@ class PipeWriter:
             self.exitstatus = exitstatus
         else:
             self._send(protocol.finish_event(exitstatus))
+
+    def pytest_kata_code_process_ended(self, config: pytest.Config, ended: CodeProcessEnd) -> None:
+        self.code_process = ended
 
     def announce(self, collected: list[TestInfo]) -> None:
         """The tests of a run that reports them without a pytest session (grader.grading.sandbox)."""

@@ -38,7 +38,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from grader import forking, signals
 from grader.grading import cgroup, seccomp
@@ -47,6 +47,10 @@ from grader.grading.protocol import Reader
 from grader.remote import shared
 from grader.results import Failure, Kind, Outcome, RunResult, TestInfo, TestResult
 from grader.runs import RUN_TIMEOUT, kill_group
+
+if TYPE_CHECKING:  # (annotations only)
+    from grader.plugin.hooks import CodeProcessEnd
+    from grader.running import TestNotes
 
 DRAIN_SECONDS = 2.0  # how long to read the channel after the child ended
 
@@ -488,22 +492,21 @@ def _tests_here_code_there(job: Job, limits: Limits, channel_fd: int) -> int:
     # Held back, to be run in the others: the lesson's tests that cannot run remotely (skipped
     # here), or, where none are named (the kit's own answer's run), any that turned out so.
     deferred = (job.fallback or frozenset()) | job.processes
-    writer = pipe.PipeWriter(channel_fd, hold=(lambda result: result.nodeid in deferred) if job.fallback is not None
+    writer = pipe.PipeWriter(channel_fd, hold=(lambda result, notes: result.nodeid in deferred) if job.fallback is not None
                              else _cannot_run_remotely, guarded=False)
     # The connection's descriptor is the plugin's from here: it closes it at the session's end, and S ends.
     overhead = ["--kata-overhead", "{:.9f}:{:.9f}".format(*job.overhead)] if job.overhead else []
     status = _pytest(job, limits, writer, "--kata-remote-fd", connection, "--kata-reference", str(job.remote),
                      *overhead, plugins=[_Defer(deferred)])
-    from grader.plugin.remote import CODE_OVERRAN, OVERHEAD
-
-    if job.overhead is None and OVERHEAD[0] is not None:
-        writer.overhead(*OVERHEAD[0])
+    ended = writer.code_process  # as the plugin told it (grader.plugin.hooks.pytest_kata_code_process_ended)
+    if job.overhead is None and ended.overhead is not None:
+        writer.overhead(*ended.overhead)
     if apart is not None:
         writer.send(*_checked_by(apart, [r for r in writer.held if r.nodeid in job.processes], inside=False))
     if inside is not None:
         writer.send(*_checked_by(inside, [r for r in writer.held if r.nodeid not in job.processes], inside=True))
-    if (returncode := _how_the_code_ended(code)) is not None:
-        writer.code_ended(returncode, overran=CODE_OVERRAN[0])
+    if (returncode := _how_the_code_ended(code, ended)) is not None:
+        writer.code_ended(returncode, overran=ended.overran)
     writer.finish()
     return status
 
@@ -542,13 +545,11 @@ def _code_there(job: Job, limits: Limits, processes: bool, keep_from_code: list[
     return f"{here.detach()}:{memory}:{code}" + (":processes" if processes else ""), code
 
 
-def _how_the_code_ended(code: int) -> int | None:
+def _how_the_code_ended(code: int, ended: CodeProcessEnd) -> int | None:
     """How the code's process ended (an exit status, or minus the signal), where it closed its
     end of the connection while its tests still called it, or this process stopped it; None
     where it did not, or lives on."""
-    from grader.plugin.remote import CODE_GONE, CODE_OVERRAN
-
-    if not (CODE_GONE[0] or CODE_OVERRAN[0]):
+    if not (ended.gone or ended.overran):
         return None
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:
@@ -559,13 +560,11 @@ def _how_the_code_ended(code: int) -> int | None:
     return None
 
 
-def _cannot_run_remotely(result: TestResult) -> bool:
+def _cannot_run_remotely(result: TestResult, notes: TestNotes) -> bool:
     """Whether a test used something of the code that cannot cross, as this process's client
     noted (grader.remote.client.Unremotable: S cannot raise it here, its errors cross as
     built-in types only), whatever the test made of it."""
-    from grader.plugin.remote import UNREMOTABLE
-
-    return result.nodeid in UNREMOTABLE
+    return notes.unremotable
 
 
 def _checked_by(child: tuple[int, int, int], held: list[TestResult], inside: bool) -> tuple[list[TestResult], list[str]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.lessons import IMPLS, LESSON_RE
-from grader.plugin.target import CODE, target
+from grader.plugin.target import CODE, target, tree_of
 
 
 class LessonDir(pytest.Directory):
@@ -63,14 +63,6 @@ class OneFileDir(pytest.Dir):
         return [node for node in super().collect() if node.path == self.only]
 
 
-def tree_of(node: pytest.Node) -> str:
-    """The tree a node's tests run against: its lesson folder's, else --impl's."""
-    for parent in node.listchain():
-        if isinstance(parent, LessonDir):
-            return parent.kata_tree
-    return target(node.config).tree
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector):
     root = parent.config.rootpath
@@ -83,8 +75,8 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     """Load the kit's hypothesis profile before a test module that uses hypothesis is imported
     (``@given`` fixes its settings when the test is defined; the default 200 ms deadline
     would fail correct code on a busy machine). Modules without hypothesis do not pay for it."""
-    if "grader.plugin.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(encoding="utf-8", errors="replace"):
-        importlib.import_module("grader.plugin.hypothesis_profile")
+    if "grader.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(encoding="utf-8", errors="replace"):
+        importlib.import_module("grader.hypothesis_profile")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

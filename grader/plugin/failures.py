@@ -39,11 +39,13 @@ from pathlib import Path
 import pytest
 
 from grader import pitfalls
-from grader.plugin.loops import TIMEOUT_S, LoopReached, timed_out, waiting
-from grader.plugin.target import NotImportable, code_of, frames, innermost, is_learners, shown, target, where
+from grader.learners_code import is_learners
+from grader.plugin.loops import TIMEOUT_S, timed_out, waiting
+from grader.plugin.target import NotImportable, code_of, frames, innermost, shown, target, where
 from grader.plugin.todo import Todo, worker_traceback
 from grader.quoting import error_line, repeats
 from grader.results import Failure, Kind
+from grader.stand_ins import LoopReached
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):

@@ -20,9 +20,10 @@ in another module of the learner's) still reaches the loop; it is then stopped b
 again. The stand-in wraps the original (``__wrapped__``): its signature and source read as the
 learner wrote them.
 
-Under ``--kata-remote`` the function lives in the code's process, S: S keeps the frames of the
-call its alarm stopped, and is asked to put the stand-in there (grader.remote.server); a stand-in's
-call comes back as a `LoopReached` with the loop's number (grader.remote.client).
+The stand-in itself is grader.stand_ins'. Under ``--kata-remote`` the function lives in the code
+process, which keeps the frames of the call its alarm stopped, and is asked to put the stand-in
+there (grader.remote.server); a stand-in's call comes back as a `LoopReached` with the loop's
+number (grader.remote.client).
 
 A @given test's examples let the limit's failure and a stand-in's `LoopReached` through at once:
 hypothesis would otherwise run the looping example again, with no limit left, to shrink it.
@@ -30,16 +31,16 @@ hypothesis would otherwise run the looping example again, with no limit left, to
 
 from __future__ import annotations
 
-import functools
 import sys
 from dataclasses import dataclass
-from types import FunctionType
 
 import pytest
 
-from grader.plugin.remote import CONNECTION
-from grader.plugin.target import code_of, frames, is_learners, leaving_hypothesis, shown, where
+from grader.learners_code import is_learners
+from grader.plugin.remote import made_connection
+from grader.plugin.target import code_of, frames, leaving_hypothesis, shown, where
 from grader.results import Kind
+from grader.stand_ins import LoopReached, stand_in
 
 LOOPS = pytest.StashKey[list["Loop"]]()  # the session's loops, by number: the first test's, in order
 TIMEOUT_S = pytest.StashKey[float]()  # per item: the time limit pytest-timeout set for it
@@ -58,85 +59,12 @@ class Loop:
     exception: str  # the type of the first test's failure
 
 
-class LoopReached(BaseException):
-    """A stand-in was called: the loop's number in `LOOPS`. A BaseException: hypothesis lets it
-    through at once, and ``except Exception`` in the learner's code does not swallow it."""
-
-    def __init__(self, key: int) -> None:
-        super().__init__(key)
-        self.key = key
-
-
 class _Stopped(BaseException):
     """A @given test's example stopped by its limit, carried out of hypothesis (its ``__cause__``)."""
 
 
 def loops(config: pytest.Config) -> list[Loop]:
     return config.stash.setdefault(LOOPS, [])
-
-
-def stand_in(found: list[tuple[object, dict]], key: int) -> str | None:
-    """Bind each name under which the module of the innermost function of `found` ((code, its
-    module's namespace) for each of the learner's frames, outermost first), or a class it
-    defines, holds that function to a stand-in raising LoopReached(`key`), the innermost that
-    is held so; its qualified name, or None where no frame's function is held so."""
-    for code, namespace in reversed(found):
-        homes = _homes(code, namespace)
-        for owner, name, original in homes:
-            replacement = _stand_in_for(original, key)
-            if isinstance(owner, dict):
-                owner[name] = replacement
-            else:
-                setattr(owner, name, replacement)
-        if homes:
-            return _function(homes[0][2]).__qualname__
-    return None
-
-
-def _homes(code, namespace: dict) -> list[tuple[dict | type, str, object]]:
-    """(where the name is held, the name, what it holds) for each name of the function running
-    `code`: in the module, and in the classes it defines (static and class methods too)."""
-    module = namespace.get("__name__")
-    found = [(namespace, name, value) for name, value in list(namespace.items()) if _runs(value, code)]
-    for value in list(namespace.values()):
-        if isinstance(value, type) and vars(value).get("__module__") == module:
-            found += [(value, name, member) for name, member in list(vars(value).items()) if _runs(member, code)]
-    return found
-
-
-def _function(value):
-    """The function a class's member holds (a static or class method's), else `value`."""
-    return value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-
-
-def _runs(value, code) -> bool:
-    """Whether calling `value` runs `code`: it is that code's function, or wraps it
-    (functools.wraps' ``__wrapped__``, a decorator's)."""
-    try:
-        value = _function(value)
-        for _ in range(10):  # a wrapper of a wrapper; never a cycle
-            if not callable(value):
-                return False
-            if isinstance(value, FunctionType) and value.__code__ is code:
-                return True
-            value = getattr(value, "__wrapped__", None)
-    except Exception:  # noqa: BLE001 (an object of the learner's whose attributes raise: not a wrapper)
-        return False
-    return False
-
-
-def _stand_in_for(original, key: int):
-    function = _function(original)
-
-    @functools.wraps(function)
-    def waiting(*args, **kwargs):
-        raise LoopReached(key)
-
-    if isinstance(original, staticmethod):
-        return staticmethod(waiting)
-    if isinstance(original, classmethod):
-        return classmethod(waiting)
-    return waiting
 
 
 def waiting(item: pytest.Item, reached: LoopReached) -> tuple[Loop, str] | None:
@@ -200,8 +128,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     running = learners[-1].tb_frame.f_code
     loop = Loop(item.nodeid, item.name, item.stash.get(TIMEOUT_S, 0.0), getattr(running, "co_qualname", running.co_name),
                 shown(learners[-1], config), where(learners[-1], config), failure.exception)
-    remote = config.stash.get(CONNECTION, None)
-    if remote is not None:  # S kept the stopped call's frames; it puts the stand-in there
+    remote = made_connection(config)
+    if remote is not None:  # the code process kept the stopped call's frames; it puts the stand-in there
         remote.stand_in(len(found))
         found.append(loop)
     elif stand_in([(tb.tb_frame.f_code, tb.tb_frame.f_globals) for tb in learners], len(found)) is not None:

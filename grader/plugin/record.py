@@ -3,18 +3,23 @@
 A test's result is final when its teardown has run; the first phase that did not pass decides
 its outcome. The writers (``--kata-report``'s JSON file, class grading's pipe) implement the
 kit's hooks (grader.plugin.hooks) and receive the results from here.
+
+Each test runs with its context set (grader.running.TEST): what the tests' helpers leave there
+(speed ratios, notes for a person) goes with its result.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 
 import pytest
 
-from grader.plugin import measurements
+from grader import running
+from grader.plugin.remote import code_clock
 from grader.results import CollectError, Kind, Outcome, TestInfo, TestResult
 
-_OUTCOME_OF = {Kind.TODO: Outcome.TODO, Kind.BROKEN: Outcome.BROKEN, Kind.TIMEOUT: Outcome.TIMEOUT}
+_OUTCOME_OF = MappingProxyType({Kind.TODO: Outcome.TODO, Kind.BROKEN: Outcome.BROKEN, Kind.TIMEOUT: Outcome.TIMEOUT})
 
 
 def info(item: pytest.Item) -> TestInfo:
@@ -39,13 +44,25 @@ class Recorder:
         self.config.hook.pytest_kata_collected(config=self.config, collected=[info(i) for i in session.items],
                                                errors=list(self.errors))
 
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        """The test's context, around every other plugin's part of its setup, call and teardown."""
+        token = running.TEST.set(running.RunningTest(item.nodeid, code_clock(self.config)))
+        try:
+            return (yield)
+        finally:
+            running.TEST.reset(token)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         item = self.items.get(report.nodeid)
         so_far = self.running.get(report.nodeid)
         if so_far is None:
             test = info(item) if item is not None else TestInfo(report.nodeid)
             so_far = TestResult(test.nodeid, Outcome.PASSED, test.max_points, test.public)
-        measured = measurements.drain() if report.when == "call" else []  # the speed ratios its call measured
+        context = running.current()
+        measured = []
+        if report.when == "call" and context is not None:  # the speed ratios its call measured
+            measured, context.measurements = context.measurements, []
         result = dataclasses.replace(so_far, speed=(*so_far.speed, *measured),
                                      seconds=round(so_far.seconds + report.duration, 4))
         if so_far.outcome is Outcome.PASSED and not report.passed:  # the first phase that did not pass decides
@@ -53,7 +70,8 @@ class Recorder:
         self.running[report.nodeid] = result
         if report.when == "teardown":  # the test is over: its result is final
             del self.running[report.nodeid]
-            self.config.hook.pytest_kata_result(config=self.config, result=result)
+            notes = context.notes() if context is not None else running.TestNotes()
+            self.config.hook.pytest_kata_result(config=self.config, result=result, notes=notes)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.config.hook.pytest_kata_finished(config=self.config, exitstatus=int(exitstatus))

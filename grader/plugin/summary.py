@@ -17,12 +17,13 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
 from grader.lessons import LESSON_RE, all_lessons
 from grader.plugin import failures, untouched
-from grader.plugin.collection import tree_of
+from grader.plugin.target import tree_of
 from grader.quoting import OBSERVATIONS
 from grader.results import Kind
 
@@ -30,9 +31,9 @@ from grader.results import Kind
 # of it was selected).
 LESSONS = pytest.StashKey[dict[str, tuple[str, bool]]]()
 
-_STATUS = {Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
-           Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True})),
-           Kind.TIMEOUT: ("timeout", "L", ("TIMEOUT", {"red": True}))}
+_STATUS = MappingProxyType({Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
+                            Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True})),
+                            Kind.TIMEOUT: ("timeout", "L", ("TIMEOUT", {"red": True}))})
 
 
 class _Shown:

@@ -9,9 +9,6 @@ learner's), and the terminal summary.
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
-import sys
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +17,9 @@ from typing import Callable
 
 import pytest
 
+from grader.learners_code import import_code
 from grader.lessons import IMPLS, Lesson, mutant_target
+from grader.plugin.remote import connection
 
 TARGET = pytest.StashKey["Target"]()
 CODE = pytest.StashKey[tuple[Path, ...]]()  # per item: where the code under test lives
@@ -132,33 +131,6 @@ class NotImportable(pytest.fail.Exception):
         self.where = where
 
 
-def import_code(root: Path, name: str, stem: str, tree: str, mutant: Path | None, file: Path | None):
-    """Module `stem` of lesson `name`: from `tree` of the kit at `root`, from one `file`, or the
-    reference with a `mutant` swapped in. Raises what importing it raises."""
-    if mutant:
-        return _load_with_mutant(name, stem, root / "solutions" / name / f"{stem}.py", mutant)
-    if file:  # every module of the lesson is this one file
-        return _load_file(f"_kata_impl.{name}.{stem}", file)
-    return importlib.import_module(f"{tree}.{name}.{stem}")
-
-
-def _load_file(name: str, path: Path):
-    """A module executed from `path` under `name` (registered, so pickling by reference works)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _load_with_mutant(lesson: str, stem: str, source: Path, mutant: Path):
-    """A private copy of the reference module with the mutant's definitions executed into it."""
-    module = _load_file(f"_kata_mutant.{lesson}.{stem}", source)
-    code = compile(mutant.read_text(encoding="utf-8"), str(mutant), "exec")
-    exec(code, module.__dict__)
-    return module
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[TARGET] = Target.of(config)
 
@@ -170,12 +142,6 @@ def target(config: pytest.Config) -> Target:
 def code_of(item: pytest.Item) -> tuple[Path, ...]:
     """Where the code this item tests lives (its lesson folder's tree, or the session's target)."""
     return item.stash[CODE]
-
-
-def is_learners(path: Path | str, code: tuple[Path, ...]) -> bool:
-    """True for a file of the code under test."""
-    resolved = _resolved(str(path))
-    return any(resolved == root or resolved.is_relative_to(root) for root in code)
 
 
 def frames(exc: BaseException) -> list:
@@ -230,17 +196,17 @@ def leaving_hypothesis(item: pytest.Item, final: Callable[[BaseException], bool]
         handle.inner_test = test
 
 
-@functools.lru_cache(maxsize=4096)
-def _resolved(path: str) -> Path:
-    """A code object's file, resolved once: every frame of every failure asks."""
-    return Path(path).resolve()
+def tree_of(node: pytest.Node) -> str:
+    """The tree a node's tests run against: its lesson folder's (the `kata_tree` of
+    grader.plugin.collection's LessonDir), else --impl's."""
+    for parent in node.listchain():
+        tree = getattr(parent, "kata_tree", None)
+        if isinstance(tree, str):
+            return tree
+    return target(node.config).tree
 
 
 @pytest.fixture(scope="module")
 def lesson(request: pytest.FixtureRequest):
     """The module this test file checks: tests/NN/test_<stem>.py checks <tree>/NN/<stem>.py."""
-    from grader.plugin.collection import tree_of
-
-    from grader.plugin.remote import connection
-
     return target(request.config).load(Path(request.node.path), tree_of(request.node), connection(request.config))

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.learners_code import is_learners, raise_from
 from grader.plugin import untouched
-from grader.plugin.target import code_of, innermost, is_learners, leaving_hypothesis, shown, target, where
+from grader.plugin.target import code_of, innermost, leaving_hypothesis, shown, target, where
 
 
 class Todo(pytest.fail.Exception):
@@ -76,7 +77,7 @@ def pytest_runtest_call(item: pytest.Item):
     if module is not None:
         stub = untouched.first_stub(module, Path(item.path), getattr(item, "originalname", item.name), code)
         if stub is not None:  # the test can only end in this stub's TODO: skip its setup work
-            return (yield from _phase(item, instead=lambda: untouched.raise_from(stub)))
+            return (yield from _phase(item, instead=lambda: raise_from(stub)))
     with leaving_hypothesis(item, lambda exc: isinstance(exc, NotImplementedError) and stub_site(exc, item) is not None,
                             StubReached):
         return (yield from _phase(item))

@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import ast
 import functools
-import inspect
-import textwrap
 from pathlib import Path
 from types import FunctionType, ModuleType
 
-from grader.plugin.target import is_learners
-from grader.stubs import is_untouched_def
+from grader.learners_code import is_untouched
 
 FIXTURE = "lesson"  # the fixture that holds the module under test (grader.plugin.target.lesson)
 
@@ -41,16 +38,6 @@ def first_stub(module: ModuleType, test_file: Path, test_name: str, code_roots: 
     if not all(is_untouched(f, code_roots) for f in stubs):
         return None
     return stubs[0]
-
-
-def raise_from(stub: FunctionType | type) -> None:
-    """Call `stub` (or build the class) with None for each argument it requires: the
-    function's, or the class's __init__'s, only statement raises."""
-    required = [p for p in inspect.signature(stub).parameters.values() if p.default is p.empty]
-    positional = [None for p in required if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    keywords = {p.name: None for p in required if p.kind is p.KEYWORD_ONLY}
-    stub(*positional, **keywords)
-    raise AssertionError(f"{stub.__qualname__} returned: it is not an untouched stub")  # cannot happen
 
 
 @functools.cache
@@ -154,26 +141,3 @@ def parsed(text: str) -> ast.Module:
     """A test file's tree, by its text: class grading parses the kit's test files once, before
     it forks the runs, whose grading copies hold the same text at paths of their own."""
     return ast.parse(text)
-
-
-def is_untouched(obj, code_roots: tuple[Path, ...]) -> bool:
-    """True for a plain function of the learner's whose body, a docstring aside, is one
-    ``raise NotImplementedError`` (with constant arguments, if any), and for a class of
-    theirs whose own __init__ is such a function (after ``super().__init__()``, if any):
-    building one raises, whatever the test then does with it."""
-    if isinstance(obj, type):
-        obj = obj.__dict__.get("__init__")
-    return (isinstance(obj, FunctionType) and not hasattr(obj, "__wrapped__")
-            and _is_untouched(obj.__code__, code_roots))
-
-
-@functools.cache
-def _is_untouched(code, code_roots: tuple[Path, ...]) -> bool:
-    if not is_learners(code.co_filename, code_roots):
-        return False
-    try:
-        source = textwrap.dedent(inspect.getsource(code))
-        node = ast.parse(source).body[0]
-    except (OSError, SyntaxError, IndexError):
-        return False
-    return is_untouched_def(node)

@@ -20,3 +20,5 @@ The `lesson` fixture is the seam: the same test files run in-process for a learn
 remotely for a class (``--kata-remote``). What cannot cross (a class, an object, a callable
 argument) fails the test with `Unremotable`, which says so.
 """
+
+TIMEOUT_MARGIN = 0.5  # seconds the code process's limit on a call leaves before the test's own

@@ -22,27 +22,29 @@ import sys
 import time
 import weakref
 from pathlib import Path
-from types import ModuleType
+from types import MappingProxyType, ModuleType
+from typing import Iterator
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils._python_dispatch import _disable_current_modes
 
+from grader import running
 from grader.files import read_beneath
-from grader.plugin.loops import LoopReached
-from grader.plugin.remote import TIMEOUT_MARGIN
-from grader.remote import cputime, server, shared, wire
+from grader.learners_code import load_file
+from grader.remote import TIMEOUT_MARGIN, cputime, server, shared, wire
+from grader.stand_ins import LoopReached
 from grader.testing.compare import fail
-from grader.testing.forbid import FUNCTIONS_OPEN, OPEN, OpCall
+from grader.testing.forbid import OpCall
 from grader.testing.scenario import source_of
-from grader.testing.speed import ELSEWHERE, EXCLUDED, READ, TIMING, clock
+from grader.testing.source import reaching
 
 # The built-in exceptions an error of the code under test may be raised as here. Not
 # BaseException's other children (SystemExit, KeyboardInterrupt, GeneratorExit): nothing S
 # sends may end or steer this process; pytest's and hypothesis's own (skip, xfail) are not
 # built-ins.
-_RAISABLE = {name: t for name, t in vars(__import__("builtins")).items()
-             if isinstance(t, type) and issubclass(t, Exception)}
+_RAISABLE = MappingProxyType({name: t for name, t in vars(__import__("builtins")).items()
+                              if isinstance(t, type) and issubclass(t, Exception)})
 
 
 COPIES = 32  # the most inputs one timed call runs on
@@ -60,13 +62,11 @@ _ENTROPY = random.SystemRandom()  # not the random module's state, which every r
 
 class Unremotable(AssertionError):
     """A test used something of the module under test that cannot cross to another process.
-    The test is noted (grader.plugin.remote.UNREMOTABLE) even where it catches this."""
+    The test is noted (grader.running.note_unremotable) even where it catches this."""
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
-        from grader.plugin.remote import note_unremotable
-
-        note_unremotable()
+        running.note_unremotable()
 
 
 class Refused(AssertionError):
@@ -75,6 +75,32 @@ class Refused(AssertionError):
 
 class Gone(AssertionError):
     """S ended, or broke the protocol: the code under test can answer no more calls."""
+
+
+class CodeClock:
+    """What a speed test reads with the code under test in the code process (grader.running.Clock):
+    this thread's CPU time, less what this process spent on each timed call (`excluded`), plus
+    the CPU time the code process spent on it, as the kernel counts it (`code`, grader.remote.
+    cputime). While `timing` is open, each call of the code under test is timed so
+    (`RemoteFunction._timed`); both sides of a speed test are then measured by CPU time."""
+
+    def __init__(self) -> None:
+        self.timing_calls = False
+        self.read = 0.0  # this thread's CPU time at the last reading
+        self.excluded = 0.0
+        self.code = 0.0
+
+    def now(self) -> float:
+        self.read = time.thread_time()
+        return self.read - self.excluded + self.code
+
+    @contextlib.contextmanager
+    def timing(self) -> Iterator[None]:
+        self.timing_calls = True
+        try:
+            yield
+        finally:
+            self.timing_calls = False
 
 
 class Connection:
@@ -88,6 +114,7 @@ class Connection:
         self.process = process  # S, when this process started it
         self.to_free: list[int] = []
         self.roots: tuple[Path, ...] = ()  # the folders of the learner's files: what an error's frames may name
+        self.files_read: dict[str, Path] = {}  # those an error's frames named, read (`_learners_file`)
         self.deadline: float | None = None  # time.monotonic() by which the test must end (set per test)
         self.gone: str | None = None
         self.closed_by_s = False  # S's end of the connection closed while a call waited: S ended, as a rule
@@ -112,6 +139,7 @@ class Connection:
         # its call stopped by the limit was running, told with the next request: no request of its
         # own, which would fall past the stopped test's time limit.
         self.loop: int | None = None
+        self.clock = CodeClock()  # what speed tests read (grader.testing.speed)
 
     @classmethod
     def spawn(cls, cwd: Path) -> Connection:
@@ -163,10 +191,8 @@ class Connection:
         yield
         spent = cputime.beside(self.watched, known) - before
         if spent > THREADS_NOTED and what not in self.threaded:  # once a function: its first call that did
-            from grader.plugin.remote import note_review
-
             self.threaded.add(what)
-            note_review(f"{what} spent {spent / 1e6:.2g} ms of CPU in another thread during a call, out of the sight "
+            running.note_review(f"{what} spent {spent / 1e6:.2g} ms of CPU in another thread during a call, out of the sight "
                         "of the checks that watch the thread it was called in")
 
     def request(self, message: dict, payload: bytes | None = None) -> dict:
@@ -203,7 +229,7 @@ class Connection:
         if type(reply) is not dict:
             raise Gone(self.broke(why))
         if "error" in reply:
-            raise_error(reply, self.roots)
+            raise_error(reply, self.roots, self.files_read)
         return reply
 
     def stop(self) -> None:
@@ -220,7 +246,7 @@ class Connection:
 
     def stand_in(self, key: int) -> None:
         """Have S replace the function its call stopped by the time limit was running by a stand-in
-        that raises loop `key` at once (grader.plugin.loops.stand_in), before the next request."""
+        that raises loop `key` at once (grader.stand_ins.stand_in), before the next request."""
         self.loop = key
 
     def broke(self, why: str) -> str:
@@ -305,10 +331,12 @@ class Connection:
         return load(self, root, name, stem, tree, mutant, file, source)
 
 
-def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
+def raise_error(reply: dict, roots: tuple[Path, ...] = (), read: dict[str, Path] | None = None):
     """Raise S's error here: as its built-in type, with the learner's frames as its traceback
-    (only frames in files under `roots`, the learner's folders: `_learners_file`)."""
+    (only frames in files under `roots`, the learner's folders: `_learners_file`, which keeps
+    in `read` those it read)."""
     __tracebackhide__ = True
+    read = {} if read is None else read
     record = reply["error"]
     if not isinstance(record, dict):
         raise Gone("the process running the code under test sent an error that is not one")
@@ -321,13 +349,13 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
     frames = record.get("frames", [])
     frames = frames if isinstance(frames, list) else []
     if type(reply.get("waiting")) is int:  # a function stopped in an earlier test's loop (grader.plugin.loops)
-        raise LoopReached(reply["waiting"]).with_traceback(_traceback(frames, roots))
+        raise LoopReached(reply["waiting"]).with_traceback(_traceback(frames, roots, read))
     if reply.get("timeout"):
         exc = TimeoutError("the call did not finish in its time limit")
         exc.kata_timeout = True
     elif kind is SyntaxError and isinstance(record.get("syntax"), list) and len(record["syntax"]) == 5:
         msg, filename, lineno, offset, text = record["syntax"]
-        filename = str(filename) if _learners_file(str(filename), roots) else "<the code under test>"
+        filename = str(filename) if _learners_file(str(filename), roots, read) else "<the code under test>"
         exc = SyntaxError(str(msg), (filename, int(lineno), int(offset), str(text)[:wire.MAX_TEXT]))
     else:
         exc = kind(message) if name == kind.__name__ else kind(f"{message}" if message else name)
@@ -337,10 +365,10 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = ()):
             exc.errno = record["errno"]
     for note in record.get("notes", [])[:10]:
         exc.add_note(str(note))
-    raise exc.with_traceback(_traceback(frames, roots))
+    raise exc.with_traceback(_traceback(frames, roots, read))
 
 
-def _traceback(frames: list, roots: tuple[Path, ...]):
+def _traceback(frames: list, roots: tuple[Path, ...], read: dict[str, Path]):
     """A traceback whose entries are the learner's frames (file, line, function), made by raising
     from code compiled at that file and line, so every tool that reads frames reads them. A
     frame whose file is not the learner's is left out: S names the files, and what reads a
@@ -351,7 +379,7 @@ def _traceback(frames: list, roots: tuple[Path, ...]):
             filename, lineno, name = str(entry[0]), int(entry[1]), str(entry[2])
         except (TypeError, ValueError, IndexError):
             continue
-        if not 0 < lineno < 1_000_000 or not _learners_file(filename, roots):
+        if not 0 < lineno < 1_000_000 or not _learners_file(filename, roots, read):
             continue
         code = compile("\n" * (lineno - 1) + "raise __kata_exc__", filename, "exec")
         code = code.replace(co_name=name[:200], co_qualname=name[:200])
@@ -369,17 +397,18 @@ class _Marker(Exception):
 
 
 MAX_SOURCE = 1 << 20  # bytes of a learner's file read for its lines
-_READ: dict[str, Path] = {}  # the learner's files read so (name as S gave it: the folder it was read beneath)
 
 
-def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
+def _learners_file(filename: str, roots: tuple[Path, ...], read: dict[str, Path] | None = None) -> bool:
     """Whether `filename`, named by S, is a regular file of the learner's, beneath one of
     `roots`; its lines are then read once, now, into linecache, where every reader of frames
-    finds them and none opens the path again (S may change what it leads to meanwhile). Nothing
-    else is opened for reading (grader.files.read_beneath): no link, FIFO or device, nothing
-    outside the learner's folders."""
-    if filename in _READ and filename in linecache.cache:  # read already, by this check
-        return _READ[filename] in roots
+    finds them and none opens the path again (S may change what it leads to meanwhile), and
+    the folder it was read beneath kept in `read` (by the name S gave). Nothing else is opened
+    for reading (grader.files.read_beneath): no link, FIFO or device, nothing outside the
+    learner's folders."""
+    read = {} if read is None else read
+    if filename in read and filename in linecache.cache:  # read already, by this check
+        return read[filename] in roots
     if not filename.startswith("/"):
         return False
     for root in roots:
@@ -390,7 +419,7 @@ def _learners_file(filename: str, roots: tuple[Path, ...]) -> bool:
         return False
     lines = data.decode("utf-8", "replace").splitlines(keepends=True)
     linecache.cache[filename] = (len(data), None, lines, filename)  # no mtime: never read again from disk
-    _READ[filename] = root
+    read[filename] = root
     return True
 
 
@@ -456,11 +485,11 @@ class RemoteModule(ModuleType):
         if watcher is not None:
             raise Unremotable(f"the scenario {fn.__name__} was run under {watcher}, which watches the calls made in "
                               "this process: its test cannot run while the code under test is kept in another one")
-        connection = self._kata_connection
+        connection, test = self._kata_connection, running.current()
         try:
             message = {"op": "scenario", "module": self._kata_key, "file": fn.__code__.co_filename, "name": fn.__name__,
                        "source": source_of(fn),  # what of its test file S runs; S does not see the file
-                       "args": wire.plain(args), "kwargs": wire.plain(kwargs), **_recording(connection),
+                       "args": wire.plain(args), "kwargs": wire.plain(kwargs), **_recording(connection, test),
                        "timeout": connection.left(), "defaults": _defaults()}
         except TypeError as exc:  # the kit's test, not the learner's code: say so, do not fall back
             raise TypeError(f"the scenario {fn.__name__} takes data only (a name, not a function or an object): {exc}") \
@@ -471,7 +500,7 @@ class RemoteModule(ModuleType):
             value = wire.with_views(reply.get("value"), [])
         except wire.Broken as exc:
             raise Gone(connection.broke(str(exc))) from None
-        _take_recorded(reply, None)
+        _take_recorded(reply, None, test)
         return value
 
 
@@ -498,7 +527,7 @@ class RemoteFunction:
 
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True
-        if TIMING[0]:
+        if self.module._kata_connection.clock.timing_calls:
             return self._timed(args, kwargs)
         watcher = _watcher()
         if watcher is not None:
@@ -514,13 +543,15 @@ class RemoteFunction:
         return reply["value"]
 
     def call(self, args, kwargs, tensors, grad=None, record: int | None = None) -> dict:
-        """S's answer to this call, its ops handed on; a failure where it wrote into an argument.
-        `record`: the ops to record whatever recorders are open here (as `_recording` counts)."""
+        """S's answer to this call, its ops handed on to the running test's recorders; a failure
+        where it wrote into an argument. `record`: the ops to record whatever recorders are open
+        here (as `_recording` counts)."""
         __tracebackhide__ = True
+        test = running.current()
         try:
             message = {"op": "call", "module": self.module._kata_key, "name": self.__name__,
                        "args": wire.plain(args), "kwargs": wire.plain(kwargs),
-                       "grad": grad or [False] * len(tensors), **_recording(self.module._kata_connection),
+                       "grad": grad or [False] * len(tensors), **_recording(self.module._kata_connection, test),
                        **({"record": record} if record is not None else {}),
                        "timeout": self.module._kata_connection.left(), "defaults": _defaults()}
         except TypeError as exc:
@@ -531,7 +562,7 @@ class RemoteFunction:
             reply["value"] = wire.with_views(reply.get("value"), tensors)
         except wire.Broken as exc:
             raise Gone(self.module._kata_connection.broke(str(exc))) from None
-        _take_recorded(reply, self.called)
+        _take_recorded(reply, self.called, test)
         if reply.get("changed"):  # no lesson's function may: its test fails here, its inputs kept as they were
             fail(f"{self.__name__}() wrote into {self._argument(args, kwargs, tensors, reply['changed'])} in place: "
                  "the caller's tensors must stay as they were; compute a new tensor instead of writing into an input.")
@@ -557,8 +588,9 @@ class RemoteFunction:
         before. All S does until its answer counts, its reading of the message and its writing
         of the result included."""
         __tracebackhide__ = True
-        start = READ[0]  # this process's time from the clock's reading before this call is counted out
         connection = self.module._kata_connection
+        clock = connection.clock
+        start = clock.read  # this process's time from the clock's reading before this call is counted out
         if connection.processes:
             raise Unremotable(f"{self.__name__} was timed in a process of the code's that may make processes, whose "
                               "CPU time the kernel may count for nobody")
@@ -570,9 +602,7 @@ class RemoteFunction:
         # Calls too short to time one at a time run `copies` times in a row, on as many fresh inputs.
         copies = max(1, min(COPIES, BATCH_BYTES // max(size, 1)))
         if connection.watching:  # a speed test's pass rests on the comparison, made on any of its calls
-            from grader.plugin.remote import note_recorded
-
-            note_recorded()
+            running.note_recorded()
             if self.__name__ not in connection.compared or _ENTROPY.random() < RECORDED_SHARE:
                 connection.compared.add(self.__name__)
                 self._compare_timed(args, kwargs, copies)
@@ -586,8 +616,8 @@ class RemoteFunction:
         value = values[-1]
         del timed, values, inputs  # freed here, in the time counted out, not on return
         # Less the protocol's own cost (`Connection.calibrate`): what a clean S spends around a call.
-        ELSEWHERE[0] += max(spent - connection.cost(copies), 0.0) / copies
-        EXCLUDED[0] += clock() - start
+        clock.code += max(spent - connection.cost(copies), 0.0) / copies
+        clock.excluded += time.thread_time() - start
         return value
 
     def _compare_timed(self, args, kwargs, copies: int) -> None:
@@ -596,8 +626,6 @@ class RemoteFunction:
         (`RECORDED_SHARE`), untimed here, records the ops it ran, and so does a plain call on
         fresh inputs of the same shape: other ops, for a person to read (a speed test's pass
         rests on this record, which S made)."""
-        from grader.plugin.remote import note_review
-
         timed = self.module._kata_connection.timed(self.module._kata_key, self.__name__, args, kwargs, copies,
                                                    record=True)
         if timed is None:  # larger than the shared memory: it travels as a plain call does
@@ -608,7 +636,7 @@ class RemoteFunction:
         when_timed, when_called = _op_names(timed[3]), _op_names(plain.get("ops"))
         if when_timed != when_called:
             only = sorted(when_timed - when_called)[:5], sorted(when_called - when_timed)[:5]
-            note_review(f"{self.__name__} ran other ops when timed than when called on inputs of the same shape "
+            running.note_review(f"{self.__name__} ran other ops when timed than when called on inputs of the same shape "
                         f"(only when timed: {', '.join(only[0]) or 'none'}; only when called: {', '.join(only[1]) or 'none'})")
 
     def _check(self, values: list, inputs: list) -> None:
@@ -689,7 +717,9 @@ class _Remote(torch.autograd.Function):
         outputs = tuple(leaf for leaf in leaves if isinstance(leaf, torch.Tensor))
         holder.others = [_TENSOR if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
         tracks = reply.get("tracks") or []
-        ctx.function, ctx.handle = function, reply.get("handle")
+        # Backward may run in another thread (autograd's for a device), where the running test is not
+        # set: it is taken here, in the test's.
+        ctx.function, ctx.handle, ctx.test = function, reply.get("handle"), running.current()
         ctx.set_materialize_grads(False)
         if ctx.handle is not None:
             weakref.finalize(ctx, function.module._kata_connection.free, ctx.handle)
@@ -707,8 +737,8 @@ class _Remote(torch.autograd.Function):
             return (None, None, None, None, *([None] * ctx.count))
         connection = ctx.function.module._kata_connection
         reply = connection.request({"op": "backward", "handle": ctx.handle, "grads": [wire.plain(g) for g in grads],
-                                    **_recording(connection), "timeout": connection.left()})
-        _take_recorded(reply, ctx.function.called)
+                                    **_recording(connection, ctx.test), "timeout": connection.left()})
+        _take_recorded(reply, ctx.function.called, ctx.test)
         found = list(reply.get("grads") or [])[:ctx.count]
         found += [None] * (ctx.count - len(found))
         return (None, None, None, None, *(g if type(g) is torch.Tensor else None for g in found))
@@ -749,31 +779,38 @@ def _watcher() -> str | None:
     its own modules, unpatched."""
     if sys.getprofile() is not None:
         return "a profile function (sys.setprofile)"
-    from grader.plugin.remote import patched_modules
-
-    if patched := patched_modules():
+    test = running.current()
+    if test is not None and (patched := test.patched_modules()):
         return f"the test's patch of {patched[0]}"
+    ops_recorders, function_recorders = _open(test)
     from torch.overrides import _get_current_function_mode_stack
     from torch.utils._device import DeviceContext
     from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
     for mode in _get_current_function_mode_stack():
-        if not isinstance(mode, DeviceContext) and not any(mode is recorder for recorder in FUNCTIONS_OPEN):
+        if not isinstance(mode, DeviceContext) and not any(mode is recorder for recorder in function_recorders):
             return type(mode).__qualname__
     for mode in _get_current_dispatch_mode_stack():
-        if not any(mode is recorder for recorder in OPEN):
+        if not any(mode is recorder for recorder in ops_recorders):
             return type(mode).__qualname__
     return None
 
 
-def _recording(connection: Connection) -> dict:
-    """What S should record of a call for the recorders open here: its aten ops ("record": 0
+def _open(test: running.RunningTest | None) -> tuple[list, list]:
+    """The recorders of grader.testing.forbid open in `test`: (the ops', the functions')."""
+    return (test.ops_recorders, test.function_recorders) if test is not None else ([], [])
+
+
+def _recording(connection: Connection, test: running.RunningTest | None) -> dict:
+    """What S should record of a call for the recorders open in `test`: its aten ops ("record": 0
     none, 1 names, 2 dtypes) and the torch functions it calls ("functions"). None where S may
     make processes, whose ops no recorder there sees: the test cannot run so."""
-    if connection.processes and (OPEN or FUNCTIONS_OPEN):
+    ops_recorders, function_recorders = _open(test)
+    if connection.processes and (ops_recorders or function_recorders):
         raise Unremotable("its ops were to be recorded in a process of the code's that may make processes, "
                           "whose ops no recorder sees")
-    return {"record": max((2 if r.dtypes else 1 for r in OPEN), default=0), "functions": bool(FUNCTIONS_OPEN)}
+    return {"record": max((2 if r.dtypes else 1 for r in ops_recorders), default=0),
+            "functions": bool(function_recorders)}
 
 
 def _op_names(ops) -> set[str]:
@@ -781,23 +818,21 @@ def _op_names(ops) -> set[str]:
     return {op for op in ops if isinstance(op, str)} if isinstance(ops, list) else set()
 
 
-def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None) -> None:
+def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None, test: running.RunningTest | None) -> None:
     """Hand what S recorded of a call of `called` (its module's files, its name; None: a
-    scenario's, which calls what it likes) to the recorders open here. A verdict that rests on it
-    (`_Recorder.judges`), or on a scenario's result, rests on S's word: the test is noted
-    (grader.plugin.remote.RECORDED)."""
-    if called is None or FUNCTIONS_OPEN or any(recorder.judges for recorder in OPEN):
-        from grader.plugin.remote import note_recorded
-
-        note_recorded()
+    scenario's, which calls what it likes) to the recorders open in `test`. A verdict that rests
+    on it (`_Recorder.judges`), or on a scenario's result, rests on S's word: the test is noted
+    (grader.running.note_recorded)."""
+    ops_recorders, function_recorders = _open(test)
+    if called is None or function_recorders or any(recorder.judges for recorder in ops_recorders):
+        running.note_recorded(test)
     ops, functions, subclasses = reply.get("ops"), reply.get("functions"), reply.get("subclasses")
     ops = ops if isinstance(ops, list) else []  # what S sent: anything
     if isinstance(subclasses, list) and subclasses:
-        from grader.plugin.remote import note_review
-
-        note_review(f"{called[1] if called else 'a scenario'} ran ops through a tensor subclass's own __torch_dispatch__ "
-                    f"({', '.join(str(name) for name in subclasses[:3])}), under which no recorder sees what runs")
-    if OPEN:
+        running.note_review(f"{called[1] if called else 'a scenario'} ran ops through a tensor subclass's own __torch_dispatch__ "
+                    f"({', '.join(str(name) for name in subclasses[:3])}), under which no recorder sees what runs",
+                            test)
+    if ops_recorders:
         calls = []
         for op in ops:
             if isinstance(op, str):
@@ -805,10 +840,10 @@ def _take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None) -> 
             elif isinstance(op, list) and len(op) == 3 and isinstance(op[0], str):
                 dtypes = [tuple(d for d in part if isinstance(d, torch.dtype)) for part in op[1:]]
                 calls.append(OpCall(op[0], *dtypes))
-        for recorder in OPEN:
+        for recorder in ops_recorders:
             recorder.take(calls, called)
-    if isinstance(functions, list) and FUNCTIONS_OPEN:
-        for recorder in FUNCTIONS_OPEN:
+    if isinstance(functions, list) and function_recorders:
+        for recorder in function_recorders:
             recorder.take([name for name in functions if isinstance(name, str)])
 
 
@@ -859,7 +894,8 @@ def _slice(parts: tuple[torch.Tensor, ...], start: int, stop: int) -> list[torch
 
 def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mutant: Path | None,
          file: Path | None, source: Path) -> RemoteModule:
-    """The module under test, imported in S; its import error raised here (grader.plugin.target)."""
+    """The module under test, imported in S; its import error raised here (grader.plugin.target
+    makes it a NotImportable)."""
     if connection.overhead is None and connection.timing:  # before anything of the learner's is in S
         connection.calibrate()
     roots = {source.parent, *([mutant.parent] if mutant else [])}
@@ -881,14 +917,11 @@ def _read_reaching(connection: Connection, files: list[Path], answer: list[Path]
     """Read the code's files, each once, for what reaches past its own code to act on the
     checks, and for what the lesson's `answer` does not need (grader.testing.source.reaching):
     what such a run shows of itself may be a lie, so the lesson is flagged for a person to read."""
-    from grader.plugin.remote import note_review
-    from grader.testing.source import reaching
-
     files = [file for file in files if file not in connection.read]
     connection.read.update(files)
     if found := reaching(files, answer):
         where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
-        note_review(f"the source reaches past what its answer needs ({where}{', ...' if len(found) > 3 else ''}): "
+        running.note_review(f"the source reaches past what its answer needs ({where}{', ...' if len(found) > 3 else ''}): "
                     "an import, a private attribute, a name looked up at run time, another's object changed, frames, "
                     "the grader or threads; what its run showed may not be what it did")
 
@@ -896,8 +929,6 @@ def _read_reaching(connection: Connection, files: list[Path], answer: list[Path]
 def _reference(root: Path, name: str, stem: str) -> ModuleType | None:
     """The kit's answer to the lesson, imported in this process (trusted code) from its file, or
     None where the kit has none (a learner's copy)."""
-    from grader.plugin.target import _load_file
-
     source = root / "solutions" / name / f"{stem}.py"
-    return _load_file(f"_kata_reference.{name}.{stem}", source) if source.is_file() else None
+    return load_file(f"_kata_reference.{name}.{stem}", source) if source.is_file() else None
 

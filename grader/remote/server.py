@@ -2,7 +2,7 @@
 
 Requests (dicts, grader.remote.wire) and what each answers:
 
-- ``load``: import the module under test (grader.plugin.target.import_code); an error at
+- ``load``: import the module under test (grader.learners_code.import_code); an error at
   import comes back as its record, a SyntaxError with where it is;
 - ``get``: what a name of the module is: a function (with its parameters, where their defaults
   are data), plain data (sent), or something that cannot cross (a class, an object);
@@ -34,8 +34,9 @@ from types import FunctionType, ModuleType
 import torch
 from torch.utils._pytree import tree_flatten
 
-from grader.plugin.loops import LoopReached, stand_in
+from grader import learners_code, running
 from grader.remote import shared, wire
+from grader.stand_ins import LoopReached, stand_in
 
 
 class _TimedOut(BaseException):
@@ -49,11 +50,11 @@ def _on_alarm(signum, frame):
 
 class Server:
     def __init__(self, sock: socket.socket, memory: int) -> None:
-        from grader.testing.forbid import _Listed
-
-        # The recorders made here (the calls', a scenario's allocation recorder) stay out of forbid's
-        # lists, where the code could reach them and strike what they recorded (the red team's, round 5).
-        _Listed.unlisted = True
+        # No test runs in this process: the recorders made here (the calls', a scenario's allocation
+        # recorder) are in no running test's lists (grader.testing.forbid), where the code could
+        # reach them and strike what they recorded (the red team's, round 5). This process serves
+        # nothing else, so the pointer is cleared for good, not reset.
+        running.TEST.set(None)
         self.sock = sock
         self.shared = shared.Shared(memory)
         self.modules: dict[int, ModuleType] = {}
@@ -115,12 +116,10 @@ class Server:
         return {}
 
     def op_load(self, request) -> dict:
-        from grader.plugin.target import import_code
-
         root, mutant, file = (Path(p) if p else None for p in (request["root"], request["mutant"], request["file"]))
         self.roots = tuple(Path(p).resolve() for p in request["roots"])
         with _limit(request.get("timeout")):
-            module = import_code(root, request["lesson"], request["stem"], request["tree"], mutant, file)
+            module = learners_code.import_code(root, request["lesson"], request["stem"], request["tree"], mutant, file)
         key = len(self.modules)
         self.modules[key] = module
         return {"module": key, "file": getattr(module, "__file__", None)}
@@ -135,17 +134,15 @@ class Server:
             return {"kind": "other", "type": type(value).__qualname__, "is_class": isinstance(value, type)}
 
     def op_stub(self, request) -> dict:
-        """Whether the names are all untouched stubs of the module (grader.plugin.untouched, as
+        """Whether the names are all untouched stubs of the module (grader.learners_code, as
         the tests' process finds them in-process); with "raise", the first is built as the
         plugin builds it, which raises its TODO."""
-        from grader.plugin import untouched
-
         stubs = [vars(self.modules[request["module"]]).get(name) for name in request["names"]]
-        if not all(untouched.is_untouched(stub, self.roots) for stub in stubs):
+        if not all(learners_code.is_untouched(stub, self.roots) for stub in stubs):
             return {"untouched": False}
         if request.get("raise"):
             with _limit(request["timeout"]):
-                untouched.raise_from(stubs[0])
+                learners_code.raise_from(stubs[0])
         return {"untouched": True}
 
     def op_call(self, request) -> dict:

@@ -17,6 +17,6 @@ from grader.testing.pitfalls import Pitfall, pitfall_of
 from grader.testing.speed import assert_speed, speed_ratio
 from grader.testing.tables import below
 
-__all__ = ["OpCall", "Pitfall", "apart", "assert_close", "attribute", "assert_defaults", "assert_no_loop", "assert_speed", "below", "count_ops", "counted", "describe", "dtype_name",
+__all__ = ("OpCall", "Pitfall", "apart", "assert_close", "attribute", "assert_defaults", "assert_no_loop", "assert_speed", "below", "count_ops", "counted", "describe", "dtype_name",
            "expect_raises", "explained", "fail", "forbid", "function_name", "functions_called", "grad_of", "mismatch", "number", "numbers", "pitfall_of",
-           "quoted", "raises_the_same", "reported", "returned", "same", "speed_ratio", "tolerance", "trace_ops"]
+           "quoted", "raises_the_same", "reported", "returned", "same", "speed_ratio", "tolerance", "trace_ops")

@@ -6,6 +6,7 @@ import ast
 import re
 import sys
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import Callable
 
 import torch
@@ -18,12 +19,12 @@ DIGITS = 5  # the significant digits of a number in a message, wherever it is sh
 
 # (rtol, atol) for results a correct implementation computes in a different order than the
 # reference: a few units in the last place of each dtype.
-_TOLERANCE = {
+_TOLERANCE = MappingProxyType({
     torch.float64: (1e-7, 1e-7),
     torch.float32: (1e-5, 1e-6),
     torch.float16: (4e-3, 1e-4),
     torch.bfloat16: (2e-2, 1e-4),
-}
+})
 
 
 def tolerance(dtype: torch.dtype) -> dict[str, float]:

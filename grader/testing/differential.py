@@ -9,6 +9,7 @@ counterpart refuses the input, that the learner's code refuses it too, with the 
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Callable
 
 import torch
@@ -19,7 +20,8 @@ from grader.testing.errors import reported, returned
 
 # Gradients in half precision: each path rounds its intermediates (exp, the sum, the division)
 # to 11 (float16) or 8 (bfloat16) bits, and two correct orders differ by a few of those steps.
-_HALF_GRAD_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}}
+_HALF_GRAD_TOLERANCE = MappingProxyType({torch.float16: {"rtol": 1e-2, "atol": 1e-3},
+                                         torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}})
 
 
 def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads: bool = False,

@@ -13,19 +13,21 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from types import MappingProxyType
+from typing import Callable, Iterable, Iterator, Mapping
 
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from grader import running
 from grader.testing.compare import counted
 from grader.testing.errors import reported
 from grader.testing.source import looped, normalise, spelled
 
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
-BUILTINS: dict[str, tuple[str, ...]] = {
+BUILTINS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "torch.softmax": ("aten._softmax", "aten._safe_softmax"),
     "torch.nn.functional.softmin": ("aten._softmax",),  # softmax of -x: the same op (the red team's, round 4)
     "torch.nn.functional.gumbel_softmax": ("aten._softmax",),
@@ -45,7 +47,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
     "torch.gather": ("aten.gather",),
     "torch.Tensor.unfold": ("aten.unfold",),
-}
+})
 
 
 @dataclass(frozen=True)
@@ -61,32 +63,41 @@ def _dtypes(tree) -> tuple[torch.dtype, ...]:
     return tuple(leaf.dtype for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor))
 
 
-# The recorders open now, innermost last: code under test in another process (grader.remote)
-# runs where no dispatch mode of this one sees it, so its ops are handed to these (`take`).
-OPEN: list["_Recorder"] = []
-
-
 class _Listed:
-    """A mode that is in its class's `listed` while it is open, except in the code's process
-    (`unlisted`, set by grader.remote.server: code there could reach a listed recorder and
-    strike what it recorded; no recorder of the tests' is there to hand ops to)."""
+    """A mode that is in the running test's list of its kind (`listed`, an attribute of
+    grader.running.RunningTest) while it is open: code under test in another process
+    (grader.remote) runs where no dispatch mode of this one sees it, so its ops are handed to
+    these (`take`). Outside a test, and in the code's process, which runs none, a mode is in
+    no list: no recorder there is reachable to strike what it recorded."""
 
-    listed: list
-    unlisted = False
+    listed: str
 
     def __enter__(self):
-        if not self.unlisted:
-            self.listed.append(self)
+        test = running.current()
+        self._listed_in = getattr(test, self.listed) if test is not None else None
+        if self._listed_in is not None:
+            self._listed_in.append(self)
         return super().__enter__()
 
     def __exit__(self, *exc):
-        if not self.unlisted:
-            self.listed.remove(self)
+        if self._listed_in is not None:
+            self._listed_in.remove(self)
         return super().__exit__(*exc)
 
 
+def __getattr__(name: str) -> tuple:
+    """`OPEN` and `FUNCTIONS_OPEN`: the running test's recorders open now, innermost last (a
+    copy; empty outside a test). Public names the red team's attacks reach for
+    (grader/tests/hostile), kept so their measured results stay what they were."""
+    lists = {"OPEN": "ops_recorders", "FUNCTIONS_OPEN": "function_recorders"}
+    if name not in lists:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    test = running.current()
+    return tuple(getattr(test, lists[name])) if test is not None else ()
+
+
 class _Recorder(_Listed, TorchDispatchMode):
-    listed = OPEN
+    listed = "ops_recorders"
 
     def __init__(self, *, dtypes: bool = True, forbidden: frozenset[str] = frozenset()) -> None:
         super().__init__()
@@ -150,11 +161,8 @@ class _Recorder(_Listed, TorchDispatchMode):
 
 # The same for torch's Python functions (`functions_called`): what a dispatch mode cannot tell
 # apart, such as F.normalize and the same division written out, which run the same aten ops.
-FUNCTIONS_OPEN: list["_FunctionRecorder"] = []
-
-
 class _FunctionRecorder(_Listed, TorchFunctionMode):
-    listed = FUNCTIONS_OPEN
+    listed = "function_recorders"
 
     def __init__(self) -> None:
         super().__init__()
@@ -198,7 +206,7 @@ def spellings(ops: Iterable[str]) -> frozenset[str]:
 def _read_sources(called: set[tuple[tuple[Path, ...], str]], forbidden: frozenset[str]) -> None:
     """Read the source of the functions another process `called` for spellings of the
     `forbidden` ops, none of which it ran that anyone saw; note each function that names one,
-    for a person to read (grader.plugin.remote.note_review)."""
+    for a person to read (grader.running.note_review)."""
     words = spellings(forbidden)
     _note_sources(called, lambda files, function: spelled(files, [function], words),
                   "names a built-in its test forbids ({where}) that its run did not show: hidden from the check, "
@@ -206,15 +214,13 @@ def _read_sources(called: set[tuple[tuple[Path, ...], str]], forbidden: frozense
 
 
 def _note_sources(called: set[tuple[tuple[Path, ...], str]], find, finding: str) -> None:
-    """Note, for a person to read (grader.plugin.remote.note_review), each function another
+    """Note, for a person to read (grader.running.note_review), each function another
     process `called` in whose source `find(files, function)` finds something (Spellings):
     "the source of FUNCTION " and `finding`, its "{where}" filled with the first three."""
-    from grader.plugin.remote import note_review
-
     for files, function in sorted(called):
         if found := find(files, function):
             where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
-            note_review(f"the source of {function} " + finding.format(where=where))
+            running.note_review(f"the source of {function} " + finding.format(where=where))
 
 
 def lines_naming(lesson, function: str, ops: Iterable[str]) -> list[str]:
@@ -347,7 +353,7 @@ def assert_no_loop(call_at: Callable[[int], Callable[[], object]], small: int, b
 
 def _read_loops(called: set[tuple[tuple[Path, ...], str]], unit: str) -> None:
     """Note each function another process `called` whose source, or what it reaches by name,
-    loops in Python, for a person to read (grader.plugin.remote.note_review): the ops it
+    loops in Python, for a person to read (grader.running.note_review): the ops it
     reported did not grow with the input, and a loop there may be over something else."""
     _note_sources(called, lambda files, function: looped(files, [function]),
                   f"loops in Python ({{where}}), where its run showed no loop over the {unit}: hidden from the "

@@ -25,6 +25,7 @@ import builtins
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Iterable
 
 from grader.testing.allowlist import Needs, needs_of, not_needed, past_the_answer
@@ -75,8 +76,9 @@ def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
 
 # What runs Python code once per item, as a source spells it: a loop statement or a
 # comprehension (not recursion, nor map over a function).
-LOOPS = {ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.ListComp: "a list comprehension",
-         ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension", ast.GeneratorExp: "a generator"}
+LOOPS = MappingProxyType({ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.ListComp: "a list comprehension",
+                          ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension",
+                          ast.GeneratorExp: "a generator"})
 LOOPING_CALLS = frozenset({"map", "filter", "reduce"})  # a loop without a loop's words (the red team's, round 6)
 
 

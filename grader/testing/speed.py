@@ -10,15 +10,16 @@ the lessons' thresholds, are in docs/MEASUREMENTS.md.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import sys
 import time
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 
-from grader.plugin import measurements
+from grader import running
 
 
 @functools.cache
@@ -63,35 +64,36 @@ def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object],
     return base / max(cand, 1e-9)
 
 
-# Code under test in another process (grader.remote) is timed there, from here: while `TIMING`
-# is set, each of its calls runs on inputs of fresh values, counts out (`EXCLUDED`) what this
-# process spent from the clock's last reading (`READ`) to its end, and counts in (`ELSEWHERE`)
-# the CPU time the call took there, as the kernel counts it (grader.remote.cputime). Both sides
-# are then measured by CPU time: `clock()` is this thread's CPU clock once `REMOTE` is set
-# (grader.plugin.remote), else the wall clock, as ever.
-TIMING = [False]
-EXCLUDED = [0.0]
-ELSEWHERE = [0.0]
-READ = [0.0]
-REMOTE = [False]
+class WallClock:
+    """The clock of code under test in this process: the wall clock (read through this module's
+    `time`), each call timed where it runs."""
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+    @contextlib.contextmanager
+    def timing(self) -> Iterator[None]:
+        yield
 
 
-def clock() -> float:
-    return time.thread_time() if REMOTE[0] else time.perf_counter()
+def clock() -> running.Clock:
+    """What a speed test reads: the wall clock, or, with the code under test in a process of its
+    own (grader.remote), that process's clock (grader.running.Clock), which counts both sides by
+    CPU time."""
+    test = running.current()
+    code_clock = test.code_clock() if test is not None else None
+    return code_clock if code_clock is not None else WallClock()
 
 
 def minimum_times(first: Callable[[], object], second: Callable[[], object], *, repeats: int, warmup: int = 2) -> tuple[float, float]:
     """The shortest time of `first()` and of `second()`, in seconds, over `repeats` calls of
     each, interleaved (first, second, first, ...) after `warmup` calls of each."""
-    def now() -> float:
-        READ[0] = clock()
-        return READ[0] - EXCLUDED[0] + ELSEWHERE[0]
-
+    timer = clock()
+    now = timer.now
     # A thread's CPU clock is a system call, not the wall clock's few nanoseconds: what reading
     # it costs is counted out of both sides' times alike.
-    reading = min(-now() + now() for _ in range(20)) if REMOTE[0] else 0.0
-    TIMING[0] = True
-    try:
+    reading = 0.0 if isinstance(timer, WallClock) else min(-now() + now() for _ in range(20))
+    with timer.timing():
         for _ in range(warmup):
             now()
             first()
@@ -106,8 +108,6 @@ def minimum_times(first: Callable[[], object], second: Callable[[], object], *, 
             t2 = now()
             a.append(t1 - t0 - reading)
             b.append(t2 - t1 - reading)
-    finally:
-        TIMING[0] = False
     return max(min(a), 1e-9), max(min(b), 1e-9)
 
 
@@ -126,23 +126,24 @@ def assert_speed(
 
     `at_least` < 1 allows a slower candidate: 0.2 means "at most 5x slower than baseline".
     `fresh_at_least`, where given, replaces it when the candidate runs in another process
-    (`ELSEWHERE`), on fresh values every call: an answer that reads a little of a large input
+    (timed by its CPU time), on fresh values every call: an answer that reads a little of a large input
     then finds none of it in the cache, as it does when called again in-process.
     Returns the measured ratio, which also goes into the test's report.
     """
     __tracebackhide__ = True
-    elsewhere = REMOTE[0]
-    if elsewhere and fresh_at_least is not None:
+    by_cpu_time = not isinstance(clock(), WallClock)
+    if by_cpu_time and fresh_at_least is not None:
         at_least = fresh_at_least
     ratio = speed_ratio(baseline, candidate, repeats=repeats)
-    measurements.record(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name)
+    if (test := running.current()) is not None:  # the plugin puts it into the test's result
+        test.measurements.append(dict(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name))
     if ratio < at_least:
         needed = (f"at least {at_least:g} times as fast as" if at_least > 1 else "at least as fast as"
                   if at_least == 1 else f"take at most {1 / at_least:g} times as long as")
         raise AssertionError(
             f"{what} is too slow: it {plainly(ratio)} {baseline_name}; it must {'be ' if at_least >= 1 else ''}"
             f"{needed} {baseline_name} (minimum of {repeats} interleaved runs each, 1 thread"
-            f"{'; by CPU time, the code under test in another process on fresh inputs each call' if elsewhere else ''})."
+            f"{'; by CPU time, the code under test in another process on fresh inputs each call' if by_cpu_time else ''})."
             + (f"\n{hint}" if hint else "")
         )
     return ratio

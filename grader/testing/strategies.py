@@ -1,6 +1,6 @@
 """Hypothesis strategies for adversarial tensors, in one place for every lesson.
 
-Importing this module loads the "kata" hypothesis profile (see grader.plugin.hypothesis_profile).
+Importing this module loads the "kata" hypothesis profile (see grader.hypothesis_profile).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import grader.plugin.hypothesis_profile  # noqa: F401  (loads the "kata" profile)
+import grader.hypothesis_profile  # noqa: F401  (loads the "kata" profile)
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # Every dtype family, for code whose text promises "any dtype" (or a given family).

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 
-from grader.plugin import measurements as records
-from grader.plugin.hypothesis_profile import examples_a_test
+from grader import running
+from grader.hypothesis_profile import examples_a_test
 from grader.testing import assert_close, assert_defaults, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, mismatch, speed_ratio, trace_ops
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
@@ -561,11 +561,15 @@ def test_a_ratio_is_said_plainly():
 
 
 def test_assert_speed_prints_the_measured_ratio_and_records_it():
-    records.drain()
-    with pytest.raises(AssertionError, match=r"slow_fn is too slow: it took \d+\.\d times as long as a no-op; it must take at most 2 times as long as a no-op"):
-        assert_speed(lambda: None, lambda: time.sleep(0.003), at_least=0.5, what="slow_fn",
-                     baseline_name="a no-op", repeats=3)
-    (measured,) = records.drain()
+    test = running.RunningTest("a test")  # the running test's context, as the plugin sets it
+    token = running.TEST.set(test)
+    try:
+        with pytest.raises(AssertionError, match=r"slow_fn is too slow: it took \d+\.\d times as long as a no-op; it must take at most 2 times as long as a no-op"):
+            assert_speed(lambda: None, lambda: time.sleep(0.003), at_least=0.5, what="slow_fn",
+                         baseline_name="a no-op", repeats=3)
+    finally:
+        running.TEST.reset(token)
+    (measured,) = test.measurements
     assert measured["what"] == "slow_fn" and measured["ratio"] < 0.5
 
 

@@ -393,7 +393,7 @@ def test_a_call_that_spends_cpu_in_another_thread_is_noted_for_a_person():
     import subprocess
     import sys
 
-    from grader.plugin import remote as plugin_remote
+    from grader import running
     from grader.remote import client
 
     code = ("import sys, threading, time\n"
@@ -408,16 +408,19 @@ def test_a_call_that_spends_cpu_in_another_thread_is_noted_for_a_person():
     connection.process = None  # S as class grading starts it, not this process
     try:
         for how, noted in (("here", False), ("thread", True)):
-            plugin_remote.REVIEW.clear()
-            with connection.threads_watched("add"):
-                process.stdin.write(how + "\n")
-                process.stdin.flush()
-                assert process.stdout.readline() == "done\n"
-            notes = [note for notes in plugin_remote.REVIEW.values() for note in notes]
+            test = running.RunningTest("a test")
+            token = running.TEST.set(test)
+            try:
+                with connection.threads_watched("add"):
+                    process.stdin.write(how + "\n")
+                    process.stdin.flush()
+                    assert process.stdout.readline() == "done\n"
+            finally:
+                running.TEST.reset(token)
+            notes = list(test.review)
             assert bool(notes) == noted, (how, notes)
         assert "add spent" in notes[0] and "in another thread" in notes[0], notes
     finally:
-        plugin_remote.REVIEW.clear()
         process.kill()
         process.wait()
 
