@@ -9,15 +9,19 @@ A lesson lists its pitfalls as data, each with the code that falls into it:
                         shows=lambda t, dim: t.exp().isinf().any())]
     told = pitfall_of(got, right, PITFALLS, t, dim) or ""
 
-(grader.pitfalls names the pitfalls an error alone gives away, whatever the test.)
+A pitfall whose code raises is named from the learner's error instead: by pitfall_raising, when
+that code raises the very same error on the same inputs. (grader.pitfalls names the pitfalls an
+error alone gives away, whatever the test.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from grader.testing.compare import same
+from grader.testing.errors import raises_the_same
 
 
 def _always(*inputs) -> bool:
@@ -31,17 +35,29 @@ class Pitfall:
     shows: Callable[..., bool] = _always  # whether these inputs can tell it from a right answer
 
 
-def pitfall_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same) -> str | None:
+def pitfall_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same,
+               explains: Callable[[object, object, object], bool] | None = None) -> str | None:
     """The words of the first of `pitfalls` whose result on `inputs` `got` matches and `right` does
     not, else None. A pitfall whose code raises on these inputs, or that they cannot show, is passed
-    over: it is not what happened."""
+    over: it is not what happened. `explains(got, wrong, right)`, where given, judges instead of
+    `match` whether the pitfall's result `wrong` is the cause (a lesson that weighs how much closer
+    `got` is to it than to `right`, or looks at gradients too)."""
     for pitfall in pitfalls:
         try:
             if not pitfall.shows(*inputs):
                 continue
             wrong = pitfall.gives(*inputs)
-            if match(got, wrong) and not match(right, wrong):
+            if explains(got, wrong, right) if explains else (match(got, wrong) and not match(right, wrong)):
                 return pitfall.told
         except Exception:  # noqa: BLE001 (a pitfall's code that cannot run on these inputs names nothing)
             continue
+    return None
+
+
+def pitfall_raising(error: BaseException, pitfalls: Iterable[Pitfall], *inputs) -> str | None:
+    """The words of the first of `pitfalls` whose code raises `error` itself (the same type and
+    message) on `inputs`, else None: the learner's error is then that pitfall's."""
+    for pitfall in pitfalls:
+        if pitfall.shows(*inputs) and raises_the_same(partial(pitfall.gives, *inputs), error):
+            return pitfall.told
     return None

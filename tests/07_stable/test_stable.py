@@ -1,74 +1,12 @@
-"""Lesson 07, numerical stability: checks stable.py against PyTorch's own built-ins.
-
-`lesson` is the module under test (the learner's, the reference, or a mutant).
-
-Contract (lesson text, docstrings, hints) -> the tests that check it. "Edge" below is
-test_edge_inputs_match_torch: all three functions against torch (values, dtype, shape,
-requires_grad, gradients) on 0-d, one-element, size-1-dim, empty, +-1e4 and masked inputs, in
-float32/float64/float16/bfloat16, contiguous, transposed, strided and expanded; every call
-there is also checked for forbidden ops and for writes into its inputs.
-- the lesson text's examples: softmax [1000, 0], logsumexp [1000, 1000] -> test_softmax_of_large_logits, test_logsumexp_of_large_values
-- "any shape and any dim, negative ones too" (0-d and one element too) -> test_softmax_matches_torch,
-  test_logsumexp_matches_torch, test_cross_entropy_matches_definition, Edge
-- `dim: int = -1` in each signature: `dim` left out is the last dim (3 dims, where 1 is another)
-  -> test_dim_left_out_is_the_last_dim
-- "non-contiguous inputs" (expanded too) -> test_non_contiguous_input, Edge
-- "the input is not modified" (labels too; every dtype; a non-leaf that requires grad) -> test_inputs_are_not_modified, Edge
-- "float16 and bfloat16 in, the same dtype out" (all three functions) -> test_low_precision_keeps_dtype, Edge,
-  test_cross_entropy_labels_that_broadcast_or_are_not_contiguous
-- "a masked entry gets probability 0; an all -inf row: softmax nan, logsumexp -inf" -> test_masked_and_fully_masked_rows,
-  test_random_masks_match_torch, Edge
-- "a +inf logit makes logsumexp +inf" -> test_logsumexp_of_infinities, Edge
-- "an empty dim: softmax returns the empty tensor, logsumexp -inf" (empty along another dim too) -> test_empty_dims, Edge
-- "c = the largest logit along the dim; one maximum for the whole tensor is not enough" -> test_rows_of_very_different_scale,
-  test_softmax_matches_torch
-- "log(softmax(x)) is inf at [1000, 0]; the true value is 500, gradient finite" -> test_cross_entropy_of_large_logits_and_its_gradient
-- "shift first: 1e4 - (1e4 + 0.693) cancels digits" -> test_cross_entropy_matches_definition, test_rows_of_very_different_scale
-- "the tests check gradients as well" (no nan from log(0) or inf - inf) -> test_gradients_match_torch_float64,
-  test_gradients_at_extreme_logits_are_finite_and_right, Edge
-- "all of it matches PyTorch's built-ins" (dtype, shape, requires_grad included) -> Edge
-- "no torch.softmax, torch.log_softmax, torch.logsumexp or F.cross_entropy (in any spelling)" (checked at the aten
-  level: torch.special.*, Tensor methods, nn modules, _safe_softmax, logcumsumexp, nll_loss) -> test_does_not_call_the_builtins, Edge
-- stable_softmax: "same shape and dtype, entries in [0, 1] summing to 1 along dim" (hint: keepdim) ->
-  test_softmax_normalises_along_dim_of_a_square_input, test_softmax_matches_torch
-- logsumexp: "`dim` is removed from the shape, in x's dtype" -> test_logsumexp_matches_torch, Edge (size-1 dims)
-- softmax_cross_entropy: "-sum(labels * log_softmax(logits)) over dim only: the per-example loss" ->
-  test_cross_entropy_matches_definition, Edge
-- softmax_cross_entropy: "labels broadcastable with logits; the broadcast shape without dim" (labels strided or
-  expanded too) -> test_cross_entropy_labels_that_broadcast_or_are_not_contiguous
-- softmax_cross_entropy: "finite for finite logits of any magnitude, with finite gradients" ->
-  test_gradients_at_extreme_logits_are_finite_and_right, Edge (+-1e4 in every dtype)
-- whole tensors, no Python loop (the speed test's hint) -> test_works_on_whole_tensors_without_a_python_loop,
-  test_softmax_works_on_whole_tensors
-- runs on the input's device -> test_runs_on_the_inputs_device (CUDA; the meta device is left out: its first op
-  imports torch._dynamo, seconds of this lesson's run)
-- (the grader's own rule) a property other than the values counts for a right answer only: the tests of
-  untouched inputs, no built-ins, no loop and speed check the values first (right_first; a red-team's
-  torch.empty_like answer scored 10 of 60 points before)
-
-Pitfalls the lesson names, each named in a failure when the result is what that pitfall computes
-and torch's is not (pitfall_of), or when the error is the one it raises (named_errors):
-- exp overflows without the shift (inf / inf, log(inf)) -> test_softmax_of_large_logits, test_logsumexp_of_large_values,
-  test_softmax_matches_torch, test_logsumexp_matches_torch, Edge
-- one maximum for the whole tensor -> test_rows_of_very_different_scale, test_softmax_matches_torch, test_logsumexp_matches_torch
-- a reduction without keepdim (a silently wrong square input, or a size error) ->
-  test_softmax_normalises_along_dim_of_a_square_input, test_non_contiguous_input, test_softmax_matches_torch
-- inf - inf for a fully masked slice or a +inf entry -> test_masked_and_fully_masked_rows, test_random_masks_match_torch,
-  test_logsumexp_of_infinities, Edge
-- the shift not added back, the shift added without squeezing its dim -> test_logsumexp_of_large_values, test_logsumexp_matches_torch
-- log(softmax(x)) (inf loss, nan gradient) -> test_cross_entropy_of_large_logits_and_its_gradient,
-  test_gradients_at_extreme_logits_are_finite_and_right, test_cross_entropy_matches_definition, Edge
-- x - logsumexp(x) on unshifted logits (cancellation) -> test_cross_entropy_matches_definition, test_rows_of_very_different_scale
-- the log-sum-exp term detached (gradient -labels) -> test_gradients_match_torch_float64,
-  test_cross_entropy_of_large_logits_and_its_gradient
-- a sum over every dim (one loss for the batch) -> test_cross_entropy_matches_definition, test_rows_of_very_different_scale
-- computed in float32 and not cast back -> test_low_precision_keeps_dtype, Edge
-- the empty case: amax of an empty dim; x.shape[dim] of a 0-d tensor -> test_empty_dims, test_inputs_are_not_modified, Edge
-"""
+"""Lesson 07, numerical stability: checks stable.py against PyTorch's own built-ins, values and
+gradients, on large, masked, empty and low-precision inputs; a wrong result or error that one of
+the lesson's pitfalls gives is named with its fix. `lesson` is the module under test (the
+learner's, the reference, or a mutant). The contract table is CONTRACT, at the end."""
 
 import re
 import traceback
 from contextlib import contextmanager
+from dataclasses import replace
 
 import pytest
 import torch
@@ -76,14 +14,320 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.testing import (assert_close, assert_defaults, assert_no_loop, assert_speed, counted, describe, dtype_name, fail, grad_of,
-                            quoted, reported, tolerance)
+                            quoted, reported, same, tolerance)
 from grader.testing.differential import assert_same_as
-from grader.testing.errors import raised, raises_the_same
+from grader.testing.errors import raised
 from grader.testing.forbid import lines_naming, ops_run
+from grader.testing.pitfalls import Pitfall, pitfall_of, pitfall_raising
 from grader.testing.strategies import ALL_LAYOUTS, FLOATS, tensor_and_dim, with_layout
 
 INF = float("inf")
 LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+# --- the lesson text's examples --------------------------------------------------------------
+
+
+@pytest.mark.public
+def test_softmax_of_large_logits(lesson):
+    x = torch.tensor([1000.0, 0.0])
+    check(lesson, "stable_softmax", x, -1, expected=torch.tensor([1.0, 0.0]), what="stable_softmax(tensor([1000., 0.]))")
+
+
+@pytest.mark.public
+def test_logsumexp_of_large_values(lesson):
+    expected = torch.tensor(1000.0) + torch.log(torch.tensor(2.0))
+    check(lesson, "logsumexp", torch.tensor([1000.0, 1000.0]), -1, expected=expected,
+          what="logsumexp(tensor([1000., 1000.]))")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_cross_entropy_of_large_logits_and_its_gradient(lesson):
+    labels = torch.tensor([0.5, 0.5])
+    logits = torch.tensor([1000.0, 0.0], requires_grad=True)
+    what = "softmax_cross_entropy(tensor([0.5, 0.5]), tensor([1000., 0.]))"
+    xe = result_of(lesson, "softmax_cross_entropy", logits, -1, labels, what=what)
+    expect_like_torch(lesson, "softmax_cross_entropy", logits, -1, xe.detach() if isinstance(xe, torch.Tensor) else xe,
+                      labels=labels, expected=torch.tensor(500.0), what=what)
+    expect_like_torch(lesson, "softmax_cross_entropy", logits, -1, grad_of(xe, logits, what), labels=labels,
+                      expected=torch.tensor([0.5, -0.5]), what=f"the gradient of {what}")
+
+
+# --- agreement with torch on random and adversarial inputs --------------------------------------
+
+
+@given(tensor_and_dim())
+@example((torch.tensor([[88.8, 0.0], [-1e4, 1e4]]), -1))
+@pytest.mark.points(2)
+def test_softmax_matches_torch(lesson, case):
+    x, dim = case
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x))
+
+
+@given(tensor_and_dim())
+@example((torch.tensor([[1e4, 1e4], [-1e4, -1e4]]), -1))
+@pytest.mark.points(2)
+def test_logsumexp_matches_torch(lesson, case):
+    x, dim = case
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x))
+
+
+@given(st.deferred(lambda: logits_dim_and_labels()))
+@pytest.mark.points(2)
+def test_cross_entropy_matches_definition(lesson, case):
+    logits, dim, labels = case
+    check(lesson, "softmax_cross_entropy", logits, dim, labels=labels,
+          what=call_for("softmax_cross_entropy", dim, logits, labels))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, -2])
+def test_softmax_normalises_along_dim_of_a_square_input(lesson, dim):
+    # A square input is where a missing keepdim broadcasts the sums along the wrong axis.
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(7)) * 3
+    what = call_for("stable_softmax", dim, x)
+    out = result_of(lesson, "stable_softmax", x, dim, what=what)
+    expect_like_torch(lesson, "stable_softmax", x, dim, out, what=what)
+    assert_close(out.sum(dim), torch.ones(4), what=f"the sums along dim {dim} of {what}")
+
+
+def test_rows_of_very_different_scale(lesson):
+    base = torch.linspace(-3, 3, 6)
+    x = torch.stack([base, base - 1e4, base * 1e3 + 5e3, base + 1e4])  # (4, 6)
+    rows = "rows near 0, -1e4, 5e3 and 1e4"
+    labels = probabilities(x.shape, -1)
+    check(lesson, "stable_softmax", x, -1, what=call_for("stable_softmax", -1, x, note=rows))
+    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
+    check(lesson, "softmax_cross_entropy", x, -1, labels=labels,
+          what=call_for("softmax_cross_entropy", -1, x, labels, note=rows))
+
+
+@pytest.mark.parametrize("layout", ["transposed", "sliced"])
+def test_non_contiguous_input(lesson, layout):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(6, 5, generator=g).t() * 50 if layout == "transposed" else (torch.randn(10, 5, generator=g) * 50)[::2]
+    for dim in (0, 1):
+        check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x, note=layout))
+        check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x, note=layout))
+
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_dim_left_out_is_the_last_dim(lesson, name):
+    right_first(lesson, name, "the default dim")
+    x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(3)) * 3  # dims 1 and -1 differ
+    fn = getattr(lesson, name)
+    if name == "softmax_cross_entropy":
+        labels = probabilities(x.shape, -1)
+        assert_defaults(lambda **dim: fn(labels, x, **dim), dim=-1,
+                        what=f"{name}(labels, logits) for logits of {describe(x)} and labels of {describe(labels)}")
+    else:
+        assert_defaults(lambda **dim: fn(x, **dim), what=f"{called(name)} for {PARAMETER[name]} of {describe(x)}", dim=-1)
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_inputs_are_not_modified(lesson, name):
+    right_first(lesson, name, "that the inputs are left unchanged")
+    for what, call, inputs in varied_calls(lesson, name):
+        checked(call, name, what, *inputs, forbidding=False)()
+
+
+# --- edge inputs in every dtype and layout: the same as torch, gradients too ---------------------
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_edge_inputs_match_torch(lesson, name, dtype):
+    cases = [(case, "contiguous") for case in EDGE_INPUTS]
+    with_layouts = LAYOUT_INPUTS + (MASKED_INPUTS if name != "softmax_cross_entropy" else [])
+    # A layout bug shows in any dtype: every layout in two of them is enough.
+    cases += [(case, layout) for case in with_layouts
+              for layout in (ALL_LAYOUTS if dtype in (torch.float32, torch.float16) else ["contiguous"])]
+    if name == "logsumexp":
+        cases += [(case, "contiguous") for case in INFINITE_INPUTS]
+    for (what_x, values, dim), layout in cases:
+        check_like_torch(lesson, name, with_layout(values.to(dtype), layout), dim, what_x, layout)
+
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype):
+    # "labels: broadcastable with `logits`"; the result has the broadcast shape without dim.
+    logits_values = torch.linspace(-1e4, 1e4, 12).reshape(3, 4) + torch.arange(12.0).reshape(3, 4)
+    for what_labels, labels, shape, dim in CE_LABELS:
+        labels = labels.to(dtype) if dtype != torch.float32 else labels
+        logits = logits_values[: shape[0]].to(dtype)
+        what = (f"{called('softmax_cross_entropy', dim)} for labels of {describe(labels)}"
+                + (f" ({what_labels})" if what_labels else "") + f" and logits of {describe(logits)}")
+
+        def mine(t, labels=labels, dim=dim):
+            return lesson.softmax_cross_entropy(labels, t, dim=dim)
+
+        def theirs(t, labels=labels, dim=dim):
+            return reference_cross_entropy(labels.to(t.dtype), t, dim)
+        try:
+            assert_same_as(checked(mine, "softmax_cross_entropy", what, labels, lesson=lesson), in_float32(theirs), logits, what=what,
+                           grads=True, names=("logits",),
+                           tolerance=HALF_TOLERANCE.get(dtype))
+            continue
+        except (AssertionError, pytest.fail.Exception) as exc:
+            pitfall = named_pitfall(lesson, "softmax_cross_entropy", logits, dim, labels)
+            if pitfall is None:
+                raise
+            failure = f"{exc}\n{pitfall}"
+        pytest.fail(failure, pytrace=False)
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_works_on_whole_tensors_without_a_python_loop(lesson, name):
+    right_first(lesson, name, "that no Python loop runs")
+    fn = getattr(lesson, name)
+    for dim in (-1, 0):
+        def call_at(n, dim=dim):
+            x = torch.randn((n, 6) if dim == -1 else (6, n), generator=torch.Generator().manual_seed(n))
+            labels = probabilities(x.shape, dim)
+            return (lambda: fn(labels, x, dim=dim)) if name == "softmax_cross_entropy" else (lambda: fn(x, dim=dim))
+        assert_no_loop(
+            call_at, 2, 5, what=called(name, dim), unit="rows" if dim == -1 else "columns",
+            hint="Work on whole tensors: amax, exp, sum and log along `dim` reduce every slice at once.",
+        )
+
+
+# --- masks, infinities and empty dims: match torch --------------------------------------------
+
+
+@pytest.mark.public
+def test_masked_and_fully_masked_rows(lesson):
+    x = torch.tensor([[0.0, -INF, 1.0], [-INF, -INF, -INF], [2.0, 2.0, -INF]])
+    rows = "rows partly and entirely masked with -inf"
+    check(lesson, "stable_softmax", x, -1, what=call_for("stable_softmax", -1, x, note=rows))
+    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
+
+
+@given(tensor_and_dim(masked=True))
+@pytest.mark.points(2)
+def test_random_masks_match_torch(lesson, case):
+    x, dim = case
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x, note="with -inf entries"))
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x, note="with -inf entries"))
+
+
+def test_logsumexp_of_infinities(lesson):
+    x = torch.tensor([[INF, 0.0], [INF, -INF], [-INF, -INF], [1.0, INF]])
+    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note="rows holding +inf or -inf"))
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((0,), 0), ((3, 0), -1), ((0, 3), -1), ((0, 3), 0), ((2, 0, 4), 1)])
+def test_empty_dims(lesson, shape, dim):
+    x = torch.empty(shape)
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x))
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x))
+
+
+# --- low precision ---------------------------------------------------------------------------
+
+
+@given(tensor_and_dim(dtypes=LOW_PRECISION, scales=(1.0, 5.0, 1e3)))
+@pytest.mark.points(2)
+def test_low_precision_keeps_dtype(lesson, case):
+    x, dim = case
+    tol = tolerance(x.dtype)
+    # Compare with torch's float32 result rounded to the input's dtype.
+    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x), **tol)
+    # logsumexp = shift + log(sum): the log term is rounded to x's dtype before the add, so a
+    # result near 0 can be off by a few eps in absolute terms, not only relative ones.
+    atol = 4 * torch.finfo(x.dtype).eps
+    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x), rtol=tol["rtol"], atol=atol)
+
+
+# --- gradients -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_gradients_match_torch_float64(lesson, name, dim):
+    # Random upstream gradients (a vector-Jacobian product, as backward() computes inside a
+    # model): the gradient of a plain sum of softmax outputs is 0 whatever the code does.
+    x = (torch.randn(3, 4, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 3).requires_grad_()
+    labels = probabilities(x.shape, dim).double()
+    reference = {
+        "stable_softmax": lambda t: torch.softmax(t, dim),
+        "logsumexp": lambda t: torch.logsumexp(t, dim),
+        "softmax_cross_entropy": lambda t: reference_cross_entropy(labels, t, dim),
+    }[name]
+    expected = reference(x)
+    upstream = torch.randn(expected.shape, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    what = (f"the gradient of {call_for(name, dim, x, labels if name == 'softmax_cross_entropy' else None)}, "
+            "times random upstream gradients")
+    got = grad_of(result_of(lesson, name, x, dim, labels, what=what), x, what, upstream)
+    expect_like_torch(lesson, name, x, dim, got, labels=labels, expected=grad_of(expected, x, what, upstream), what=what)
+
+
+@pytest.mark.points(2)
+def test_gradients_at_extreme_logits_are_finite_and_right(lesson):
+    logits = torch.tensor([[1e4, 0.0, -1e4], [-1e4, -1e4, 1e4 + 1], [3.0, 2.0, 1.0]], requires_grad=True)
+    labels = probabilities(logits.shape, -1)
+    upstream = torch.randn(3, 3, generator=torch.Generator().manual_seed(2))
+    cases = [
+        ("stable_softmax(logits)", lambda t: lesson.stable_softmax(t), lambda t: torch.softmax(t, -1), upstream),
+        ("logsumexp(x)", lambda t: lesson.logsumexp(t), lambda t: torch.logsumexp(t, -1), upstream[:, 0]),
+        ("softmax_cross_entropy(labels, logits)", lambda t: lesson.softmax_cross_entropy(labels, t),
+         lambda t: reference_cross_entropy(labels, t, -1), upstream[:, 0]),
+    ]
+    for call, fn, reference, up in cases:
+        name = call.partition("(")[0]
+        call = f"{call} for {PARAMETER[name]} of {describe(logits)} (entries up to +-1e4)"
+        what = f"the gradient of {call}, times random upstream gradients"
+        with named_errors(call, name, logits):
+            out = fn(logits)
+        got = grad_of(out, logits, what, up)
+        if not torch.isfinite(got).all():
+            pitfall = named_pitfall(lesson, name, logits, -1, labels if name == "softmax_cross_entropy" else None)
+            pytest.fail(f"{what} has {non_finite(got)}." + (f"\n{pitfall}" if pitfall else ""), pytrace=False)
+        expect_like_torch(lesson, name, logits, -1, got, labels=labels if name == "softmax_cross_entropy" else None,
+                          expected=grad_of(reference(logits), logits, what, up), what=what)
+
+
+# --- the lesson's rule: no built-ins -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
+def test_does_not_call_the_builtins(lesson, name):
+    # At the dispatcher: every alias (torch.special.*, Tensor methods, nn modules, F.*) runs
+    # the same aten op. (Every call in test_edge_inputs_match_torch is checked the same way.)
+    right_first(lesson, name, "that no built-in is called")
+    for what, call, inputs in varied_calls(lesson, name):
+        checked(call, name, what, *inputs, lesson=lesson)()
+
+
+# --- speed and devices ------------------------------------------------------------------------
+
+
+@pytest.mark.speed
+def test_softmax_works_on_whole_tensors(lesson):
+    right_first(lesson, "stable_softmax", "the speed")
+    x = torch.randn(512, 1024, generator=torch.Generator().manual_seed(6))
+    assert_speed(
+        lambda: torch.softmax(x, -1), lambda: lesson.stable_softmax(x),
+        at_least=0.2, what="stable_softmax on a (512, 1024) tensor", baseline_name="torch.softmax",
+        hint="Work on whole tensors along `dim`: no Python loop over rows or elements.",
+        # Fresh values each call, in a process whose caches the tests' work has cooled (MEASUREMENTS.md).
+        fresh_at_least=0.1,
+    )
+
+
+@pytest.mark.cuda
+def test_runs_on_the_inputs_device(lesson):
+    x = torch.randn(8, 16, device="cuda") * 100
+    labels = probabilities(x.shape, -1).cuda()
+    what = {name: call_for(name, -1, x, labels if name == "softmax_cross_entropy" else None, "on CUDA")
+            for name in ("stable_softmax", "logsumexp", "softmax_cross_entropy")}
+    assert_close(result_of(lesson, "stable_softmax", x, -1, what=what["stable_softmax"]), torch.softmax(x, -1),
+                 what=what["stable_softmax"])
+    assert_close(result_of(lesson, "logsumexp", x, -1, what=what["logsumexp"]), torch.logsumexp(x, -1),
+                 what=what["logsumexp"])
+    assert_close(result_of(lesson, "softmax_cross_entropy", x, -1, labels, what=what["softmax_cross_entropy"]),
+                 reference_cross_entropy(labels, x, -1), what=what["softmax_cross_entropy"])
+
+
+# --- calling the lesson's functions, and what torch gives -----------------------------------
 
 
 def probabilities(shape, dim, seed=0) -> torch.Tensor:
@@ -273,38 +517,43 @@ def _argmax_class_only(t, dim, labels):
     return -torch.log_softmax(t, dim).gather(dim, labels.argmax(dim, keepdim=True)).squeeze(dim)
 
 
-# What each pitfall computes, as code that falls into it would: (formula(t, dim, labels), words).
+# What each pitfall computes, as code that falls into it would, from (t, dim, labels). Where a
+# pitfall names what it sees in x (an infinite entry; an exp that is inf; an entirely -inf slice;
+# a +inf entry), `shows` asks for it: without it, the formula differs from torch's only by
+# rounding, which a correct answer may share.
 PITFALLS = {
     "stable_softmax": [
-        (lambda t, dim, labels: _normalised(t.exp(), dim), OVERFLOW),
-        (lambda t, dim, labels: _normalised((t - t.max()).exp(), dim), GLOBAL_MAX),
-        (lambda t, dim, labels: _normalised((t - t.amax(dim)).exp(), dim), KEEPDIM),
-        (lambda t, dim, labels: (t - t.amax(dim, keepdim=True)).exp() / (t - t.amax(dim, keepdim=True)).exp().sum(dim),
-         KEEPDIM),
-        (lambda t, dim, labels: torch.softmax(t, dim).nan_to_num(nan=0.0), NAN_HIDDEN),
-        *[(lambda t, dim, labels, fixed=fixed: _along(fixed, t, dim, torch.softmax), FIXED_DIM.format(fixed=fixed))
+        Pitfall(lambda t, dim, labels: _normalised(t.exp(), dim), OVERFLOW, shows=lambda t, dim, labels: _overflows(t)),
+        Pitfall(lambda t, dim, labels: _normalised((t - t.max()).exp(), dim), GLOBAL_MAX),
+        Pitfall(lambda t, dim, labels: _normalised((t - t.amax(dim)).exp(), dim), KEEPDIM),
+        Pitfall(lambda t, dim, labels: (t - t.amax(dim, keepdim=True)).exp() / (t - t.amax(dim, keepdim=True)).exp().sum(dim),
+                KEEPDIM),
+        Pitfall(lambda t, dim, labels: torch.softmax(t, dim).nan_to_num(nan=0.0), NAN_HIDDEN,
+                shows=lambda t, dim, labels: _entirely_masked(t, dim)),
+        *[Pitfall(lambda t, dim, labels, fixed=fixed: _along(fixed, t, dim, torch.softmax), FIXED_DIM.format(fixed=fixed))
           for fixed in (-1, 0, 1)],
     ],
     "logsumexp": [
-        (lambda t, dim, labels: t.exp().sum(dim).log(), OVERFLOW),
-        (lambda t, dim, labels: (t - t.amax(dim, keepdim=True)).exp().sum(dim).log() + t.amax(dim), INF_MINUS_INF),
-        (lambda t, dim, labels: (t - t.max()).exp().sum(dim).log() + t.max(), GLOBAL_MAX),
-        (lambda t, dim, labels: (t - _finite_shift(t, dim)).exp().sum(dim).log(), SHIFT_BACK),
-        (lambda t, dim, labels: (t - _finite_shift(t, dim)).exp().sum(dim).log() + _finite_shift(t, dim), SQUEEZE),
-        (lambda t, dim, labels: (t - t.amax(dim)).exp().sum(dim).log() + t.amax(dim), KEEPDIM),
-        (lambda t, dim, labels: ((t - t.amax(dim, keepdim=True)).exp().sum(dim).log() + t.amax(dim)).nan_to_num(
-            nan=-INF, posinf=INF, neginf=-INF), NAN_TO_MINUS_INF),
-        *[(lambda t, dim, labels, fixed=fixed: _along(fixed, t, dim, torch.logsumexp), FIXED_DIM.format(fixed=fixed))
+        Pitfall(lambda t, dim, labels: t.exp().sum(dim).log(), OVERFLOW, shows=lambda t, dim, labels: _overflows(t)),
+        Pitfall(lambda t, dim, labels: (t - t.amax(dim, keepdim=True)).exp().sum(dim).log() + t.amax(dim), INF_MINUS_INF,
+                shows=lambda t, dim, labels: bool(t.isinf().any())),
+        Pitfall(lambda t, dim, labels: (t - t.max()).exp().sum(dim).log() + t.max(), GLOBAL_MAX),
+        Pitfall(lambda t, dim, labels: (t - _finite_shift(t, dim)).exp().sum(dim).log(), SHIFT_BACK),
+        Pitfall(lambda t, dim, labels: (t - _finite_shift(t, dim)).exp().sum(dim).log() + _finite_shift(t, dim), SQUEEZE),
+        Pitfall(lambda t, dim, labels: (t - t.amax(dim)).exp().sum(dim).log() + t.amax(dim), KEEPDIM),
+        Pitfall(lambda t, dim, labels: ((t - t.amax(dim, keepdim=True)).exp().sum(dim).log() + t.amax(dim)).nan_to_num(
+            nan=-INF, posinf=INF, neginf=-INF), NAN_TO_MINUS_INF, shows=lambda t, dim, labels: bool((t == INF).any())),
+        *[Pitfall(lambda t, dim, labels, fixed=fixed: _along(fixed, t, dim, torch.logsumexp), FIXED_DIM.format(fixed=fixed))
           for fixed in (-1, 0, 1)],
     ],
     "softmax_cross_entropy": [
-        (lambda t, dim, labels: _cross_entropy_of(torch.softmax(t, dim).log(), labels, dim), LOG_OF_SOFTMAX),
-        (lambda t, dim, labels: _cross_entropy_of(_normalised(t.exp(), dim).log(), labels, dim), LOG_OF_SOFTMAX),
-        (lambda t, dim, labels: _cross_entropy_of(t - torch.logsumexp(t, dim, keepdim=True), labels, dim), NO_SHIFT),
-        (lambda t, dim, labels: _cross_entropy_of(t - torch.logsumexp(t, dim, keepdim=True).detach(), labels, dim),
-         DETACHED),
-        (lambda t, dim, labels: -(labels * torch.log_softmax(t, dim)).sum(), SUM_ALL),
-        (lambda t, dim, labels: _argmax_class_only(t, dim, labels), ONE_HOT),
+        Pitfall(lambda t, dim, labels: _cross_entropy_of(torch.softmax(t, dim).log(), labels, dim), LOG_OF_SOFTMAX),
+        Pitfall(lambda t, dim, labels: _cross_entropy_of(_normalised(t.exp(), dim).log(), labels, dim), LOG_OF_SOFTMAX),
+        Pitfall(lambda t, dim, labels: _cross_entropy_of(t - torch.logsumexp(t, dim, keepdim=True), labels, dim), NO_SHIFT),
+        Pitfall(lambda t, dim, labels: _cross_entropy_of(t - torch.logsumexp(t, dim, keepdim=True).detach(), labels, dim),
+                DETACHED),
+        Pitfall(lambda t, dim, labels: -(labels * torch.log_softmax(t, dim)).sum(), SUM_ALL),
+        Pitfall(lambda t, dim, labels: _argmax_class_only(t, dim, labels), ONE_HOT),
     ],
 }
 # The tolerance of a correct result, per dtype: a pitfall is the cause only if what it computes is
@@ -333,21 +582,13 @@ def _evaluate(fn, x):
     return value.detach() if isinstance(value, torch.Tensor) else value, grad
 
 
-def _like(a, b, tol) -> bool:
-    try:
-        assert_close(a, b, check_dtype=False, **tol)
-    except (AssertionError, TypeError, RuntimeError):
-        return False
-    return True
-
-
 def _gap(a, b) -> float:
     """The largest difference between a and b, where equal infinities and nan against nan count 0."""
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
         return float("inf")
     a, b = a.double(), b.double()
-    same = (a == b) | (a.isnan() & b.isnan())
-    return float(torch.where(same, 0.0, (a - b).abs()).nan_to_num(nan=float("inf")).amax()) if a.numel() else 0.0
+    equal = (a == b) | (a.isnan() & b.isnan())
+    return float(torch.where(equal, 0.0, (a - b).abs()).nan_to_num(nan=float("inf")).amax()) if a.numel() else 0.0
 
 
 def _explains(mine, wrong, right, dtype) -> bool:
@@ -355,11 +596,11 @@ def _explains(mine, wrong, right, dtype) -> bool:
     it is not torch's (`right`), and the learner's is it, much closer to it than it is to torch's.
     A pitfall whose values are right is judged by its gradient."""
     strict, loose = STRICT[dtype], LOOSE[dtype]
-    if not _like(wrong[0], right[0], strict):
-        return _like(mine[0], wrong[0], loose) and _gap(mine[0], wrong[0]) <= 0.1 * _gap(wrong[0], right[0])
-    if any(g is None for g in (mine[1], wrong[1], right[1])) or _like(wrong[1], right[1], strict):
+    if not same(wrong[0], right[0], check_dtype=False, **strict):
+        return same(mine[0], wrong[0], check_dtype=False, **loose) and _gap(mine[0], wrong[0]) <= 0.1 * _gap(wrong[0], right[0])
+    if any(g is None for g in (mine[1], wrong[1], right[1])) or same(wrong[1], right[1], check_dtype=False, **strict):
         return False
-    return (_like(mine[0], right[0], loose) and _like(mine[1], wrong[1], loose)
+    return (same(mine[0], right[0], check_dtype=False, **loose) and same(mine[1], wrong[1], check_dtype=False, **loose)
             and _gap(mine[1], wrong[1]) <= 0.1 * _gap(wrong[1], right[1]))
 
 
@@ -378,7 +619,7 @@ def reference_of(name, dim, labels=None):
     return in_float32(lambda t: torch.softmax(t, dim) if name == "stable_softmax" else torch.logsumexp(t, dim))
 
 
-def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
+def named_pitfall(lesson, name, x, dim, labels=None) -> str | None:
     """The pitfall the lesson names that explains why the learner's `name` failed on x (its
     words), or None: the learner's values and gradients are what the pitfall computes, and that
     is not what torch computes. Anything else keeps the plain message."""
@@ -392,7 +633,8 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
     if not isinstance(mine[0], torch.Tensor):
         return None
     expected_dtype = right[0].dtype
-    if mine[0].dtype != expected_dtype and mine[0].dtype in (torch.float32, torch.float64) and _like(mine[0], right[0], LOOSE[x.dtype]):
+    if (mine[0].dtype != expected_dtype and mine[0].dtype in (torch.float32, torch.float64)
+            and same(mine[0], right[0], check_dtype=False, **LOOSE[x.dtype])):
         if mine[0].itemsize < x.itemsize:  # float32 for float64 input: computed narrower, precision lost
             return (f"The values are close, but the result is {dtype_name(mine[0].dtype)} for {dtype_name(x.dtype)} "
                     "input: computed in a narrower dtype (.float()?), which loses the input's precision. Compute in "
@@ -400,29 +642,23 @@ def pitfall_of(lesson, name, x, dim, labels=None) -> str | None:
         return (f"The values are right, but the result is {dtype_name(mine[0].dtype)} for "
                 f"{dtype_name(x.dtype)} input: computed in a wider dtype and not cast back. Return "
                 f"the input's dtype (cast the result back, .to({PARAMETER[name]}.dtype)).")
-    for formula, words in PITFALLS[name]:
-        if ((words is INF_MINUS_INF and not x.isinf().any()) or (words is OVERFLOW and not _overflows(x))
-                or (words is NAN_HIDDEN and not _entirely_masked(x, dim))
-                or (words is NAN_TO_MINUS_INF and not (x == INF).any())):
-            # Each names what it sees in x (an infinite entry; an exp that is inf; an entirely
-            # -inf slice; a +inf entry): without it, the formula differs from torch's only by
-            # rounding, which a correct answer may share.
-            continue
-        if words is DETACHED:
-            # A logsumexp that lost its gradient through the normaliser gives the same gradient at
-            # large logits (softmax is then one-hot): the learner's logsumexp is looked at first,
-            # and blamed only when the cross entropy built on it is the learner's.
-            inner = pitfall_of(lesson, "logsumexp", x, dim)
-            if inner is not None and _built_on_own_logsumexp(lesson, mine, right, x, dim, labels):
-                return (f"Your cross entropy is what your logsumexp gives, and logsumexp(logits, dim={dim}) is "
-                        f"wrong on these logits. {inner}")
-        try:
-            wrong = _evaluate(lambda t, formula=formula: formula(t, dim, labels), x)
-        except Exception:  # noqa: BLE001 (a pitfall that cannot even run on x is not the one)
-            continue
-        if _explains(mine, wrong, right, x.dtype):
-            return words
-    return None
+
+    def named(pitfalls):
+        return pitfall_of(mine, right, [_evaluated(pitfall) for pitfall in pitfalls], x, dim, labels,
+                          explains=lambda mine, wrong, right: _explains(mine, wrong, right, x.dtype))
+    pitfalls = PITFALLS[name]
+    if name != "softmax_cross_entropy":
+        return named(pitfalls)
+    # A logsumexp that lost its gradient through the normaliser gives DETACHED's gradient at large
+    # logits too (softmax is then one-hot): the learner's logsumexp is looked at first, and blamed
+    # only when the cross entropy built on it is the learner's.
+    detached = [pitfall.told for pitfall in pitfalls].index(DETACHED)
+    return named(pitfalls[:detached]) or _own_logsumexp_named(lesson, mine, right, x, dim, labels) or named(pitfalls[detached:])
+
+
+def _evaluated(pitfall: Pitfall) -> Pitfall:
+    """`pitfall` giving (value, gradient) on a copy of x, as _evaluate gives the learner's."""
+    return replace(pitfall, gives=lambda x, dim, labels: _evaluate(lambda t: pitfall.gives(t, dim, labels), x))
 
 
 def _entirely_masked(x: torch.Tensor, dim: int) -> bool:
@@ -436,23 +672,23 @@ def _overflows(x: torch.Tensor) -> bool:
     return bool(finite.exp().isinf().any())
 
 
-def _built_on_own_logsumexp(lesson, mine, right, x, dim, labels) -> bool:
-    """Whether the learner's cross entropy (`mine`) is -(labels * (t - logsumexp(t))).sum(dim)
-    with the learner's logsumexp, on the logits t or on the logits shifted by their maximum
-    first (the lesson's recipe), and that is not torch's (`right`)."""
-    def on_logits(t):
+def _own_logsumexp_named(lesson, mine, right, x, dim, labels) -> str | None:
+    """Where the learner's logsumexp is wrong on x for a named pitfall, and the learner's cross
+    entropy (`mine`) is -(labels * (t - logsumexp(t))).sum(dim) with it, on the logits t or on
+    the logits shifted by their maximum first (the lesson's recipe), and that is not torch's
+    (`right`): the cross entropy blamed on that pitfall. Else None."""
+    inner = named_pitfall(lesson, "logsumexp", x, dim)
+    if inner is None:
+        return None
+
+    def on_logits(t, dim, labels):
         return _cross_entropy_of(t - lesson.logsumexp(t, dim=dim).unsqueeze(dim), labels, dim)
 
-    def on_shifted(t):
-        return on_logits(t - _finite_shift(t, dim).detach())
-    for formula in (on_logits, on_shifted):
-        try:
-            wrong = _evaluate(formula, x)
-        except Exception:  # noqa: BLE001 (a logsumexp that cannot run on x explains nothing here)
-            continue
-        if _explains(mine, wrong, right, x.dtype):
-            return True
-    return False
+    def on_shifted(t, dim, labels):
+        return on_logits(t - _finite_shift(t, dim).detach(), dim, labels)
+    told = f"Your cross entropy is what your logsumexp gives, and logsumexp(logits, dim={dim}) is wrong on these logits. {inner}"
+    return pitfall_of(mine, right, [_evaluated(Pitfall(on_logits, told)), _evaluated(Pitfall(on_shifted, told))], x, dim, labels,
+                      explains=lambda mine, wrong, right: _explains(mine, wrong, right, x.dtype))
 
 
 def expect_like_torch(lesson, name, x, dim, got, *, what, labels=None, expected=None, **tol):
@@ -465,7 +701,7 @@ def expect_like_torch(lesson, name, x, dim, got, *, what, labels=None, expected=
         assert_close(got, expected, what=what, **tol)
         return
     except AssertionError as exc:
-        pitfall = pitfall_of(lesson, name, x, dim, labels)
+        pitfall = named_pitfall(lesson, name, x, dim, labels)
         if pitfall is None:
             raise
         failure = f"{exc}\n{pitfall}"
@@ -476,31 +712,15 @@ EMPTY = ("An empty dim has no maximum (amax and max refuse it): handle an empty 
          "nothing is the empty tensor; the log-sum-exp of nothing is -inf, the log of an empty sum.")
 
 
-def _without_keepdim(x: torch.Tensor):
-    """x minus its maximum along each dim, taken without keepdim."""
-    return [lambda d=d: x - x.amax(d) for d in range(-x.dim(), x.dim())]
-
-
-def _of_nothing(x: torch.Tensor):
-    """The maximum of x, and its maximum along each dim: errors where x or the dim is empty."""
-    return [x.max] + [lambda d=d: x.amax(d) for d in range(-x.dim(), x.dim())]
-
-
-# Pieces of PyTorch's error messages that a pitfall of the lesson raises, with its words and the
-# calls that make the same mistake on the call's first tensor: the pitfall is named only when
-# one of them raises the very same error.
-NAMED_ERRORS = {
-    "must match the size of tensor": (SIZE_ERROR, _without_keepdim),
-    "Expected reduction dim": (EMPTY, _of_nothing),  # amax(dim) of an empty dim; max() of an empty tensor
-}
-
-
-def _named(exc: BaseException, x: torch.Tensor | None) -> str | None:
-    """The words of the pitfall that raises exc on x, or None."""
-    for piece, (words, mistakes) in NAMED_ERRORS.items():
-        if piece in str(exc) and x is not None and any(raises_the_same(m, exc) for m in mistakes(x.detach())):
-            return words
-    return None
+def raising(x: torch.Tensor) -> list[Pitfall]:
+    """The pitfalls of the lesson that raise, as code that falls into them would, on the call's
+    first tensor x: the maximum of an empty tensor or dim (amax and max refuse it), and x minus
+    its maximum along a dim taken without keepdim. A pitfall is named only when its code raises
+    the learner's very error; the empty case comes first, as x - x.amax(d) raises amax's error
+    where d is empty."""
+    dims = range(-x.dim(), x.dim())
+    return [Pitfall(x.max, EMPTY), *(Pitfall(lambda d=d: x.amax(d), EMPTY) for d in dims),
+            *(Pitfall(lambda d=d: x - x.amax(d), SIZE_ERROR) for d in dims)]
 
 
 # The built-in each function of the lesson matches.
@@ -521,7 +741,7 @@ def named_errors(what: str, name: str, x: torch.Tensor | None):
         except NotImplementedError:  # a stub's TODO stays a TODO
             raise
         except (RuntimeError, IndexError) as exc:
-            words = _named(exc, x)
+            words = None if x is None else pitfall_raising(exc, raising(x.detach()))
             if words is not None:
                 failure = f"{what} raised {quoted(exc)}. {words}"
             elif isinstance(exc, IndexError) and x is not None and x.dim() == 0 and _shape_guard(exc):
@@ -564,100 +784,6 @@ def check(lesson, name, x, dim, *, what, labels=None, expected=None, **tol):
     expect_like_torch(lesson, name, x, dim, got, what=what, labels=labels, expected=expected, **tol)
 
 
-# --- the lesson text's examples --------------------------------------------------------------
-
-
-@pytest.mark.public
-def test_softmax_of_large_logits(lesson):
-    x = torch.tensor([1000.0, 0.0])
-    check(lesson, "stable_softmax", x, -1, expected=torch.tensor([1.0, 0.0]), what="stable_softmax(tensor([1000., 0.]))")
-
-
-@pytest.mark.public
-def test_logsumexp_of_large_values(lesson):
-    expected = torch.tensor(1000.0) + torch.log(torch.tensor(2.0))
-    check(lesson, "logsumexp", torch.tensor([1000.0, 1000.0]), -1, expected=expected,
-          what="logsumexp(tensor([1000., 1000.]))")
-
-
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_cross_entropy_of_large_logits_and_its_gradient(lesson):
-    labels = torch.tensor([0.5, 0.5])
-    logits = torch.tensor([1000.0, 0.0], requires_grad=True)
-    what = "softmax_cross_entropy(tensor([0.5, 0.5]), tensor([1000., 0.]))"
-    xe = result_of(lesson, "softmax_cross_entropy", logits, -1, labels, what=what)
-    expect_like_torch(lesson, "softmax_cross_entropy", logits, -1, xe.detach() if isinstance(xe, torch.Tensor) else xe,
-                      labels=labels, expected=torch.tensor(500.0), what=what)
-    expect_like_torch(lesson, "softmax_cross_entropy", logits, -1, grad_of(xe, logits, what), labels=labels,
-                      expected=torch.tensor([0.5, -0.5]), what=f"the gradient of {what}")
-
-
-# --- agreement with torch on random and adversarial inputs --------------------------------------
-
-
-@given(tensor_and_dim())
-@example((torch.tensor([[88.8, 0.0], [-1e4, 1e4]]), -1))
-@pytest.mark.points(2)
-def test_softmax_matches_torch(lesson, case):
-    x, dim = case
-    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x))
-
-
-@given(tensor_and_dim())
-@example((torch.tensor([[1e4, 1e4], [-1e4, -1e4]]), -1))
-@pytest.mark.points(2)
-def test_logsumexp_matches_torch(lesson, case):
-    x, dim = case
-    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x))
-
-
-@st.composite
-def logits_dim_and_labels(draw):
-    """(logits, dim, labels): tensor_and_dim's logits and dim, and labels of their shape that sum
-    to 1 along dim (one argument: a failing example shows the tensors, not a seed)."""
-    logits, dim = draw(tensor_and_dim())
-    return logits, dim, probabilities(logits.shape, dim, draw(st.integers(0, 2**16)))
-
-
-@given(logits_dim_and_labels())
-@pytest.mark.points(2)
-def test_cross_entropy_matches_definition(lesson, case):
-    logits, dim, labels = case
-    check(lesson, "softmax_cross_entropy", logits, dim, labels=labels,
-          what=call_for("softmax_cross_entropy", dim, logits, labels))
-
-
-@pytest.mark.parametrize("dim", [0, 1, -1, -2])
-def test_softmax_normalises_along_dim_of_a_square_input(lesson, dim):
-    # A square input is where a missing keepdim broadcasts the sums along the wrong axis.
-    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(7)) * 3
-    what = call_for("stable_softmax", dim, x)
-    out = result_of(lesson, "stable_softmax", x, dim, what=what)
-    expect_like_torch(lesson, "stable_softmax", x, dim, out, what=what)
-    assert_close(out.sum(dim), torch.ones(4), what=f"the sums along dim {dim} of {what}")
-
-
-def test_rows_of_very_different_scale(lesson):
-    base = torch.linspace(-3, 3, 6)
-    x = torch.stack([base, base - 1e4, base * 1e3 + 5e3, base + 1e4])  # (4, 6)
-    rows = "rows near 0, -1e4, 5e3 and 1e4"
-    labels = probabilities(x.shape, -1)
-    check(lesson, "stable_softmax", x, -1, what=call_for("stable_softmax", -1, x, note=rows))
-    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
-    check(lesson, "softmax_cross_entropy", x, -1, labels=labels,
-          what=call_for("softmax_cross_entropy", -1, x, labels, note=rows))
-
-
-@pytest.mark.parametrize("layout", ["transposed", "sliced"])
-def test_non_contiguous_input(lesson, layout):
-    g = torch.Generator().manual_seed(3)
-    x = torch.randn(6, 5, generator=g).t() * 50 if layout == "transposed" else (torch.randn(10, 5, generator=g) * 50)[::2]
-    for dim in (0, 1):
-        check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x, note=layout))
-        check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x, note=layout))
-
-
 def varied_calls(lesson, name):
     """(what, the call): `name` on inputs of every dtype, both dims, two layouts, a 0-d one and
     a non-leaf that requires grad (autograd lets code write into that one in place)."""
@@ -685,28 +811,15 @@ def right_first(lesson, name, property_: str) -> None:
     check(lesson, name, x, -1, labels=labels,
           what=f"This test checks the values before checking {property_}, and they are wrong: {call_for(name, -1, x, labels)}")
 
-
-@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
-def test_dim_left_out_is_the_last_dim(lesson, name):
-    right_first(lesson, name, "the default dim")
-    x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(3)) * 3  # dims 1 and -1 differ
-    fn = getattr(lesson, name)
-    if name == "softmax_cross_entropy":
-        labels = probabilities(x.shape, -1)
-        assert_defaults(lambda **dim: fn(labels, x, **dim), dim=-1,
-                        what=f"{name}(labels, logits) for logits of {describe(x)} and labels of {describe(labels)}")
-    else:
-        assert_defaults(lambda **dim: fn(x, **dim), what=f"{called(name)} for {PARAMETER[name]} of {describe(x)}", dim=-1)
+@st.composite
+def logits_dim_and_labels(draw):
+    """(logits, dim, labels): tensor_and_dim's logits and dim, and labels of their shape that sum
+    to 1 along dim (one argument: a failing example shows the tensors, not a seed)."""
+    logits, dim = draw(tensor_and_dim())
+    return logits, dim, probabilities(logits.shape, dim, draw(st.integers(0, 2**16)))
 
 
-@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
-def test_inputs_are_not_modified(lesson, name):
-    right_first(lesson, name, "that the inputs are left unchanged")
-    for what, call, inputs in varied_calls(lesson, name):
-        checked(call, name, what, *inputs, forbidding=False)()
-
-
-# --- edge inputs in every dtype and layout: the same as torch, gradients too ---------------------
+# --- the edge inputs ---------------------------------------------------------------------------
 
 _LARGE = torch.tensor([[1e4, 0.0, -1e4, 5.0], [3.0, 2.0, 1.0, 11.2], [-1e4, -1e4, 1e4 + 1, 0.0]])
 _MASKED = torch.tensor([[0.0, -INF, 1.0, 5.0], [-INF, -INF, -INF, -INF], [2.0, -INF, -INF, 1e3]])
@@ -776,25 +889,11 @@ def check_like_torch(lesson, name, x, dim, what_x, layout):
                        weighted=name == "stable_softmax", names=("logits",) if labels is not None else ())
         return
     except (AssertionError, pytest.fail.Exception) as exc:
-        pitfall = pitfall_of(lesson, name, x, dim, labels)
+        pitfall = named_pitfall(lesson, name, x, dim, labels)
         if pitfall is None:
             raise
         failure = f"{exc}\n{pitfall}"
     pytest.fail(failure, pytrace=False)
-
-
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
-def test_edge_inputs_match_torch(lesson, name, dtype):
-    cases = [(case, "contiguous") for case in EDGE_INPUTS]
-    with_layouts = LAYOUT_INPUTS + (MASKED_INPUTS if name != "softmax_cross_entropy" else [])
-    # A layout bug shows in any dtype: every layout in two of them is enough.
-    cases += [(case, layout) for case in with_layouts
-              for layout in (ALL_LAYOUTS if dtype in (torch.float32, torch.float16) else ["contiguous"])]
-    if name == "logsumexp":
-        cases += [(case, "contiguous") for case in INFINITE_INPUTS]
-    for (what_x, values, dim), layout in cases:
-        check_like_torch(lesson, name, with_layout(values.to(dtype), layout), dim, what_x, layout)
 
 
 def _column(values):
@@ -813,119 +912,6 @@ CE_LABELS = [  # (what the labels are, beyond their shape and dtype; labels (flo
 ]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
-def test_cross_entropy_labels_that_broadcast_or_are_not_contiguous(lesson, dtype):
-    # "labels: broadcastable with `logits`"; the result has the broadcast shape without dim.
-    logits_values = torch.linspace(-1e4, 1e4, 12).reshape(3, 4) + torch.arange(12.0).reshape(3, 4)
-    for what_labels, labels, shape, dim in CE_LABELS:
-        labels = labels.to(dtype) if dtype != torch.float32 else labels
-        logits = logits_values[: shape[0]].to(dtype)
-        what = (f"{called('softmax_cross_entropy', dim)} for labels of {describe(labels)}"
-                + (f" ({what_labels})" if what_labels else "") + f" and logits of {describe(logits)}")
-
-        def mine(t, labels=labels, dim=dim):
-            return lesson.softmax_cross_entropy(labels, t, dim=dim)
-
-        def theirs(t, labels=labels, dim=dim):
-            return reference_cross_entropy(labels.to(t.dtype), t, dim)
-        try:
-            assert_same_as(checked(mine, "softmax_cross_entropy", what, labels, lesson=lesson), in_float32(theirs), logits, what=what,
-                           grads=True, names=("logits",),
-                           tolerance=HALF_TOLERANCE.get(dtype))
-            continue
-        except (AssertionError, pytest.fail.Exception) as exc:
-            pitfall = pitfall_of(lesson, "softmax_cross_entropy", logits, dim, labels)
-            if pitfall is None:
-                raise
-            failure = f"{exc}\n{pitfall}"
-        pytest.fail(failure, pytrace=False)
-
-
-@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
-def test_works_on_whole_tensors_without_a_python_loop(lesson, name):
-    right_first(lesson, name, "that no Python loop runs")
-    fn = getattr(lesson, name)
-    for dim in (-1, 0):
-        def call_at(n, dim=dim):
-            x = torch.randn((n, 6) if dim == -1 else (6, n), generator=torch.Generator().manual_seed(n))
-            labels = probabilities(x.shape, dim)
-            return (lambda: fn(labels, x, dim=dim)) if name == "softmax_cross_entropy" else (lambda: fn(x, dim=dim))
-        assert_no_loop(
-            call_at, 2, 5, what=called(name, dim), unit="rows" if dim == -1 else "columns",
-            hint="Work on whole tensors: amax, exp, sum and log along `dim` reduce every slice at once.",
-        )
-
-
-# --- masks, infinities and empty dims: match torch --------------------------------------------
-
-
-@pytest.mark.public
-def test_masked_and_fully_masked_rows(lesson):
-    x = torch.tensor([[0.0, -INF, 1.0], [-INF, -INF, -INF], [2.0, 2.0, -INF]])
-    rows = "rows partly and entirely masked with -inf"
-    check(lesson, "stable_softmax", x, -1, what=call_for("stable_softmax", -1, x, note=rows))
-    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note=rows))
-
-
-@given(tensor_and_dim(masked=True))
-@pytest.mark.points(2)
-def test_random_masks_match_torch(lesson, case):
-    x, dim = case
-    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x, note="with -inf entries"))
-    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x, note="with -inf entries"))
-
-
-def test_logsumexp_of_infinities(lesson):
-    x = torch.tensor([[INF, 0.0], [INF, -INF], [-INF, -INF], [1.0, INF]])
-    check(lesson, "logsumexp", x, -1, what=call_for("logsumexp", -1, x, note="rows holding +inf or -inf"))
-
-
-@pytest.mark.parametrize(("shape", "dim"), [((0,), 0), ((3, 0), -1), ((0, 3), -1), ((0, 3), 0), ((2, 0, 4), 1)])
-def test_empty_dims(lesson, shape, dim):
-    x = torch.empty(shape)
-    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x))
-    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x))
-
-
-# --- low precision ---------------------------------------------------------------------------
-
-
-@given(tensor_and_dim(dtypes=LOW_PRECISION, scales=(1.0, 5.0, 1e3)))
-@pytest.mark.points(2)
-def test_low_precision_keeps_dtype(lesson, case):
-    x, dim = case
-    tol = tolerance(x.dtype)
-    # Compare with torch's float32 result rounded to the input's dtype.
-    check(lesson, "stable_softmax", x, dim, what=call_for("stable_softmax", dim, x), **tol)
-    # logsumexp = shift + log(sum): the log term is rounded to x's dtype before the add, so a
-    # result near 0 can be off by a few eps in absolute terms, not only relative ones.
-    atol = 4 * torch.finfo(x.dtype).eps
-    check(lesson, "logsumexp", x, dim, what=call_for("logsumexp", dim, x), rtol=tol["rtol"], atol=atol)
-
-
-# --- gradients -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
-@pytest.mark.parametrize("dim", [0, -1])
-def test_gradients_match_torch_float64(lesson, name, dim):
-    # Random upstream gradients (a vector-Jacobian product, as backward() computes inside a
-    # model): the gradient of a plain sum of softmax outputs is 0 whatever the code does.
-    x = (torch.randn(3, 4, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 3).requires_grad_()
-    labels = probabilities(x.shape, dim).double()
-    reference = {
-        "stable_softmax": lambda t: torch.softmax(t, dim),
-        "logsumexp": lambda t: torch.logsumexp(t, dim),
-        "softmax_cross_entropy": lambda t: reference_cross_entropy(labels, t, dim),
-    }[name]
-    expected = reference(x)
-    upstream = torch.randn(expected.shape, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
-    what = (f"the gradient of {call_for(name, dim, x, labels if name == 'softmax_cross_entropy' else None)}, "
-            "times random upstream gradients")
-    got = grad_of(result_of(lesson, name, x, dim, labels, what=what), x, what, upstream)
-    expect_like_torch(lesson, name, x, dim, got, labels=labels, expected=grad_of(expected, x, what, upstream), what=what)
-
-
 def non_finite(t: torch.Tensor) -> str:
     """Where `t` is not finite, by kind: "nan at [1, 2], [2, 0] and inf at [0, 1] (3 of 9 entries)"."""
     kinds = [("nan", t.isnan()), ("inf", t == INF), ("-inf", t == -INF)]
@@ -938,68 +924,66 @@ def non_finite(t: torch.Tensor) -> str:
     return f"{' and '.join(said)} ({count} of {counted(t.numel(), 'entry', 'entries')})"
 
 
-@pytest.mark.points(2)
-def test_gradients_at_extreme_logits_are_finite_and_right(lesson):
-    logits = torch.tensor([[1e4, 0.0, -1e4], [-1e4, -1e4, 1e4 + 1], [3.0, 2.0, 1.0]], requires_grad=True)
-    labels = probabilities(logits.shape, -1)
-    upstream = torch.randn(3, 3, generator=torch.Generator().manual_seed(2))
-    cases = [
-        ("stable_softmax(logits)", lambda t: lesson.stable_softmax(t), lambda t: torch.softmax(t, -1), upstream),
-        ("logsumexp(x)", lambda t: lesson.logsumexp(t), lambda t: torch.logsumexp(t, -1), upstream[:, 0]),
-        ("softmax_cross_entropy(labels, logits)", lambda t: lesson.softmax_cross_entropy(labels, t),
-         lambda t: reference_cross_entropy(labels, t, -1), upstream[:, 0]),
-    ]
-    for call, fn, reference, up in cases:
-        name = call.partition("(")[0]
-        call = f"{call} for {PARAMETER[name]} of {describe(logits)} (entries up to +-1e4)"
-        what = f"the gradient of {call}, times random upstream gradients"
-        with named_errors(call, name, logits):
-            out = fn(logits)
-        got = grad_of(out, logits, what, up)
-        if not torch.isfinite(got).all():
-            pitfall = pitfall_of(lesson, name, logits, -1, labels if name == "softmax_cross_entropy" else None)
-            pytest.fail(f"{what} has {non_finite(got)}." + (f"\n{pitfall}" if pitfall else ""), pytrace=False)
-        expect_like_torch(lesson, name, logits, -1, got, labels=labels if name == "softmax_cross_entropy" else None,
-                          expected=grad_of(reference(logits), logits, what, up), what=what)
+CONTRACT = """Contract (lesson text, docstrings, hints) -> the tests that check it. "Edge" below is
+test_edge_inputs_match_torch: all three functions against torch (values, dtype, shape,
+requires_grad, gradients) on 0-d, one-element, size-1-dim, empty, +-1e4 and masked inputs, in
+float32/float64/float16/bfloat16, contiguous, transposed, strided and expanded; every call
+there is also checked for forbidden ops and for writes into its inputs.
+- the lesson text's examples: softmax [1000, 0], logsumexp [1000, 1000] -> test_softmax_of_large_logits, test_logsumexp_of_large_values
+- "any shape and any dim, negative ones too" (0-d and one element too) -> test_softmax_matches_torch,
+  test_logsumexp_matches_torch, test_cross_entropy_matches_definition, Edge
+- `dim: int = -1` in each signature: `dim` left out is the last dim (3 dims, where 1 is another)
+  -> test_dim_left_out_is_the_last_dim
+- "non-contiguous inputs" (expanded too) -> test_non_contiguous_input, Edge
+- "the input is not modified" (labels too; every dtype; a non-leaf that requires grad) -> test_inputs_are_not_modified, Edge
+- "float16 and bfloat16 in, the same dtype out" (all three functions) -> test_low_precision_keeps_dtype, Edge,
+  test_cross_entropy_labels_that_broadcast_or_are_not_contiguous
+- "a masked entry gets probability 0; an all -inf row: softmax nan, logsumexp -inf" -> test_masked_and_fully_masked_rows,
+  test_random_masks_match_torch, Edge
+- "a +inf logit makes logsumexp +inf" -> test_logsumexp_of_infinities, Edge
+- "an empty dim: softmax returns the empty tensor, logsumexp -inf" (empty along another dim too) -> test_empty_dims, Edge
+- "c = the largest logit along the dim; one maximum for the whole tensor is not enough" -> test_rows_of_very_different_scale,
+  test_softmax_matches_torch
+- "log(softmax(x)) is inf at [1000, 0]; the true value is 500, gradient finite" -> test_cross_entropy_of_large_logits_and_its_gradient
+- "shift first: 1e4 - (1e4 + 0.693) cancels digits" -> test_cross_entropy_matches_definition, test_rows_of_very_different_scale
+- "the tests check gradients as well" (no nan from log(0) or inf - inf) -> test_gradients_match_torch_float64,
+  test_gradients_at_extreme_logits_are_finite_and_right, Edge
+- "all of it matches PyTorch's built-ins" (dtype, shape, requires_grad included) -> Edge
+- "no torch.softmax, torch.log_softmax, torch.logsumexp or F.cross_entropy (in any spelling)" (checked at the aten
+  level: torch.special.*, Tensor methods, nn modules, _safe_softmax, logcumsumexp, nll_loss) -> test_does_not_call_the_builtins, Edge
+- stable_softmax: "same shape and dtype, entries in [0, 1] summing to 1 along dim" (hint: keepdim) ->
+  test_softmax_normalises_along_dim_of_a_square_input, test_softmax_matches_torch
+- logsumexp: "`dim` is removed from the shape, in x's dtype" -> test_logsumexp_matches_torch, Edge (size-1 dims)
+- softmax_cross_entropy: "-sum(labels * log_softmax(logits)) over dim only: the per-example loss" ->
+  test_cross_entropy_matches_definition, Edge
+- softmax_cross_entropy: "labels broadcastable with logits; the broadcast shape without dim" (labels strided or
+  expanded too) -> test_cross_entropy_labels_that_broadcast_or_are_not_contiguous
+- softmax_cross_entropy: "finite for finite logits of any magnitude, with finite gradients" ->
+  test_gradients_at_extreme_logits_are_finite_and_right, Edge (+-1e4 in every dtype)
+- whole tensors, no Python loop (the speed test's hint) -> test_works_on_whole_tensors_without_a_python_loop,
+  test_softmax_works_on_whole_tensors
+- runs on the input's device -> test_runs_on_the_inputs_device (CUDA; the meta device is left out: its first op
+  imports torch._dynamo, seconds of this lesson's run)
+- (the grader's own rule) a property other than the values counts for a right answer only: the tests of
+  untouched inputs, no built-ins, no loop and speed check the values first (right_first; a red-team's
+  torch.empty_like answer scored 10 of 60 points before)
 
-
-# --- the lesson's rule: no built-ins -----------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["stable_softmax", "logsumexp", "softmax_cross_entropy"])
-def test_does_not_call_the_builtins(lesson, name):
-    # At the dispatcher: every alias (torch.special.*, Tensor methods, nn modules, F.*) runs
-    # the same aten op. (Every call in test_edge_inputs_match_torch is checked the same way.)
-    right_first(lesson, name, "that no built-in is called")
-    for what, call, inputs in varied_calls(lesson, name):
-        checked(call, name, what, *inputs, lesson=lesson)()
-
-
-# --- speed and devices ------------------------------------------------------------------------
-
-
-@pytest.mark.speed
-def test_softmax_works_on_whole_tensors(lesson):
-    right_first(lesson, "stable_softmax", "the speed")
-    x = torch.randn(512, 1024, generator=torch.Generator().manual_seed(6))
-    assert_speed(
-        lambda: torch.softmax(x, -1), lambda: lesson.stable_softmax(x),
-        at_least=0.2, what="stable_softmax on a (512, 1024) tensor", baseline_name="torch.softmax",
-        hint="Work on whole tensors along `dim`: no Python loop over rows or elements.",
-        # Fresh values each call, in a process whose caches the tests' work has cooled (MEASUREMENTS.md).
-        fresh_at_least=0.1,
-    )
-
-
-@pytest.mark.cuda
-def test_runs_on_the_inputs_device(lesson):
-    x = torch.randn(8, 16, device="cuda") * 100
-    labels = probabilities(x.shape, -1).cuda()
-    what = {name: call_for(name, -1, x, labels if name == "softmax_cross_entropy" else None, "on CUDA")
-            for name in ("stable_softmax", "logsumexp", "softmax_cross_entropy")}
-    assert_close(result_of(lesson, "stable_softmax", x, -1, what=what["stable_softmax"]), torch.softmax(x, -1),
-                 what=what["stable_softmax"])
-    assert_close(result_of(lesson, "logsumexp", x, -1, what=what["logsumexp"]), torch.logsumexp(x, -1),
-                 what=what["logsumexp"])
-    assert_close(result_of(lesson, "softmax_cross_entropy", x, -1, labels, what=what["softmax_cross_entropy"]),
-                 reference_cross_entropy(labels, x, -1), what=what["softmax_cross_entropy"])
+Pitfalls the lesson names, each named in a failure when the result is what that pitfall computes
+and torch's is not (named_pitfall), or when the error is the one it raises (pitfall_raising):
+- exp overflows without the shift (inf / inf, log(inf)) -> test_softmax_of_large_logits, test_logsumexp_of_large_values,
+  test_softmax_matches_torch, test_logsumexp_matches_torch, Edge
+- one maximum for the whole tensor -> test_rows_of_very_different_scale, test_softmax_matches_torch, test_logsumexp_matches_torch
+- a reduction without keepdim (a silently wrong square input, or a size error) ->
+  test_softmax_normalises_along_dim_of_a_square_input, test_non_contiguous_input, test_softmax_matches_torch
+- inf - inf for a fully masked slice or a +inf entry -> test_masked_and_fully_masked_rows, test_random_masks_match_torch,
+  test_logsumexp_of_infinities, Edge
+- the shift not added back, the shift added without squeezing its dim -> test_logsumexp_of_large_values, test_logsumexp_matches_torch
+- log(softmax(x)) (inf loss, nan gradient) -> test_cross_entropy_of_large_logits_and_its_gradient,
+  test_gradients_at_extreme_logits_are_finite_and_right, test_cross_entropy_matches_definition, Edge
+- x - logsumexp(x) on unshifted logits (cancellation) -> test_cross_entropy_matches_definition, test_rows_of_very_different_scale
+- the log-sum-exp term detached (gradient -labels) -> test_gradients_match_torch_float64,
+  test_cross_entropy_of_large_logits_and_its_gradient
+- a sum over every dim (one loss for the batch) -> test_cross_entropy_matches_definition, test_rows_of_very_different_scale
+- computed in float32 and not cast back -> test_low_precision_keeps_dtype, Edge
+- the empty case: amax of an empty dim; x.shape[dim] of a 0-d tensor -> test_empty_dims, test_inputs_are_not_modified, Edge
+"""
