@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from grader.testing import Pitfall, below, pitfall_of
+from grader.testing.pitfalls import pitfall_raising
 
 
 def test_a_table_defined_below_its_tests_parametrizes_them(pytester: pytest.Pytester):
@@ -43,3 +44,26 @@ def test_no_pitfall_where_the_inputs_cannot_show_it_or_the_right_answer_gives_it
     assert pitfall_of(small.exp() / small.exp().sum(), torch.softmax(small, 0), [OVERFLOW], small) is None
     big = torch.tensor([1000.0, 0.0])
     assert pitfall_of(torch.softmax(big, 0), torch.softmax(big, 0), [OVERFLOW], big) is None
+
+
+def test_a_judge_of_its_own_decides_instead_of_equality():
+    t = torch.tensor([1.0, 2.0])
+    doubled = Pitfall(lambda t: 2 * t, "doubled")
+    nearly = 2 * t + 0.01  # not the pitfall's result, but far closer to it than to the right one
+
+    def closer(got, wrong, right):
+        return bool((got - wrong).abs().sum() < (got - right).abs().sum())
+    assert pitfall_of(nearly, 3 * t, [doubled], t) is None
+    assert pitfall_of(nearly, 3 * t, [doubled], t, explains=closer) == "doubled"
+
+
+def test_an_error_is_the_pitfalls_when_its_code_raises_the_very_same():
+    empty_dim = Pitfall(lambda t: t - t.amax(1), "amax over an empty dim")
+    other = Pitfall(lambda t: t.view(-1, 7), "a view")
+    t = torch.ones(2, 0)
+    try:
+        t - t.amax(1)
+    except Exception as error:  # noqa: BLE001 (the learner's error, whatever it is)
+        learners = error
+    assert pitfall_raising(learners, [other, empty_dim], t) == "amax over an empty dim"
+    assert pitfall_raising(ValueError("something else"), [other, empty_dim], t) is None
