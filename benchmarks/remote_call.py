@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader.learners_code import load_file  # noqa: E402
-from grader.remote.client import Connection, load  # noqa: E402
+from grader.remote.connection import Connection  # noqa: E402
+from grader.remote.loading import load  # noqa: E402
 
 
 def per_call(fn, x, calls: int) -> float:

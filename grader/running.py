@@ -25,7 +25,7 @@ from typing import Callable, ContextManager, Protocol
 
 class Clock(Protocol):
     """The clock a speed test reads when the code under test runs in a process of its own
-    (grader.remote.client): this thread's CPU time plus the code process's CPU time of the
+    (grader.remote.code_clock): this thread's CPU time plus the code process's CPU time of the
     calls made while `timing()` is open."""
 
     def now(self) -> float:

@@ -562,7 +562,7 @@ def _how_the_code_ended(code: int, ended: CodeProcessEnd) -> int | None:
 
 def _cannot_run_remotely(result: TestResult, notes: TestNotes) -> bool:
     """Whether a test used something of the code that cannot cross, as this process's client
-    noted (grader.remote.client.Unremotable: S cannot raise it here, its errors cross as
+    noted (grader.remote.errors.Unremotable: S cannot raise it here, its errors cross as
     built-in types only), whatever the test made of it."""
     return notes.unremotable
 
@@ -593,7 +593,8 @@ def _checked_by(child: tuple[int, int, int], held: list[TestResult], inside: boo
 
 def _run_apart(job: Job, limits: Limits, ask: int, channel_fd: int) -> int:
     """The tests named on `ask`, outside the boundary, against a code process behind it that
-    may make processes: the client times and records nothing there (grader.remote.client)."""
+    may make processes: the tests' process times and records nothing there (grader.remote.timed,
+    grader.remote.call_context)."""
     with os.fdopen(ask) as names:
         nodeids = set(json.load(names))
     if not nodeids:

@@ -23,7 +23,7 @@ learner wrote them.
 The stand-in itself is grader.stand_ins'. Under ``--kata-remote`` the function lives in the code
 process, which keeps the frames of the call its alarm stopped, and is asked to put the stand-in
 there (grader.remote.server); a stand-in's call comes back as a `LoopReached` with the loop's
-number (grader.remote.client).
+number (grader.remote.errors).
 
 A @given test's examples let the limit's failure and a stand-in's `LoopReached` through at once:
 hypothesis would otherwise run the looping example again, with no limit left, to shrink it.
@@ -98,7 +98,7 @@ def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
 def timed_out(exc: BaseException) -> bool:
     """The time limit stopped the test: pytest-timeout's alarm failed it (its handler's frame is
     in the traceback), or the code's process stopped a call at what the test had left
-    (grader.remote.client marks the error it raises so)."""
+    (grader.remote.errors marks the error it raises so)."""
     if isinstance(exc, TimeoutError) and getattr(exc, "kata_timeout", False) is True:
         return True
     handler = getattr(sys.modules.get("pytest_timeout"), "timeout_sigalrm", None)

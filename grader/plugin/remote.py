@@ -1,7 +1,7 @@
 """``--kata-remote``: the code under test lives in the code process, the tests' checks in this one.
 
 The `lesson` fixture (grader.plugin.target) then hands the tests a stand-in for the module
-(grader.remote.client), and every call crosses to the code process (grader.remote.server): one
+(grader.remote.stand_in), and every call crosses to the code process (grader.remote.server): one
 of its own, started at the first test, or, with ``--kata-remote-fd``, the sandboxed one that
 class grading (grader.grading.sandbox) connected to this process. Each call there gets the time
 its test has left, so a loop there is stopped, with its line, before this process's own limit.
@@ -37,7 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kata-remote-fd", metavar="FD:FD:PID", help=argparse.SUPPRESS)
     group.addoption("--kata-reference", metavar="KIT", help=argparse.SUPPRESS)  # whose answers timed results meet
     # Class grading: the protocol's cost of a timed call, "ONE:EACH" seconds of S's CPU, measured
-    # on a code process that held the kit's answer (`Connection.calibrate`), not measured again.
+    # on a code process that held the kit's answer (grader.remote.timed.calibrate), not measured again.
     group.addoption("--kata-overhead", metavar="ONE:EACH", help=argparse.SUPPRESS)
 
 
@@ -72,7 +72,7 @@ class RemoteSession:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.remote = None  # the grader.remote.client.Connection, made at the first call
+        self.remote = None  # the grader.remote.connection.Connection, made at the first call
         self.timing = True  # whether the session runs a test that times calls (marked speed)
         # time.monotonic() by which the code process must have answered the running test's calls:
         # its time limit's end, less a margin, from the moment pytest-timeout started its timer
@@ -84,7 +84,7 @@ class RemoteSession:
         if self.remote is None:
             # Imported here, not at the top: it imports torch, which a run that never calls the
             # code under test does not pay for.
-            from grader.remote.client import Connection
+            from grader.remote.connection import Connection
 
             config = self.config
             given = config.getoption("kata_remote_fd")
@@ -112,7 +112,7 @@ class RemoteSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.timing = any(item.get_closest_marker("speed") for item in session.items)
         if session.items and self.config.getoption("kata_remote_fd") is None:
-            from grader.remote.client import Gone
+            from grader.remote.errors import Gone
 
             try:
                 self.connection().wait_ready()  # a spawned code process's start, before any test's timer
@@ -145,7 +145,7 @@ class RemoteSession:
         finally:
             test.monkeypatch = None
         if self.remote is not None and test.unremotable:  # the test caught it, and would pass on an answer never checked
-            from grader.remote.client import Unremotable
+            from grader.remote.errors import Unremotable
 
             raise Unremotable("this test used something of the code under test that cannot cross to another "
                               "process, and went on without it: it cannot run while the code is kept in another one")

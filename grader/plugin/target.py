@@ -76,7 +76,7 @@ class Target:
 
     def load(self, test_file: Path, tree: str, remote=None):
         """The module ``tests/NN/test_<stem>.py`` checks, as this target has it; with `remote`
-        (a grader.remote.client.Connection), a stand-in for it in the process behind that."""
+        (a grader.remote.connection.Connection), a stand-in for it in the process behind that."""
         name, stem = test_file.parent.name, test_file.stem.removeprefix("test_")
         if self.mutant:
             tree = "solutions"
@@ -88,7 +88,9 @@ class Target:
             if self.mutant and mutant_target(self.mutant, Lesson(self.root, name)) != stem:
                 pytest.skip(f"mutant {self.mutant.name} targets another module of {name}")
             if remote is not None:  # imported in the other process; its error comes back as data
-                return remote.load(self.root, name, stem, tree, self.mutant, self.file, source)
+                from grader.remote.loading import load  # only with a connection: it imports torch
+
+                return load(remote, self.root, name, stem, tree, self.mutant, self.file, source)
             return import_code(self.root, name, stem, tree, self.mutant, self.file)
         except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
             if getattr(exc, "kata_timeout", False) is True:  # the code's process stopped a loop: a TIMEOUT

@@ -183,7 +183,7 @@ def test_a_protocol_cost_handed_to_the_tests_is_the_one_they_subtract(kit):
 def test_a_timed_calls_fresh_values_are_the_inputs_own_in_another_order(n):
     """Small storages get any order; large ones, blocks of SHUFFLE_BLOCK in any order, then
     the whole turned (the tail past the last whole block included)."""
-    from grader.remote.client import _shuffled
+    from grader.remote.timed import _shuffled
 
     values = torch.arange(n)
     orders = set()
@@ -199,7 +199,8 @@ def test_a_functions_signature_crosses_where_its_defaults_are_data():
     """A test that reads a signature (01's fit_polynomial defaults) reads S's description of
     it; a default that is not data, or a description that is no signature, gives none."""
     from grader.remote import server
-    from grader.remote.client import RemoteFunction, Unremotable
+    from grader.remote.errors import Unremotable
+    from grader.remote.stand_in import RemoteFunction
 
     def fit(x, y, degree: int, steps=1000, lr=0.1, *rest, seed=None, **options) -> None: ...
 
@@ -285,7 +286,7 @@ def test_a_request_the_codes_process_cannot_read_is_answered_as_an_error_and_it_
     import os
     import socket
 
-    from grader.remote import client, shared
+    from grader.remote import errors, shared
     from grader.remote.server import Server
 
     here, there = socket.socketpair()
@@ -301,8 +302,8 @@ def test_a_request_the_codes_process_cannot_read_is_answered_as_an_error_and_it_
         here.sendall(wire._LENGTH.pack(len(_frame(["float32", [9], [1], 0, 0, 0]))) + _frame(["float32", [9], [1], 0, 0, 0]))
         reply = wire.decode(wire.receive_payload(here))
         assert reply["refused"] and "could not read a request" in reply["error"]["message"]
-        with pytest.raises(client.Refused, match="could not read a request"):  # the kit's error, told as such
-            client.raise_error(reply)
+        with pytest.raises(errors.Refused, match="could not read a request"):  # the kit's error, told as such
+            errors.raise_error(reply)
         wire.send(here, {"op": "get", "module": 0, "name": "x"})  # and it still answers
         assert wire.decode(wire.receive_payload(here))["error"]["type"] == "KeyError"
     finally:
@@ -394,7 +395,7 @@ def test_a_call_that_spends_cpu_in_another_thread_is_noted_for_a_person():
     import sys
 
     from grader import running
-    from grader.remote import client
+    from grader.remote.connection import Connection
 
     code = ("import sys, threading, time\n"
             "def spin(seconds):\n    end = time.thread_time() + seconds\n    while time.thread_time() < end:\n        pass\n"
@@ -403,7 +404,7 @@ def test_a_call_that_spends_cpu_in_another_thread_is_noted_for_a_person():
             "    else:\n        spin(0.05)\n"
             "    print('done', flush=True)\n")
     process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    connection = object.__new__(client.Connection)
+    connection = object.__new__(Connection)
     connection.root, connection.processes, connection.watched, connection.threaded = process.pid, False, None, set()
     connection.process = None  # S as class grading starts it, not this process
     try:
@@ -430,7 +431,7 @@ def test_a_fifo_an_error_names_is_never_opened(tmp_path, monkeypatch):
     looked at (O_PATH), never opened to read: a writer waiting on a FIFO's other side would see a
     reader (a red team's host FIFO was opened 12 times), and a device may block or take a
     terminal."""
-    from grader.remote import client
+    from grader.remote import errors
 
     mine = tmp_path / "lesson"
     mine.mkdir()
@@ -444,11 +445,11 @@ def test_a_fifo_an_error_names_is_never_opened(tmp_path, monkeypatch):
         return real_open(path, flags, *args, **kwargs)
     monkeypatch.setattr(os, "open", watched)
     for name in ("pipe.py", "tty.py"):
-        assert not client._learners_file(str(mine / name), (mine.resolve(),))
-    assert not client._learners_file("/dev/tty", (mine.resolve(),))
+        assert not errors._learners_file(str(mine / name), (mine.resolve(),))
+    assert not errors._learners_file("/dev/tty", (mine.resolve(),))
     assert opened == []
     (mine / "demo.py").write_text("x = 1\n")
-    assert client._learners_file(str(mine / "demo.py"), (mine.resolve(),))
+    assert errors._learners_file(str(mine / "demo.py"), (mine.resolve(),))
     assert len(opened) == 1  # the regular file, once: through /proc, the inode looked at
 
 
@@ -457,7 +458,7 @@ def test_an_errors_frames_name_only_the_learners_files(tmp_path):
     kept, read once into linecache, so that no reader of the traceback here opens any other."""
     import linecache
 
-    from grader.remote import client
+    from grader.remote import errors
 
     mine, elsewhere = tmp_path / "lesson", tmp_path / "kit"
     mine.mkdir()
@@ -467,19 +468,19 @@ def test_an_errors_frames_name_only_the_learners_files(tmp_path):
     (mine / "link.py").symlink_to(elsewhere / "answer.py")
     roots = (mine.resolve(),)
     for name in ("link.py", "../kit/answer.py", "missing.py"):
-        assert not client._learners_file(str(mine / name), roots), name
-    assert not client._learners_file("/dev/zero", roots)
+        assert not errors._learners_file(str(mine / name), roots), name
+    assert not errors._learners_file("/dev/zero", roots)
     import linecache as cache
     cache.cache["/generated/by/a/library.py"] = (9, None, ["SECRET = 1\n"], "/generated/by/a/library.py")
-    assert not client._learners_file("/generated/by/a/library.py", roots)  # in linecache, not the learner's
-    assert not client._learners_file(str(elsewhere / "answer.py"), roots)
-    assert client._learners_file(str(mine / "demo.py"), roots)
+    assert not errors._learners_file("/generated/by/a/library.py", roots)  # in linecache, not the learner's
+    assert not errors._learners_file(str(elsewhere / "answer.py"), roots)
+    assert errors._learners_file(str(mine / "demo.py"), roots)
     (mine / "demo.py").write_text("changed\n")  # read once: what S does to it later is not read
     (mine / "folder").symlink_to(elsewhere)  # a link on the way is not followed either
-    assert not client._learners_file(str(mine / "folder" / "answer.py"), roots)
+    assert not errors._learners_file(str(mine / "folder" / "answer.py"), roots)
     assert linecache.getline(str(mine / "demo.py"), 2) == "    raise ValueError('no')\n"
     with pytest.raises(ValueError) as caught:
-        client.raise_error({"error": {"type": "ValueError", "name": "ValueError", "message": "no",
+        errors.raise_error({"error": {"type": "ValueError", "name": "ValueError", "message": "no",
                                       "frames": [(str(elsewhere / "answer.py"), 1, "f"), (str(mine / "demo.py"), 2, "add")]}},
                            roots)
     assert [entry.tb_frame.f_code.co_filename for entry in _entries(caught.value.__traceback__)][-1:] == [str(mine / "demo.py")]
