@@ -58,7 +58,6 @@ class RemoteModule(ModuleType):
         raise Unremotable(f"{self.__name__}.{name} is a {what}: its tests drive it in the process it lives in, "
                           "so they cannot run while the code under test is kept in another one")
 
-
     def _kata_first_stub(self, names: tuple[str, ...]):
         """Where the names are all untouched stubs in S (grader.plugin.untouched.first_stub), a
         function that builds the first there, raising its TODO here; else None."""
@@ -106,6 +105,9 @@ class RemoteModule(ModuleType):
 
 
 class RemoteFunction:
+    """A function of the module under test: a call sends its arguments to S and returns S's
+    answer (its own docstring, S's, replaces this one on each instance)."""
+
     def __init__(self, module: RemoteModule, name: str, doc: str, parameters: list | None = None) -> None:
         self.module, self.__name__, self.__qualname__, self.__doc__ = module, name, name, doc
         self._signature = _signature(parameters)
