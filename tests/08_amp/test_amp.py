@@ -26,6 +26,7 @@ from torch import nn
 from grader.testing import (assert_close, assert_speed, attribute, counted, describe, dtype_name, expect_raises, explained, fail,
                             quoted, reported, same, trace_ops)
 from grader.testing.errors import raised
+from grader.testing.pitfalls import Pitfall, pitfalls_of
 from grader.testing.differential import assert_same_as
 from grader.testing.scenario import beside
 
@@ -442,7 +443,7 @@ def test_train_step_matches_the_reference_loop(lesson, scaler_kind, opt_name, ma
             continue
         except (AssertionError, pytest.fail.Exception) as exc:
             why = (SCALERS_FAULT if scaler_kind == "yours" and with_torchs_scaler(lesson, opt_name, max_grad_norm, step)
-                   else loop_pitfall(got, opt_name, max_grad_norm, step + 1)
+                   else loop_pitfall(got, expected, opt_name, max_grad_norm, step + 1)
                    or autocast_fault(lesson) or update_advice(lesson)(exc) or None)
             if why is None:
                 raise
@@ -1357,8 +1358,6 @@ def load_empty(lesson):
 
 
 DISABLED_STEPS = (CLEAN, CLEAN, INF)
-
-
 OPTIMIZER_ID = "<id(optimizer)>"
 
 
@@ -1440,8 +1439,6 @@ TRAIN_STEP_KEYWORDS = {"device_type": "cpu", "dtype": torch.bfloat16, "max_grad_
 # The inputs of the train_step calls the tests make (tiny_model, batch()), in words.
 TINY = ("model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)), optimizer = SGD(model.parameters(), "
         "lr=0.1), x of shape (6, 3), y of shape (6, 2)")
-
-
 CONVERTED = ("torch's GradScaler refuses float16 gradients, and a gradient is float16 only where its parameter is: "
              "the model was converted to 16 bits. train_step must not convert the model (no .to(dtype), .half() or "
              ".bfloat16()): autocast casts each matmul's inputs on the fly, and the optimizer updates float32 weights.")
@@ -1617,12 +1614,8 @@ def scaler_calls(lesson, max_grad_norm: float | None) -> list[str]:
 
 NOT_GIVEN = ("train_step uses the scaler it is given, `scaler`, and builds no GradScaler of its own "
              "(torch.amp.GradScaler() without a device is a CUDA scaler, disabled on a CPU).")
-
-
 FALSY_NORM = ("With max_grad_norm=0.05 your train_step unscales and clips, with 0.0 it does not: 0.0 is a norm to clip "
               "to as well. Test `max_grad_norm is not None`, not `if max_grad_norm:` (0.0 is false).")
-
-
 NO_UPDATE = ("train_step never calls scaler.update(): update() ends the iteration (it judges the inf/nan found and "
              "adapts the scale), and without it the next train_step's scaler.step() raises RuntimeError. Call "
              "scaler.update() after scaler.step(optimizer), on every step.")
@@ -1641,31 +1634,42 @@ def update_advice(lesson):
     return advice
 
 
+def replayed(pitfall: str):
+    """What the training step fallen into `pitfall` (reference_step's) leaves after `steps` steps with
+    torch's scaler: a Pitfall's `gives`, from the test's inputs (opt_name, max_grad_norm, steps)."""
+    return lambda opt_name, max_grad_norm, steps: reference_run(opt_name, max_grad_norm, steps, pitfall)[-1]
+
+
+def clipping(opt_name: str, max_grad_norm, steps: int) -> bool:
+    """Whether these steps clip: a clipping pitfall shows only where they do."""
+    return max_grad_norm is not None
+
+
 # The pitfalls of the training step the lesson names, each as the step falls into it, and its words.
-LOOP_PITFALLS = {
-    "clip before unscale_": (
+LOOP_PITFALLS = [
+    Pitfall(replayed("clip before unscale_"), (
         "This is clipping before unscale_: clip_grad_norm_ measured the SCALED gradients, a norm S times too large, "
         "so once unscaled the clipped gradients are S times too small. Call scaler.unscale_(optimizer) first, then "
-        "clip."),
-    "clip model.parameters()": (
+        "clip."), shows=clipping),
+    Pitfall(replayed("clip model.parameters()"), (
         "This clips model.parameters(), not the optimizer's parameters: a parameter in no optimizer is never "
         "unscaled, its scaled gradient (S times too large) swells the total norm, and every other gradient is "
-        "clipped far too much. Clip the parameters of every group in optimizer.param_groups."),
-    "no zero_grad": (
+        "clipped far too much. Clip the parameters of every group in optimizer.param_groups."), shows=clipping),
+    Pitfall(replayed("no zero_grad"), (
         "The gradients were never cleared: each backward added to what the step before (or earlier code) left in "
-        ".grad. Clear them (to None) at the start of every step."),
-    "zero_grad after the step": (
+        ".grad. Clear them (to None) at the start of every step.")),
+    Pitfall(replayed("zero_grad after the step"), (
         "The gradients were cleared after the step instead of before the forward pass: the first step added to "
-        "gradients left from earlier code. Clear them at the start of the step."),
-    "backward of the unscaled loss": (
+        "gradients left from earlier code. Clear them at the start of the step.")),
+    Pitfall(replayed("backward of the unscaled loss"), (
         "The backward ran on the loss itself, not on scaler.scale(loss): the scaler then divides true-size "
-        "gradients by S, and every update is S times too small. Backpropagate the scaled loss."),
-}
+        "gradients by S, and every update is S times too small. Backpropagate the scaled loss.")),
+]
 
 
 def reference_step(model, opt, scaler, x, y, max_grad_norm, pitfall: str | None = None) -> float:
-    """The step the lesson text teaches, written with torch.amp.GradScaler; or, given `pitfall` (a key
-    of LOOP_PITFALLS), the same step fallen into it."""
+    """The step the lesson text teaches, written with torch.amp.GradScaler; or, given `pitfall` (one
+    of LOOP_PITFALLS, by name), the same step fallen into it."""
     if pitfall not in ("no zero_grad", "zero_grad after the step"):
         opt.zero_grad(set_to_none=True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -1740,24 +1744,17 @@ def _same_state(a: dict, b: dict) -> bool:
 
 
 SCALER_CALLS = {"torch": "torch.amp.GradScaler('cpu', growth_interval=2)", "yours": "DynamicLossScaler(growth_interval=2)"}
-
-
 LOOP_SETUP = "every .grad 7.0 before step 0; the first bias in no optimizer, an unused parameter in it"
-
-
 SCALERS_FAULT = ("With torch.amp.GradScaler in place of your DynamicLossScaler, the same train_step gives the "
                  "reference's loss and state at this step: the difference comes from your scaler, not from train_step.")
 
 
-def loop_pitfall(mine: dict, opt_name: str, max_grad_norm, steps: int) -> str | None:
+def loop_pitfall(mine: dict, expected: dict, opt_name: str, max_grad_norm, steps: int) -> str | None:
     """The one pitfall of LOOP_PITFALLS whose step, taken `steps` times with torch's scaler, leaves
-    what the learner's snapshot `mine` holds; None if none does, or more than one."""
-    found = []
-    for pitfall, words in LOOP_PITFALLS.items():
-        if max_grad_norm is None and pitfall.startswith("clip"):
-            continue
-        if _same_state(reference_run(opt_name, max_grad_norm, steps, pitfall)[-1], mine):
-            found.append(words)
+    what the learner's snapshot `mine` holds and the reference's, `expected`, does not; None if none
+    does, or more than one."""
+    found = pitfalls_of(mine, expected, LOOP_PITFALLS, opt_name, max_grad_norm, steps,
+                        match=lambda got, wrong: _same_state(wrong, got))
     return found[0] if len(found) == 1 else None
 
 
