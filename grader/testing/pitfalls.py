@@ -61,3 +61,10 @@ def pitfall_raising(error: BaseException, pitfalls: Iterable[Pitfall], *inputs) 
         if pitfall.shows(*inputs) and raises_the_same(partial(pitfall.gives, *inputs), error):
             return pitfall.told
     return None
+
+
+def pitfalls_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same) -> list[str]:
+    """The words of every one of `pitfalls` that pitfall_of would name here, in their order. A test
+    that names a pitfall only where one alone fits (two that give the same result cannot tell which
+    one the learner fell into) takes the words of a list of one."""
+    return [pitfall.told for pitfall in pitfalls if pitfall_of(got, right, [pitfall], *inputs, match=match) is not None]
