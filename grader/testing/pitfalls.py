@@ -69,6 +69,13 @@ def pitfall_raising(error: BaseException, pitfalls: Iterable[Pitfall], *inputs) 
     return None
 
 
+def pitfalls_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same) -> list[str]:
+    """The words of every one of `pitfalls` that pitfall_of would name here, in their order. A test
+    that names a pitfall only where one alone fits (two that give the same result cannot tell which
+    one the learner fell into) takes the words of a list of one."""
+    return [pitfall.told for pitfall in pitfalls if pitfall_of(got, right, [pitfall], *inputs, match=match) is not None]
+
+
 @dataclass(frozen=True)
 class ErrorPitfall:
     says: str  # a regular expression searched in the error's message: what only this pitfall's error says

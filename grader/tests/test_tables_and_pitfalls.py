@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from grader.testing import Pitfall, below, pitfall_of
-from grader.testing.pitfalls import ErrorPitfall, pitfall_raising, pitfall_saying
+from grader.testing.pitfalls import ErrorPitfall, pitfall_raising, pitfall_saying, pitfalls_of
 
 
 def test_a_table_defined_below_its_tests_parametrizes_them(pytester: pytest.Pytester):
@@ -70,6 +70,13 @@ def test_an_error_is_the_pitfalls_when_its_code_raises_the_very_same():
         learners = error
     assert pitfall_raising(learners, [other, empty_dim], t) == "amax over an empty dim"
     assert pitfall_raising(ValueError("something else"), [other, empty_dim], t) is None
+
+
+def test_every_pitfall_that_fits_is_listed_so_a_test_can_ask_for_one_alone():
+    t = torch.tensor([1.0, 2.0])
+    doubled, twice = Pitfall(lambda t: 2 * t, "doubled"), Pitfall(lambda t: t + t, "added to itself")
+    assert pitfalls_of(2 * t, 3 * t, [doubled, twice, RAISES], t) == ["doubled", "added to itself"]
+    assert pitfalls_of(3 * t, 3 * t, [doubled, twice], t) == []
 
 
 def test_an_error_is_the_pitfalls_when_it_says_what_the_pitfall_says_and_the_inputs_can_show_it():
