@@ -34,7 +34,7 @@ from pathlib import Path
 
 from grader.grading.classtables import merge
 from grader.grading.intake import find_students
-from grader.grading.sandbox import Limits
+from grader.grading.job import Limits
 from grader.lessons import KitError, chosen_lessons
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
