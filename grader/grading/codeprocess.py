@@ -35,15 +35,15 @@ class CodeProcess:
     def fork(cls, job: Job, limits: Limits, makes_processes: bool, keep_from_code: list[int]) -> CodeProcess:
         """Fork the code process (`makes_processes`: allowed to make them). `keep_from_code`:
         descriptors of this process it must not hold."""
-        here, there = socket.socketpair()
+        tests_end, code_end = socket.socketpair()
         memory = shared.create()
         pid = os.fork()
         if pid == 0:
-            for fd in (*keep_from_code, here.detach()):
+            for fd in (*keep_from_code, tests_end.detach()):
                 os.close(fd)
-            forking.end_child(lambda: _serve(job, limits, there, memory, makes_processes))
-        there.close()
-        return cls(pid, f"{here.detach()}:{memory}:{pid}" + (":processes" if makes_processes else ""))
+            forking.end_child(lambda: _serve(job, limits, code_end, memory, makes_processes))
+        code_end.close()
+        return cls(pid, f"{tests_end.detach()}:{memory}:{pid}" + (":processes" if makes_processes else ""))
 
     def how_it_ended(self) -> int | None:
         """How the code process ended (an exit status, or minus the signal), waiting a second
@@ -58,7 +58,7 @@ class CodeProcess:
         return None
 
 
-def _serve(job: Job, limits: Limits, there: socket.socket, memory: int, makes_processes: bool) -> int:
+def _serve(job: Job, limits: Limits, connection: socket.socket, memory: int, makes_processes: bool) -> int:
     # The code process sees no test file and no hint: the scenarios it runs come as source
     # from the tests' process (grader.testing.scenario.source_of).
     view = job.view and replace(job.view, hidden=(*job.view.hidden, job.view.copy / "tests"))
@@ -77,5 +77,5 @@ def _serve(job: Job, limits: Limits, there: socket.socket, memory: int, makes_pr
                   file=sys.stderr, flush=True)
             return 71
     clean_environment(job)
-    Server(there, memory).serve()
+    Server(connection, memory).serve()
     return 0

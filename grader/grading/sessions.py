@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import pytest
 
@@ -36,22 +36,18 @@ def run_sessions(job: Job, limits: Limits, channel_fd: int) -> int:
     """Run the job's sessions, reporting on `channel_fd`; the first session's exit status."""
     first, *later = job.sessions
     children: list[_Child] = []
-    for session in later:  # each forked now, before this process has changed anything
-        children.append(_Child.fork(job, limits, session, close=[channel_fd, *(fd for c in children for fd in c.fds)]))
-    named = frozenset().union(*(s.tests for s in later if isinstance(s.tests, frozenset)))
-    cannot_cross = any(s.tests is Found.CANNOT_CROSS for s in later)
-
-    def held_back(result: TestResult) -> bool:
-        return result.nodeid in named or (cannot_cross and result.nodeid in _noted_by_the_client().unremotable)
-
+    for session in later:  # each forked now, from the state every run starts from
+        children.append(_Child.fork(job, limits, session, close=[channel_fd, *_descriptors(children)]))
     # The run's end is held back too wherever this process has more to send after its session.
-    writer = PipeWriter(channel_fd, held_back if first.kind.code_process or later else None,
+    writer = PipeWriter(channel_fd, _held_back(later) if first.kind.code_process or later else None,
                         guarded=job.guarded and not first.kind.code_process)
-    code = CodeProcess.fork(job, limits, first.kind.makes_processes, keep_from_code=[
-        channel_fd, *(fd for c in children for fd in c.fds)]) if first.kind.code_process else None
+    code = None
+    if first.kind.code_process:
+        code = CodeProcess.fork(job, limits, first.kind.makes_processes,
+                                keep_from_code=[channel_fd, *_descriptors(children)])
     overhead = ["--kata-overhead", "{:.9f}:{:.9f}".format(*job.overhead)] if code and job.overhead else []
-    status = _session(job, limits, first.kind, writer, code, *overhead,
-                      plugins=[_Defer(named)] if named else [])
+    named = _named(later)
+    status = _session(job, limits, first.kind, writer, code, *overhead, plugins=[_Defer(named)] if named else [])
     noted = _noted_by_the_client() if code else None
     if noted and job.overhead is None and noted.overhead is not None:
         writer.overhead(*noted.overhead)
@@ -63,11 +59,29 @@ def run_sessions(job: Job, limits: Limits, channel_fd: int) -> int:
     return status
 
 
+def _named(later: list[Session]) -> frozenset[str]:
+    """The tests the later sessions name: the first session skips them."""
+    return frozenset().union(*(s.tests for s in later if isinstance(s.tests, frozenset)))
+
+
+def _held_back(later: list[Session]) -> Callable[[TestResult], bool]:
+    """Which of the first session's results it holds back, for a later session to replace."""
+    named = _named(later)
+    cannot_cross = any(s.tests is Found.CANNOT_CROSS for s in later)
+    return lambda result: result.nodeid in named or (
+        cannot_cross and result.nodeid in _noted_by_the_client().unremotable)
+
+
 def _runs_again(later: list[Session], held: TestResult) -> int:
     """Which of the later sessions runs a held test again: the first that names it, else the
     one that takes the tests that cannot cross."""
     named = [i for i, s in enumerate(later) if isinstance(s.tests, frozenset) and held.nodeid in s.tests]
     return named[0] if named else next(i for i, s in enumerate(later) if s.tests is Found.CANNOT_CROSS)
+
+
+def _descriptors(children: list[_Child]) -> list[int]:
+    """The ends of their pipes this process holds: no later child or code process may."""
+    return [fd for child in children for fd in (child.ask, child.answer)]
 
 
 class _Noted(NamedTuple):
@@ -116,10 +130,6 @@ class _Child:
     pid: int
     ask: int  # this process -> the child: the names of its tests
     answer: int  # the child's results channel
-
-    @property
-    def fds(self) -> tuple[int, int]:
-        return self.ask, self.answer
 
     @classmethod
     def fork(cls, job: Job, limits: Limits, session: Session, close: list[int]) -> _Child:
