@@ -25,8 +25,8 @@ from typing import Iterator
 from grader.files import remove_tree
 from grader.grading import cgroup, classtables, isolation, records, sandbox
 from grader.grading.intake import Student, read_work
-from grader.grading.job import (CODE_MAKING_PROCESSES, CODE_PROCESS, STUDENTS_PROCESS, Found, Job, Limits, Session,
-                                memory_note)
+from grader.grading.job import (ALL_IN_THE_STUDENTS_PROCESS, CODE_MAKING_PROCESSES, CODE_PROCESS, STUDENTS_PROCESS,
+                                Found, Job, Limits, Session, memory_note)
 from grader.grading.kitfiles import SCRATCH_PREFIX, KitFiles, run_key
 from grader.grading.verdict import LessonVerdict, judge
 from grader.lessons import KitError, Lesson
@@ -153,7 +153,7 @@ class Grading:
         """A student's run of `lesson`: with the checks apart, the code in a code process, but for
         the tests `find_fallbacks` found cannot run so, each in a session of its own kind."""
         if not self.remote:
-            return (Session(STUDENTS_PROCESS),)
+            return ALL_IN_THE_STUDENTS_PROCESS
         later = [Session(kind, tests) for kind, tests in ((CODE_MAKING_PROCESSES, self.processes.get(lesson)),
                                                            (STUDENTS_PROCESS, self.fallbacks.get(lesson))) if tests]
         return (Session(CODE_PROCESS), *later)
