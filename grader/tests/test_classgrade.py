@@ -317,7 +317,7 @@ def test_hidden_tests_keep_their_code_out_of_the_results(graded: dict) -> None:
 
 def test_a_file_that_does_not_compile_fails_each_test_as_its_tests_would_without_running_them(
         graded: dict, tmp_path: Path) -> None:
-    """The run reports every test at once (grader.grading.sandbox: no session, no code process),
+    """The run reports every test at once (grader.grading.runner: no session, no code process),
     with what the tests themselves report on that file, as a learner's run shows."""
     from grader.runs import pytest_args, run_pytest
 
