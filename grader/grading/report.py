@@ -24,8 +24,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from grader.files import write_text
-from grader.grading.classtables import how_graded
-from grader.grading.schedule import SCRATCH_PREFIX
+from grader.grading.kitfiles import SCRATCH_PREFIX
+from grader.grading.records import how_graded
 
 TEMPLATE = Path(__file__).with_name("report.html.j2")
 # How many of a lesson's most frequent failure messages the report lists.
