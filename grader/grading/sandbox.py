@@ -87,7 +87,7 @@ def preload() -> None:
     with signals.ending_at_once(lambda: print(file=sys.stderr, flush=True), 130):
         forking.preload(grading=True)
     # What a run's process runs: its sessions, the pipe, the code process's server (pytest, torch).
-    import grader.grading.runner  # noqa: F401
+    import grader.grading.runner  # noqa: F401 (imported ahead, for every forked run)
 
 
 def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,

@@ -920,7 +920,7 @@ def in_a_child(body) -> list:
         try:
             os.close(read)
             body(seen)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 (the child reports whatever ended it)
             seen.append(repr(exc))
         finally:
             os.write(write, json.dumps(seen).encode())

@@ -649,7 +649,7 @@ def gather(lesson, tensor, indices, what=None):
             advice = pitfall_saying(exc, NOT_IMPLEMENTED_ON_META, tensor, indices)
             out, message = None, f"{what} raised {quoted(exc)}"
             message += f".\n{advice}" if advice else ""
-        except Exception as exc:  # noqa: BLE001 (a pitfall's error is named; any other is reported)
+        except Exception as exc:  # a pitfall's error is named; any other is reported
             advice = pitfall_saying(exc, ERRORS, tensor, indices)
             if advice is None or advice is META_READ:
                 raise
