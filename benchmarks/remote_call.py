@@ -21,9 +21,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.learners_code import load_file  # noqa: E402
-from grader.remote.connection import Connection  # noqa: E402
-from grader.remote.loading import load  # noqa: E402
+from grader.learners_code import load_file  # noqa: E402 (after the kit's root is on sys.path)
+from grader.remote.connection import Connection  # noqa: E402 (after the kit's root is on sys.path)
+from grader.remote.loading import load  # noqa: E402 (after the kit's root is on sys.path)
 
 
 def per_call(fn, x, calls: int) -> float:

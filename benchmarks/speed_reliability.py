@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
+from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402 (after the kit's root is on sys.path)
 
 
 def run_speed_tests(lesson: Lesson, runs: int, *, mutant: Path | None = None) -> dict[str, list[dict]]:

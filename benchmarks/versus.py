@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.lessons import KitError, chosen_lessons  # noqa: E402
+from grader.lessons import KitError, chosen_lessons  # noqa: E402 (after the kit's root is on sys.path)
 
 
 def timed(checkout: Path, args: list[str], expected: int, program: str = "pytest") -> tuple[float, float]:

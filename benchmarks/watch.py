@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from feedback import WrongExit, machine, wall  # noqa: E402
+from feedback import WrongExit, machine, wall  # noqa: E402 (after the kit's root is on sys.path)
 
-from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402
-from grader.learner.lesson_runs import Warm, lesson_args  # noqa: E402
+from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402 (after the kit's root is on sys.path)
+from grader.learner.lesson_runs import Warm, lesson_args  # noqa: E402 (after the kit's root is on sys.path)
 
 
 @contextlib.contextmanager

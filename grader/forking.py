@@ -36,15 +36,16 @@ def preload(grading: bool) -> int:
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # before any op: no OpenMP pool exists when the children fork
-    import hypothesis  # noqa: F401
-    import hypothesis.extra.numpy  # noqa: F401
-    import numpy  # noqa: F401
-    import pytest  # noqa: F401
-    import torch._dynamo  # noqa: F401 - imported lazily (by optimizers), it re-wraps torch.manual_seed & co.
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401 - imported lazily (by gradcheck), with sympy
-    import torch.nn.functional  # noqa: F401
-    import torch.optim  # noqa: F401
-    import torch.utils.data  # noqa: F401
+    # What every run imports, imported once here, ahead of the forks:
+    import hypothesis
+    import hypothesis.extra.numpy  # noqa: F401 (imported ahead)
+    import numpy  # noqa: F401 (imported ahead)
+    import pytest  # noqa: F401 (imported ahead)
+    import torch._dynamo  # imported lazily (by optimizers), it re-wraps torch.manual_seed & co.
+    import torch.fx.experimental.symbolic_shapes  # imported lazily (by gradcheck), with sympy
+    import torch.nn.functional
+    import torch.optim
+    import torch.utils.data
 
     import grader.plugin
     import grader.testing
@@ -143,7 +144,7 @@ def end_child(body: Callable[[], int]) -> NoReturn:
     code = 70
     try:
         code = int(body())
-    except BaseException:  # noqa: BLE001 - the child must end here, whatever happened
+    except BaseException:  # noqa: BLE001 (the child must end here, whatever happened)
         with contextlib.suppress(BaseException):
             traceback.print_exc()
     finally:

@@ -133,7 +133,7 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(args: argparse.Namespace, root: Path) -> int:
     try:
-        import cosmic_ray  # noqa: F401
+        import cosmic_ray  # noqa: F401 (only whether it is installed)
     except ImportError:
         print("mutate: cosmic-ray is not installed here; install the kit's authoring tools:\n"
               '    pip install -c constraints.txt -e ".[dev]"', file=sys.stderr)

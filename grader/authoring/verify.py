@@ -264,7 +264,7 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, write_tra
             try:
                 mutant_target(mutant, lesson)
                 run.expect = expectation(mutant)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 (a mutant that cannot be set up is the lesson's problem, named)
                 result.problem(f"{mutant.relative_to(lesson.root)}: {exc}")
             result.mutants.append(run)
         runs += [result.solutions, result.exercises, *result.mutants]

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from grader.files import write_json, write_text
-from grader.grading.records import load
+from grader.grading.records import how_graded, load
+from grader.grading.report import write_report
 from grader.lessons import KitError
 from grader.tables import Column, format_table
 
@@ -43,15 +44,7 @@ def write_tables(records: list[dict], out: Path) -> None:
     summary = summary_table(records, lessons, points, maximum)
     write_text(out / "summary.txt", summary)
     print(summary, end="")
-    from grader.grading.report import write_report
-
     write_report(records, out)
-
-
-def how_graded(record: dict) -> tuple[str, str]:
-    """The isolation a student's runs had and where the tests' checks ran."""
-    options = record.get("options", {})
-    return options.get("isolation", "not recorded"), options.get("checks", "in the student's process")
 
 
 def summary_table(records: list[dict], lessons: list[str], points: dict, maximum: dict) -> str:

@@ -22,8 +22,9 @@ interrupted run loses only students in progress, and a re-run skips students who
 did not change. Identical submissions of a lesson (an untouched stub, above all) run once.
 
 This module is the command; the work is done by: intake (the students' files), kitfiles (the
-grading copies), schedule (what runs, and resuming), sandbox (the runs), verdict (a lesson's
-result from its run), records (a student's file), classtables (class.csv, summary.txt, --merge).
+grading copies), schedule (what runs, and resuming), sandbox (the runs; in each, runner and its
+sessions: grader.grading.job), verdict (a lesson's result from its run), records (a student's
+file), classtables (class.csv, summary.txt, --merge).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from grader.grading.classtables import merge
 from grader.grading.intake import find_students
-from grader.grading.sandbox import Limits
+from grader.grading.job import Limits
 from grader.lessons import KitError, chosen_lessons
 
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}

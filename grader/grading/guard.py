@@ -180,24 +180,24 @@ def _canaries() -> list[str]:
         problems.append("torch.testing.assert_close accepted two different tensors")
     except AssertionError:
         pass
-    except Exception as exc:  # replaced by something that raises the wrong thing
+    except Exception as exc:  # noqa: BLE001 (replaced by something that raises the wrong thing)
         problems.append(f"torch.testing.assert_close raised {type(exc).__name__} instead of AssertionError")
     try:
         torch.testing.assert_close(a, a.clone())
-    except Exception:
+    except Exception:  # noqa: BLE001 (any error here is tampering)
         problems.append("torch.testing.assert_close rejected two equal tensors")
     for name, verdict in (("torch.allclose", lambda: torch.allclose(a, b)), ("torch.equal", lambda: torch.equal(a, b)),
                           ("Tensor.__eq__", lambda: bool((a == b).any())), ("pytest.approx", lambda: 2.0 == pytest.approx(1.0))):
         try:
             if verdict():
                 problems.append(f"{name} called two different values equal")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (any error here is tampering)
             problems.append(f"{name} raised {type(exc).__name__}")
     try:
         pytest.fail("canary", pytrace=False)
         problems.append("pytest.fail returned instead of failing")
     except pytest.fail.Exception:
         pass
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 (anything but pytest's own is tampering)
         problems.append(f"pytest.fail raised {type(exc).__name__}")
     return problems

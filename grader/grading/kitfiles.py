@@ -18,6 +18,8 @@ from grader.files import files_under, read_regular
 from grader.lessons import Lesson
 
 MAX_DEPTH = 32  # folders deep a grading copy is searched; the kit's own go 3 deep
+# The folder the grading copies live in starts so: a run's messages name files there (report.html leaves it out).
+SCRATCH_PREFIX = "kata-grade-"
 
 
 @dataclass

@@ -63,6 +63,12 @@ def write_failed(out: Path, student: Student, max_points: float, stamp: dict) ->
     })
 
 
+def how_graded(record: dict) -> tuple[str, str]:
+    """The isolation a student's runs had and where the tests' checks ran."""
+    options = record.get("options", {})
+    return options.get("isolation", "not recorded"), options.get("checks", "in the student's process")
+
+
 def load(path: Path) -> dict | None:
     """A results file, or None when it is missing or unreadable."""
     try:

@@ -24,8 +24,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from grader.files import write_text
-from grader.grading.classtables import how_graded
-from grader.grading.schedule import SCRATCH_PREFIX
+from grader.grading.kitfiles import SCRATCH_PREFIX
+from grader.grading.records import how_graded
 
 TEMPLATE = Path(__file__).with_name("report.html.j2")
 # How many of a lesson's most frequent failure messages the report lists.
@@ -156,8 +156,8 @@ def render(records: list[dict]) -> str:
 def write_report(records: list[dict], out: Path) -> Path | None:
     """out/report.html; None, saying why on stderr, where the instructor extra is missing."""
     try:
-        import jinja2  # noqa: F401
-        import matplotlib  # noqa: F401
+        import jinja2  # noqa: F401 (only whether the instructor extra is installed)
+        import matplotlib  # noqa: F401 (the same)
     except ImportError as exc:
         print(f"report.html not written: it needs {exc.name}, from the kit's instructor extra "
               "(pip install -c constraints.txt -e \".[instructor]\")", file=sys.stderr)

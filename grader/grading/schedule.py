@@ -23,10 +23,11 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from grader.files import remove_tree
-from grader.grading import cgroup, classtables, isolation, records
+from grader.grading import cgroup, classtables, isolation, records, sandbox
 from grader.grading.intake import Student, read_work
-from grader.grading.kitfiles import KitFiles, run_key
-from grader.grading.sandbox import Job, Limits, memory_note
+from grader.grading.job import (ALL_IN_THE_STUDENTS_PROCESS, CODE_MAKING_PROCESSES, CODE_PROCESS, STUDENTS_PROCESS,
+                                Found, Job, Limits, Session, memory_note)
+from grader.grading.kitfiles import SCRATCH_PREFIX, KitFiles, run_key
 from grader.grading.verdict import LessonVerdict, judge
 from grader.lessons import KitError, Lesson
 from grader.progress import Progress
@@ -37,10 +38,6 @@ SCHEMA = 1  # bump when a student's JSON changes meaning: every student is grade
 ISOLATION_NONE = "none (--trusted): the students' code ran as your user, with your files and network"
 CHECKS_INSIDE = "in the student's process (--in-process)"
 CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls"
-
-
-# Where the grading copies live: a run's messages name files there (report.html leaves it out).
-SCRATCH_PREFIX = "kata-grade-"
 
 
 class Grading:
@@ -100,8 +97,6 @@ class Grading:
     def run(self, roster: list[Student], *, force: bool) -> int:
         """Grade the students of `roster` whose work changed (all, with `force`). 1 when one could
         not be graded at all, else 0."""
-        from grader.grading import sandbox
-
         todo, unchanged = [], 0
         for student in roster:
             read_work(student, self.lessons)
@@ -137,13 +132,10 @@ class Grading:
         return 1 if schedule.failed else 0
 
     def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str,
-            found: bool = True, fallback: frozenset[str] | None = frozenset(),
-            processes: frozenset[str] = frozenset()) -> Job:
-        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own.
-        With the checks apart, `fallback` names its tests that may run again in the student's
-        process (None: any that cannot run remotely), and `processes` those that run with their
-        checks apart against a code process that may make processes; `found`: both as
-        `find_fallbacks` found them instead."""
+            sessions: tuple[Session, ...] | None = None) -> Job:
+        """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own, its
+        tests in `sessions`; None: the lesson's (`sessions`), with the protocol's cost of a timed
+        call as the kit's answers' runs measured it."""
         home = self.scratch / f"{len(self.verdicts):05d}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
         while home.exists():
             home = home.with_name(home.name + "x")
@@ -153,10 +145,18 @@ class Grading:
         args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
         return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home),
                    remote=self.root.resolve() if self.remote else None,
-                   fallback=self.fallbacks.get(lesson, frozenset()) if found else fallback,
-                   processes=self.processes.get(lesson, frozenset()) if found else processes,
-                   overhead=self.overhead if found else None,
+                   sessions=self.sessions(lesson) if sessions is None else sessions,
+                   overhead=self.overhead if sessions is None else None,
                    expected=tuple(self.expected.get(lesson, ())), imports=self.imports(lesson, overlay))
+
+    def sessions(self, lesson: str) -> tuple[Session, ...]:
+        """A student's run of `lesson`: with the checks apart, the code in a code process, but for
+        the tests `find_fallbacks` found cannot run so, each in a session of its own kind."""
+        if not self.remote:
+            return ALL_IN_THE_STUDENTS_PROCESS
+        later = [Session(kind, tests) for kind, tests in ((CODE_MAKING_PROCESSES, self.processes.get(lesson)),
+                                                           (STUDENTS_PROCESS, self.fallbacks.get(lesson))) if tests]
+        return (Session(CODE_PROCESS), *later)
 
     def imports(self, lesson: str, overlay: dict[str, bytes]) -> tuple[str, ...]:
         """The files of `overlay` the lesson's tests import (tests/NN/test_X.py imports X.py),
@@ -193,8 +193,6 @@ class Grading:
     def baseline(self) -> None:
         """Run every lesson's untouched stub. A lesson whose stub's run collects nothing, passes a
         test or is flagged as tampering stops the grading: the kit is wrong, not a student."""
-        from grader.grading import sandbox
-
         runs: list[tuple[Job, RunResult]] = []
         jobs = [self.job(f"(stub)/{lesson.name}", lesson.name, {}, run_key(lesson.name, {})) for lesson in self.lessons]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
@@ -222,11 +220,10 @@ class Grading:
         the code in another process (they drive the code's objects, or watch its calls by
         means that stay in one process): those, and only those, students get checked in their
         own process."""
-        from grader.grading import sandbox
-
         runs: list[tuple[Job, RunResult]] = []
+        sessions = (Session(CODE_PROCESS), Session(STUDENTS_PROCESS, Found.CANNOT_CROSS))
         jobs = [self.job(f"(answer)/{lesson.name}", lesson.name, self.kit.overlay(lesson.name, self.kit.answers(lesson.name)),
-                         "", found=False, fallback=None) for lesson in self.lessons]
+                         "", sessions) for lesson in self.lessons]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
             # Where the kit's own answer or data broke the protocol, its tests would all fall back, unseen.
@@ -252,11 +249,10 @@ class Grading:
         """Of each lesson's fallbacks, those the kit's answer passes with the checks apart
         against a code process that may make processes, where nothing is timed or recorded:
         they run so for every student, and only the rest in the student's process."""
-        from grader.grading import sandbox
-
         runs: list[tuple[Job, RunResult]] = []
         jobs = [self.job(f"(answer, processes)/{lesson}", lesson, self.kit.overlay(lesson, self.kit.answers(lesson)), "",
-                         found=False, processes=tests) for lesson, tests in self.fallbacks.items() if tests]
+                         (Session(CODE_PROCESS), Session(CODE_MAKING_PROCESSES, tests)))
+                for lesson, tests in self.fallbacks.items() if tests]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
             lesson = job.tag[0]

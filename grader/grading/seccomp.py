@@ -4,13 +4,14 @@ Every process behind the boundary keeps the one CPU its run was given (grader.gr
 sched_setaffinity fails with EPERM (`pinned`), so code that makes threads or processes to
 hog the machine slows only its own run, never a classmate's running beside it.
 
-The code's process (its checks apart, the default) also makes no process (`no_processes`).
+The code process (grader.grading.codeprocess: the code under test, its checks in the tests'
+process, the default) also makes no process (`no_processes`).
 
-A timed call is timed by the CPU time of S's processes as the kernel counts it
+A timed call is timed by the CPU time of the code process's processes as the kernel counts it
 (grader.remote.cputime). A child the kernel reaps by itself (its parent ignores SIGCHLD) adds
 its time to nobody's, and one made and gone between two readings is never seen; its aten ops
 are recorded in its own copy of the recorder. Threads are counted (a process's clock counts
-all of them). So S may make threads and nothing else: fork, vfork, clone without
+all of them). So the code process may make threads and nothing else: fork, vfork, clone without
 CLONE_THREAD (posix_spawn's included) fail with EPERM; clone3 fails with ENOSYS, as under
 Docker's default profile, so that the C library falls back to clone, whose flags a filter can
 read. A test whose code needs processes (a DataLoader's workers) then fails for the kit's

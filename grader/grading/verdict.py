@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from grader.grading.sandbox import Limits
+from grader.grading.job import Limits
 from grader.results import Failure, Kind, LessonSummary, Outcome, RunResult, State, TestInfo, TestResult, summarize
 
 

@@ -78,7 +78,7 @@ class Cache:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
                 if data.get("version") == CACHE_VERSION:
                     self.entries = data["lessons"]
-            except (ValueError, KeyError, TypeError):  # noqa: PERF203
+            except (ValueError, KeyError, TypeError):
                 self.entries = {}  # a damaged cache is only a slower answer
 
     def get(self, lesson: Lesson, key: str) -> LessonSummary | None:

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
 
 def _nbgrader_installed() -> None:
     try:
-        import nbgrader  # noqa: F401
+        import nbgrader  # noqa: F401 (only whether it is installed)
     except ImportError:
         raise KitError("nbgrader is not installed: pip install -c constraints.txt -e \".[instructor]\"") from None
 

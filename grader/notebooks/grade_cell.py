@@ -121,7 +121,7 @@ def executed_cells() -> list[tuple[int, str]]:
     try:
         from IPython import get_ipython
     except ImportError:
-        get_ipython = lambda: None  # noqa: E731
+        get_ipython = lambda: None  # noqa: E731 (IPython's name, in one line)
     shell = get_ipython()
     if shell is None:
         raise GradeError("grade() reads the cells a notebook kernel has run; call it from a notebook cell")
@@ -274,7 +274,7 @@ def grade(lesson: str, tests: str = "all", *, points: float, cells: list[tuple[i
     except GradeError as exc:
         print(f"FAIL  {exc}")
         return 0.0
-    except Exception as exc:  # a bug of the grader's: say so, and let the instructor re-grade
+    except Exception as exc:  # noqa: BLE001 (a bug of the grader's: say so, and let the instructor re-grade)
         print(f"FAIL  the grader itself failed ({type(exc).__name__}: {exc}); tell your instructor")
         return 0.0
     print("\n".join(lines))

@@ -57,7 +57,7 @@ def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads
             raise
         except type(exc):
             return None
-        except Exception as wrong:  # noqa: BLE001
+        except Exception as wrong:  # noqa: BLE001 (any other error is the wrong refusal)
             fail(f"{what} raised {quoted(wrong)}; {refusal}")
         fail(f"{what} returned {returned(got)}; {refusal}")
     with reported(what):

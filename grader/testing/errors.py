@@ -85,7 +85,7 @@ def raises_the_same(call: Callable[[], object], error: BaseException) -> bool:
     learner's error compared with the one a pitfall raises)."""
     try:
         call()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 (any error may be the pitfall's)
         return type(exc) is type(error) and str(exc) == str(error)
     return False
 
@@ -110,7 +110,7 @@ def reported(what: str, advice: Callable[[BaseException], str] | None = None) ->
         yield
     except (AssertionError, MemoryError):
         raise
-    except Exception as exc:  # noqa: BLE001 (the learner's error, told with its call)
+    except Exception as exc:  # the learner's error, told with its call
         if _kit_reports_by_kind(exc) or _a_stubs(exc):
             raise
         message = raised(what, exc, advice(exc) if advice else "")

@@ -6,7 +6,7 @@ import pytest
 # Imported before any test runs: pytester's tests put sys.modules back as it was after each test,
 # so a torch first imported inside one of them would be dropped, and torch's C extension cannot
 # be imported a second time in one process (whichever test imports it next fails).
-import torch  # noqa: F401
+import torch  # noqa: F401 (imported once, for the reason above)
 
 from grader.tests.kits import QUICK_TESTS, ROOT, write_lesson
 

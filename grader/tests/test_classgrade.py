@@ -317,7 +317,7 @@ def test_hidden_tests_keep_their_code_out_of_the_results(graded: dict) -> None:
 
 def test_a_file_that_does_not_compile_fails_each_test_as_its_tests_would_without_running_them(
         graded: dict, tmp_path: Path) -> None:
-    """The run reports every test at once (grader.grading.sandbox: no session, no code process),
+    """The run reports every test at once (grader.grading.runner: no session, no code process),
     with what the tests themselves report on that file, as a learner's run shows."""
     from grader.runs import pytest_args, run_pytest
 
@@ -920,7 +920,7 @@ def in_a_child(body) -> list:
         try:
             os.close(read)
             body(seen)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 (the child reports whatever ended it)
             seen.append(repr(exc))
         finally:
             os.write(write, json.dumps(seen).encode())
@@ -1277,6 +1277,31 @@ def test_speed_cannot_be_faked_with_the_checks_apart(tmp_path: Path, mode: list[
     expected = {"correct": 5} | {name: scores[1 + bool(mode)] for name, scores in FAKES_SPEED.items()}
     for name, points in expected.items():
         assert re.search(rf"^{name}\s+{points}\s+{points}( !)?$", proc.stdout, re.M), (name, proc.stdout)
+
+
+def test_a_lessons_run_is_its_list_of_sessions(tmp_path: Path) -> None:
+    """A student's run of a lesson: the code in a code process, then the tests the kit's answer
+    showed need processes, then those that cannot cross, each in a session of its kind (none
+    where it has no test); --in-process, one session in the student's process. A test the
+    first session held back goes to the first later session that names it, else to the one
+    for tests that cannot cross."""
+    from grader.grading.job import CODE_MAKING_PROCESSES, CODE_PROCESS, STUDENTS_PROCESS, Found, Session
+    from grader.grading.schedule import Grading
+    from grader.grading.sessions import _named, _runs_again
+    from grader.lessons import chosen_lessons
+
+    kit = make_kit(tmp_path / "kit")
+    lessons = chosen_lessons(kit, ["98_demo"])
+    grading = Grading(kit, lessons, tmp_path / "results", Limits(), speed=False, jobs=1, trusted=True)
+    assert grading.sessions("98_demo") == (Session(CODE_PROCESS),)
+    grading.processes["98_demo"], grading.fallbacks["98_demo"] = frozenset({"t::a"}), frozenset({"t::b"})
+    assert grading.sessions("98_demo") == (Session(CODE_PROCESS), Session(CODE_MAKING_PROCESSES, frozenset({"t::a"})),
+                                           Session(STUDENTS_PROCESS, frozenset({"t::b"})))
+    in_process = Grading(kit, lessons, tmp_path / "results", Limits(), speed=False, jobs=1, trusted=True, remote=False)
+    assert in_process.sessions("98_demo") == (Session(STUDENTS_PROCESS),)
+    later = [Session(CODE_MAKING_PROCESSES, frozenset({"t::a"})), Session(STUDENTS_PROCESS, Found.CANNOT_CROSS)]
+    assert _named(later) == frozenset({"t::a"})
+    assert [_runs_again(later, TestResult(name, Outcome.SKIPPED)) for name in ("t::a", "t::c")] == [0, 1]
 
 
 def test_only_the_tests_the_kits_own_answer_cannot_run_apart_fall_back(tmp_path: Path) -> None:

@@ -29,3 +29,19 @@ def test_no_code_needs_a_newer_python_than_declared():
 def test_ruff_finds_nothing():
     done = check("-m", "ruff", "check", "--no-cache", *CHECKED)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+NOQA = re.compile(r"#\s*noqa\b(?::\s*[A-Z]+[0-9]+(?:,\s*[A-Z]+[0-9]+)*)?(.*)$")
+
+
+def test_each_noqa_says_why():
+    """A rule switched off on a line says why, in words after its codes: "# noqa: BLE001 (why)"."""
+    bare = []
+    for tree in CHECKED:
+        for path in sorted((ROOT / tree).rglob("*.py")):
+            if "hostile" in path.parts or "mutants" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if (found := NOQA.search(line)) and not re.search(r"\w", found[1]):
+                    bare.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not bare, "a noqa without its reason:\n" + "\n".join(bare)

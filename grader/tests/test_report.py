@@ -16,7 +16,7 @@ def report(kit: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict, di
     result = kit.run(sys.executable, "-m", "grader", "report", *args,
                      "--json", "out/results.json", "--gradescope", "out/gradescope.json")
     assert result.ret == 0, result.stderr.str()
-    read = lambda name: json.loads((kit.path / "out" / name).read_text(encoding="utf-8"))  # noqa: E731
+    read = lambda name: json.loads((kit.path / "out" / name).read_text(encoding="utf-8"))  # noqa: E731 (a one-line reader)
     return result, read("results.json"), read("gradescope.json")
 
 

@@ -299,7 +299,7 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
         shared_a, shared_b = (tuple(one.setdefault(size, size) for size in shape) for shape in (shape_a, shape_b))
         try:
             identity = lesson.broadcast_shape(shared_a, shared_b) == expected
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 (the learner's error: no pitfall to name)
             identity = False
         if identity:
             fail(f"{what} raised ValueError({str(error)[:200]!r}); these shapes broadcast to {expected}. The same "
@@ -310,7 +310,7 @@ def test_broadcast_shape_of_huge_shapes(lesson, shape_a, shape_b, expected):
         small_a, small_b = (tuple(min(size, 5) for size in shape) for shape in (shape_a, shape_b))
         try:
             small_right = lesson.broadcast_shape(small_a, small_b) == torch_says(small_a, small_b)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 (the learner's error: no pitfall to name)
             small_right = False
         if not small_right:
             fail(shape_problem(lesson, shape_a, shape_b, expected)
@@ -972,7 +972,7 @@ def left_aligned(lesson) -> bool:
     """Whether broadcast_shape((2, 1), (2,)) gives (2, 1), as shapes lined up from the left do."""
     try:
         got = lesson.broadcast_shape((2, 1), (2,))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 (the learner's error: not lined up from the left)
         return False
     return isinstance(got, (tuple, list)) and tuple(got) == (2, 1)
 

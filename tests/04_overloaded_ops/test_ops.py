@@ -1,52 +1,6 @@
 """Lesson 04, the overloaded operators: checks ops.py against torch.sum, F.normalize and a masked
-mean computed row by row in float64.
-
-`lesson` is the module under test (the learner's, the reference, or a mutant).
-
-Contract (lesson text, docstrings, hints) -> the tests that check it:
-row_sum
-- torch.sum(x, dim=0)'s values and dtype, edge cases included: any shape (one dim or more, empty), dtype
-  (bool, integer, float, half, complex) and strides (transposed, expanded) -> test_row_sum_same_as_torch_sum_for_every_dtype,
-  test_row_sum_matches_torch_sum, test_row_sum_of_the_example_matrix
-- bool and integer inputs give int64 (no wrap-around), floating ones keep their dtype (a sum kept
-  in the input's dtype named) -> test_row_sum_of_bool_and_integers_promotes_like_torch,
-  test_row_sum_same_as_torch_sum_for_every_dtype
-- N = 0 gives zeros of shape x.shape[1:] (built-in sum()'s int 0 named) -> test_row_sum_of_edge_shapes,
-  test_row_sum_same_as_torch_sum_for_every_dtype
-- one reduction: no loop, no indexing, not built-in sum() -> test_row_sum_runs_the_same_ops_for_10_or_1000_rows,
-  test_row_sum_is_much_faster_than_the_slicing_loop (30x)
-normalize_rows
-- equals F.normalize(x, p=2, dim=-1, eps=eps), values, dtype, shape and gradients, any layout, in
-  float64/float32/float16/bfloat16, empty and one-element shapes -> test_normalize_rows_same_as_F_normalize,
-  test_normalize_rows_matches_F_normalize, test_normalize_rows_in_low_precision_keeps_dtype,
-  test_normalize_rows_of_a_non_contiguous_input
-- written out, not a call of torch.nn.functional.normalize under any name (named as such)
-  -> test_normalize_rows_does_not_call_F_normalize, test_normalize_rows_with_a_zero_row
-- x / max(norm, eps): a zero row gives zeros (no clamp named), tiny rows are divided by eps (eps added
-  named), the eps given is used -> test_normalize_rows_with_a_zero_row, test_rows_below_eps_are_divided_by_eps,
-  test_eps_argument_is_used
-- norm over the last dim with keepdim (a missing keepdim named, square or not)
-  -> test_normalize_rows_of_a_square_input, test_normalize_rows_matches_F_normalize
-- finite gradients at a zero row; float16 squares that overflow (sqrt of a sum of squares named)
-  -> test_zero_rows_have_finite_gradients, test_float16_rows_whose_squares_overflow, test_normalize_rows_gradcheck_float64
-- x's dtype (a cast never undone named) -> test_normalize_rows_in_low_precision_keeps_dtype
-masked_mean
-- the mean of the selected entries along any dim (negative too), x's shape without dim
-  -> test_masked_mean_matches_a_row_by_row_mean, test_masked_mean_along_each_dim, test_masked_mean_of_small_shapes
-- a slice with no True gives 0 (0 / 0 named); empty dims -> test_masked_mean_with_an_empty_row,
-  test_masked_mean_of_empty_dims
-- unselected inf/nan change neither value nor gradient (multiplying by the mask named); selected ones
-  count -> test_masked_out_inf_and_nan_change_neither_value_nor_gradient, test_selected_inf_and_nan_are_part_of_the_mean,
-  test_masked_mean_matches_a_row_by_row_mean
-- masks combined with &, |, ~ (`and`/`or`/`not` and `-mask` named) -> test_masked_mean_with_an_empty_row,
-  test_masked_mean_matches_a_row_by_row_mean
-- gradient 1 / count on selected entries, 0 elsewhere -> test_masked_mean_gradient_is_one_over_the_count,
-  test_masked_mean_gradcheck_float64
-- x's dtype (float64, float16, bfloat16; a .float() named); any layout of x and mask, expanded included
-  -> test_masked_mean_in_low_precision_keeps_dtype, test_masked_mean_matches_a_row_by_row_mean
-all three
-- no input modified (each in-place trap named when its trace shows) -> test_inputs_are_not_modified
-- every result on the input's device -> test_results_are_built_on_the_inputs_device, test_runs_on_the_inputs_device (CUDA)
+mean computed row by row in float64. CONTRACT, at the end, maps the lesson's promises to the
+tests.
 """
 
 import itertools
@@ -62,15 +16,356 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
-    assert_close, assert_no_loop, assert_speed, describe, explained, fail, function_name, functions_called, grad_of,
+    assert_close, assert_no_loop, assert_speed, below, describe, explained, fail, function_name, functions_called, grad_of,
     dtype_name, mismatch, quoted, raises_the_same, reported, returned, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
 
+
 NAN, INF = float("nan"), float("inf")
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 INTEGERS = (torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64)
+
+
+# --- row_sum ---------------------------------------------------------------------------------
+
+
+@pytest.mark.public
+def test_row_sum_of_the_example_matrix(lesson):
+    x = torch.rand([500, 10], generator=torch.Generator().manual_seed(0))
+    check_row_sum(lesson, x, what="row_sum(x) for x = torch.rand([500, 10])")
+
+
+@given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64, *LOW_PRECISION), extremes=False))
+@example(torch.arange(12.0).reshape(3, 4))
+@pytest.mark.points(2)
+def test_row_sum_matches_torch_sum(lesson, x):
+    check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}", **order_tolerance(x))
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=dtype_name)
+def test_row_sum_of_bool_and_integers_promotes_like_torch(lesson, dtype):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(0, 2, (7, 3), generator=g).bool() if dtype == torch.bool else torch.randint(
+        0, 100, (7, 3), generator=g, dtype=dtype)
+    check_row_sum(lesson, x, rtol=0, atol=0,
+                  what=f"row_sum(x) for x of {describe(x)} (bool and integer inputs give int64 sums)")
+
+
+@pytest.mark.parametrize("dtype", ANY_DTYPE, ids=dtype_name)
+def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
+    for shape, layout in EDGE_CASES:
+        x = edge_tensor(shape, layout, dtype)
+        same_as_torch(lesson.row_sum, partial(torch.sum, dim=0), x, row_sum_pitfall, grads=True,
+                      what=f"row_sum(x) for x of {describe(x, layout)}", against="torch.sum(x, dim=0)",
+                      tolerance=order_tolerance(x) if dtype.is_floating_point else None)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)], ids=lambda v: f"shape {v}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=dtype_name)
+def test_row_sum_of_edge_shapes(lesson, shape, dtype):
+    x = torch.arange(float(np.prod(shape))).reshape(shape).to(dtype)
+    empty = " (no rows give zeros of shape x.shape[1:])" if shape[0] == 0 else ""
+    check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}{empty}")
+
+
+@pytest.mark.points(2)
+def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
+    assert_no_loop(
+        lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum(x)", unit="rows",
+        hint="Indexing, unbind and Python's built-in sum() all go row by row. "
+        "Reduce over dim 0 in one call.",
+    )
+
+
+@pytest.mark.speed
+@pytest.mark.points(2)
+def test_row_sum_is_much_faster_than_the_slicing_loop(lesson):
+    x = torch.rand([500, 10], generator=torch.Generator().manual_seed(2))
+    assert_speed(
+        lambda: slicing_loop(x), lambda: lesson.row_sum(x),
+        at_least=30, what="row_sum(x) for x of shape (500, 10)", baseline_name="the loop `z += x[i]` over its rows",
+        hint="One reduction over dim 0 replaces 500 selects and 500 additions.",
+        fresh_at_least=15,  # fresh values each call, in another process (MEASUREMENTS.md)
+    )
+
+
+# --- normalize_rows --------------------------------------------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_normalize_rows_with_a_zero_row(lesson):
+    x = torch.tensor([[3.0, 4.0], [0.0, 0.0], [-2.0, 0.0]])
+    check_normalize(lesson, x, what="normalize_rows(tensor([[3., 4.], [0., 0.], [-2., 0.]])) (a zero row stays zeros)")
+
+
+@given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0, 1e-13, 1e4)))
+@example(torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [0.0, 0.0], [1e4, -1e4]]))
+@pytest.mark.points(2)
+def test_normalize_rows_matches_F_normalize(lesson, x):
+    check_normalize(lesson, x, what=f"normalize_rows(x) for x of {describe(x)}")
+
+
+def test_rows_below_eps_are_divided_by_eps(lesson):
+    x = torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [3e-12, 4e-12]])  # F.normalize: [[0.1, 0], [0.3, 0.4], [0.6, 0.8]]
+    check_normalize(lesson, x, what="normalize_rows(x) for rows of norm 1e-13, 5e-13 and 5e-12 (a norm below "
+                    "eps=1e-12 is replaced by eps)")
+
+
+def test_eps_argument_is_used(lesson):
+    x = torch.tensor([[0.3, 0.4], [3.0, 4.0]])  # F.normalize: [[0.3, 0.4], [0.6, 0.8]]
+    check_normalize(lesson, x, eps=1.0, what="normalize_rows(tensor([[0.3, 0.4], [3., 4.]]), eps=1.0) (use the eps "
+                    "you are given)")
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_normalize_rows_of_a_square_input(lesson, n):
+    # A square input is where a norm without keepdim broadcasts along the wrong axis silently.
+    x = seeded(n, n, seed=3) * 5
+    what = f"normalize_rows(x) for x of {describe(x)}"
+    out = check_normalize(lesson, x, what=what)
+    assert_close(torch.linalg.vector_norm(out, dim=-1), torch.ones(n), what=f"the row norms of {what}")
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_normalize_rows_of_a_non_contiguous_input(lesson, layout):
+    x = with_layout(seeded(4, 3, 5, seed=4), layout)
+    check_normalize(lesson, x, what=f"normalize_rows(x) for x of {describe(x)}")
+
+
+@pytest.mark.points(2)
+def test_zero_rows_have_finite_gradients(lesson):
+    x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0], [0.0, -3.0, 4.0]], requires_grad=True)
+    upstream = seeded(3, 3, seed=6)
+    what = "the gradient of normalize_rows(x) at x with a zero row"
+    with reported("normalize_rows(x) for x = [[0., 0., 0.], [1., 2., 2.], [0., -3., 4.]] that requires grad",
+                  advice=written_into):
+        out = lesson.normalize_rows(x)
+    got = grad_of(out, x, what, upstream)
+    if not bool(torch.isfinite(got).all()):
+        if not bool(torch.isfinite(out.detach()).all()):
+            fail(f"normalize_rows(x) at x with a zero row returned non-finite entries:\n{out.detach()}\n{NO_CLAMP}")
+        x_by_hand = x.detach().clone().requires_grad_()
+        by_hand = grad_of(x_by_hand / (x_by_hand * x_by_hand).sum(-1, keepdim=True).sqrt().clamp_min(1e-12),
+                          x_by_hand, what, upstream)
+        sqrt_at_zero = torch.equal(torch.isfinite(got), torch.isfinite(by_hand))
+        fail(f"{what} has non-finite entries:\n{got}\nThe result itself is finite: a step of the computation has "
+             "an infinite derivative at the zero row." + (f" {BY_HAND}" if sqrt_at_zero else ""))
+    assert_close(got, grad_of(reference_normalize(x), x, what, upstream), what=what)
+
+
+def test_float16_rows_whose_squares_overflow(lesson):
+    x = torch.tensor([[300.0, 400.0], [0.5, 0.0]], dtype=torch.float16)
+    check_normalize(lesson, x, what="normalize_rows(tensor([[300., 400.], [0.5, 0.]], dtype=torch.float16))",
+                    **tolerance(torch.float16))
+
+
+@given(tensors(dtypes=LOW_PRECISION, scales=(1.0, 30.0), extremes=False))
+def test_normalize_rows_in_low_precision_keeps_dtype(lesson, x):
+    eps = eps_for(x.dtype)
+    check_normalize(lesson, x, eps=eps, what=f"normalize_rows(x, eps={eps}) for x of {describe(x)}", **tolerance(x.dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
+def test_normalize_rows_same_as_F_normalize(lesson, dtype):
+    eps = eps_for(dtype)
+    for shape, layout in EDGE_CASES:
+        values = torch.randn(shape, generator=torch.Generator().manual_seed(5)) * 4
+        if values.dim() > 1 and values.shape[0] > 0:
+            values[(0,) * (values.dim() - 1)] = 0.0  # a zero row
+        x = with_layout(values.to(dtype), layout)
+        same_as_torch(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x,
+                      partial(normalize_pitfall, eps=eps, **HALF_TOLERANCE.get(dtype, {})), eps=eps, grads=True,
+                      what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row)",
+                      against=f"F.normalize(x, p=2, dim=-1, eps={eps})",
+                      tolerance=HALF_TOLERANCE.get(dtype))
+
+
+def test_normalize_rows_does_not_call_F_normalize(lesson):
+    x = seeded(3, 4, seed=18).requires_grad_()
+    what = "normalize_rows(x) for x of shape (3, 4)"
+    with reported(f"{what} that requires grad", advice=written_into), not_calling_F_normalize(what):
+        out = lesson.normalize_rows(x)
+    with not_calling_F_normalize(f"the backward of {what}"):
+        grad_of(out, x, f"the gradient of {what}")
+
+
+def test_normalize_rows_gradcheck_float64(lesson):
+    x = seeded(3, 4, dtype=torch.float64, seed=7).requires_grad_()
+    what = f"normalize_rows(x) for x of {describe(x)}"
+    with reported(f"{what} that requires grad", advice=written_into):
+        out = lesson.normalize_rows(x)
+    grad_of(out, x, what)  # the clear message first
+    gradients_agree(lambda t: lesson.normalize_rows(t), (x,), what)
+
+
+# --- masked_mean -----------------------------------------------------------------------------
+
+
+@pytest.mark.public
+def test_masked_mean_with_an_empty_row(lesson):
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    mask = torch.tensor([[True, False, True], [False, False, False]])
+    what = "masked_mean(x, mask, dim=-1) for x = [[1., 2., 3.], [4., 5., 6.]], mask = [[T, F, T], [F, F, F]]"
+    check_masked_mean(lesson, x, mask, -1, what=f"{what} (expected [2., 0.]: a row with no True gives 0)")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_masked_out_inf_and_nan_change_neither_value_nor_gradient(lesson):
+    x = torch.tensor([[1.0, INF, 3.0], [NAN, 2.0, -INF]], requires_grad=True)
+    mask = torch.tensor([[True, False, True], [False, True, False]])
+    what = "masked_mean(x, mask, dim=1) for x = [[1., inf, 3.], [nan, 2., -inf]], mask = [[T, F, T], [F, T, F]]"
+    with explains_mask_operators(what):
+        out = lesson.masked_mean(x, mask, 1)
+    expected = torch.tensor([2.0, 2.0])
+    wrong = mismatch(out.detach() if isinstance(out, torch.Tensor) else out, expected, what=what)
+    if wrong is not None:
+        fail(masked_mean_problem(x, mask, 1, out, expected, wrong))
+    got = grad_of(out, x, f"the gradient of {what}")
+    assert_close(got, torch.tensor([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), what=f"the gradient of {what}")
+
+
+@given(st.deferred(lambda: masked_cases()))
+@example((torch.tensor([[1.0, NAN], [INF, 2.0]]), torch.tensor([[True, False], [False, False]]), 0))
+@pytest.mark.points(2)
+def test_masked_mean_matches_a_row_by_row_mean(lesson, case):
+    x, mask, dim = case
+    check_masked_mean(lesson, x, mask, dim)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
+def test_masked_mean_along_each_dim(lesson, dim):
+    x = seeded(3, 4, 5, seed=8)
+    mask = seeded(3, 4, 5, seed=9) > 0.3
+    check_masked_mean(lesson, x, mask, dim)
+
+
+def test_selected_inf_and_nan_are_part_of_the_mean(lesson):
+    x = torch.tensor([[INF, 1.0], [NAN, 1.0], [-INF, 1.0]])
+    mask = torch.ones(3, 2, dtype=torch.bool)
+    check_masked_mean(
+        lesson, x, mask, 1,
+        what="masked_mean(x, mask, dim=1) for x = [[inf, 1.], [nan, 1.], [-inf, 1.]] with every entry "
+        "selected (a selected inf or nan is a value like any other: the mean is inf, nan, -inf)",
+    )
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((), 0), ((), -1), ((1,), 0), ((1, 1), -1), ((1, 3), 0), ((3, 1), 1)],
+                         ids=lambda v: f"shape {v}" if isinstance(v, tuple) else f"dim={v}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=dtype_name)
+def test_masked_mean_of_small_shapes(lesson, shape, dim, dtype):
+    # 0-d (torch.mean(x, 0) takes it too), one-element and size-1 dims: only `dim` goes.
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(15)) * 3).to(dtype)
+    for mask in (x > 0, x <= 0, torch.ones_like(x, dtype=torch.bool)):
+        check_masked_mean(lesson, x, mask, dim)
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)],
+                         ids=lambda v: f"shape {v}" if isinstance(v, tuple) else f"dim={v}")
+def test_masked_mean_of_empty_dims(lesson, shape, dim):
+    x, mask = torch.empty(shape), torch.ones(shape, dtype=torch.bool)
+    check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of {describe(x)} and an "
+                      f"all-True mask of the same shape")
+
+
+@given(st.deferred(lambda: masked_cases(dtypes=LOW_PRECISION, scales=(1.0, 30.0))))
+def test_masked_mean_in_low_precision_keeps_dtype(lesson, case):
+    x, mask, dim = case
+    check_masked_mean(lesson, x, mask, dim)
+
+
+@pytest.mark.points(2)
+def test_masked_mean_gradient_is_one_over_the_count(lesson):
+    x = seeded(3, 4, seed=10).requires_grad_()
+    mask = torch.tensor([[True, True, False, True], [False] * 4, [False, True, False, False]])
+    what = f"the gradient of masked_mean(x, mask, dim=-1) for x of {describe(x)} and a mask with 3, 0 and 1 True per row"
+    with reported(f"masked_mean(x, mask, dim=-1) for x of {describe(x)} that requires grad", advice=written_into):
+        out = lesson.masked_mean(x, mask, -1)
+    got = grad_of(out, x, what)
+    expected = torch.tensor([[1 / 3, 1 / 3, 0, 1 / 3], [0.0] * 4, [0, 1.0, 0, 0]])
+    assert_close(got, expected, what=what)
+
+
+def test_masked_mean_gradcheck_float64(lesson):
+    x = seeded(4, 3, dtype=torch.float64, seed=11).requires_grad_()
+    mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True], [False, True, False]])
+    fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
+    what = (f"masked_mean(x, mask, dim=0) for x of {describe(x)} and a mask with "
+            f"{', '.join(map(str, mask.sum(0).tolist()))} True per column")
+    with reported(f"{what}, x requiring grad", advice=written_into):
+        out = fn(x)
+    grad_of(out, x, what)
+    gradients_agree(fn, (x,), what)
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", below("FUNCTIONS"))
+def test_inputs_are_not_modified(lesson, name):
+    x, mask = seeded(6, 5, seed=12), seeded(6, 5, seed=13) > 0
+    x_before, mask_before = x.clone(), mask.clone()
+    call = "masked_mean(x, mask, dim=1)" if name == "masked_mean" else f"{name}(x)"
+    getattr(lesson, name)(*((x, mask, 1) if name == "masked_mean" else (x,)))
+    wrong = mismatch(x, x_before, what=f"x after {call} (the caller's tensor must not change)")
+    if wrong is not None:
+        fail(f"{wrong}\n{in_place_trap(name, x_before, x, mask_before)}")
+    assert_close(mask, mask_before, what=f"mask after {call} (the caller's mask must not change)")
+
+
+# --- devices ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", below("FUNCTIONS"))
+def test_results_are_built_on_the_inputs_device(lesson, name):
+    # "every result is on the input's device": a tensor built without device= (torch.zeros(...)
+    # for the empty slices, a count or an eps as a new tensor) lands on the default device.
+    for shape in ((4, 3), (0, 3), (3, 0)):
+        for dtype in ((torch.float32, torch.int64, torch.bool) if name == "row_sum" else (torch.float32, torch.float16)):
+            x = (torch.randn(shape, generator=torch.Generator().manual_seed(16)) * 3).to(dtype)
+            mask = torch.randn(shape, generator=torch.Generator().manual_seed(17)) > 0
+            if name == "masked_mean":
+                args, expected, call = (x, mask, 1), reference_masked_mean(x, mask, 1), "masked_mean(x, mask, dim=1)"
+            elif name == "row_sum":
+                args, expected, call = (x,), torch.sum(x, 0), "row_sum(x)"
+            else:
+                args, expected, call = (x,), reference_normalize(x, eps=eps_for(dtype)), f"normalize_rows(x, eps={eps_for(dtype)})"
+            what = f"{call} for x of {describe(x)}{f' and {mask_said(mask)}' if name == 'masked_mean' else ''}, on the CPU"
+            kwargs = {"eps": eps_for(dtype)} if name == "normalize_rows" else {}
+            getattr(lesson, name)(*args, **kwargs)  # an error of its own is reported as itself, not as a device problem
+            out = on_another_default_device(
+                lambda: getattr(lesson, name)(*args, **kwargs), what=what,
+                fix="Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device).")
+            if name == "row_sum" and not isinstance(out, torch.Tensor):
+                pitfall = row_sum_pitfall(x, out)
+                wrong = not_a_tensor(f"{what}, with the default device set to 'meta',", out, expected, "torch.sum(x, dim=0)")
+                fail(f"{wrong}\n{pitfall}" if pitfall else wrong)
+            wrong = mismatch(out, expected, what=f"{what}, with the default device set to 'meta'",
+                             **(order_tolerance(x) if x.is_floating_point() else {}))
+            if wrong is not None:
+                fail(masked_mean_problem(x, mask, 1, out, expected, wrong) if name == "masked_mean" else wrong)
+
+
+@pytest.mark.cuda
+def test_runs_on_the_inputs_device(lesson):
+    x = seeded(6, 5, seed=14)
+    mask = x > 0
+    cuda = torch.device("cuda")
+    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum(x) for x of shape (6, 5) on CUDA")
+    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda),
+                 what="normalize_rows(x) for x of shape (6, 5) on CUDA")
+    assert_close(
+        lesson.masked_mean(x.to(cuda), mask.to(cuda), 1), reference_masked_mean(x, mask, 1).to(cuda),
+        what="masked_mean(x, x > 0, 1) for x of shape (6, 5) on CUDA",
+    )
+
+
+# === what the tests use ===========================================================================
+#
+# `lesson` is the module under test (the learner's, the reference, or a mutant).
 
 
 def seeded(*shape, dtype=torch.float32, seed=0) -> torch.Tensor:
@@ -224,28 +519,6 @@ def same_as_torch(lesson_fn, torch_fn, x: torch.Tensor, pitfall, *, what: str, a
     fail(f"{message}\n{cause}" if cause else message)
 
 
-@pytest.mark.public
-def test_row_sum_of_the_example_matrix(lesson):
-    x = torch.rand([500, 10], generator=torch.Generator().manual_seed(0))
-    check_row_sum(lesson, x, what="row_sum(x) for x = torch.rand([500, 10])")
-
-
-@given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64, *LOW_PRECISION), extremes=False))
-@example(torch.arange(12.0).reshape(3, 4))
-@pytest.mark.points(2)
-def test_row_sum_matches_torch_sum(lesson, x):
-    check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}", **order_tolerance(x))
-
-
-@pytest.mark.parametrize("dtype", INTEGERS, ids=dtype_name)
-def test_row_sum_of_bool_and_integers_promotes_like_torch(lesson, dtype):
-    g = torch.Generator().manual_seed(1)
-    x = torch.randint(0, 2, (7, 3), generator=g).bool() if dtype == torch.bool else torch.randint(
-        0, 100, (7, 3), generator=g, dtype=dtype)
-    check_row_sum(lesson, x, rtol=0, atol=0,
-                  what=f"row_sum(x) for x of {describe(x)} (bool and integer inputs give int64 sums)")
-
-
 # Shapes and layouts for the differential tests: one dim or more, empty, one-element. (No
 # "strided": assert_same_as cannot copy a step-2 view; the hypothesis tests draw those.)
 EDGE_CASES = [((5, 3), "contiguous"), ((5, 3), "transposed"), ((4, 2, 3), "transposed"), ((4, 2, 3), "expanded"),
@@ -255,44 +528,6 @@ EDGE_CASES = [((5, 3), "contiguous"), ((5, 3), "transposed"), ((4, 2, 3), "trans
 def edge_tensor(shape, layout, dtype, seed=0) -> torch.Tensor:
     values = torch.randn(shape, generator=torch.Generator().manual_seed(seed)).numpy() * 4
     return with_layout(cast(values, dtype), layout)
-
-
-@pytest.mark.parametrize("dtype", ANY_DTYPE, ids=dtype_name)
-def test_row_sum_same_as_torch_sum_for_every_dtype(lesson, dtype):
-    for shape, layout in EDGE_CASES:
-        x = edge_tensor(shape, layout, dtype)
-        same_as_torch(lesson.row_sum, partial(torch.sum, dim=0), x, row_sum_pitfall, grads=True,
-                      what=f"row_sum(x) for x of {describe(x, layout)}", against="torch.sum(x, dim=0)",
-                      tolerance=order_tolerance(x) if dtype.is_floating_point else None)
-
-
-@pytest.mark.parametrize("shape", [(0,), (0, 3), (0, 2, 4), (5,), (1, 3)], ids=lambda v: f"shape {v}")
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=dtype_name)
-def test_row_sum_of_edge_shapes(lesson, shape, dtype):
-    x = torch.arange(float(np.prod(shape))).reshape(shape).to(dtype)
-    empty = " (no rows give zeros of shape x.shape[1:])" if shape[0] == 0 else ""
-    check_row_sum(lesson, x, what=f"row_sum(x) for x of {describe(x)}{empty}")
-
-
-@pytest.mark.points(2)
-def test_row_sum_runs_the_same_ops_for_10_or_1000_rows(lesson):
-    assert_no_loop(
-        lambda n: partial(lesson.row_sum, seeded(n, 8)), 10, 1000, what="row_sum(x)", unit="rows",
-        hint="Indexing, unbind and Python's built-in sum() all go row by row. "
-        "Reduce over dim 0 in one call.",
-    )
-
-
-@pytest.mark.speed
-@pytest.mark.points(2)
-def test_row_sum_is_much_faster_than_the_slicing_loop(lesson):
-    x = torch.rand([500, 10], generator=torch.Generator().manual_seed(2))
-    assert_speed(
-        lambda: slicing_loop(x), lambda: lesson.row_sum(x),
-        at_least=30, what="row_sum(x) for x of shape (500, 10)", baseline_name="the loop `z += x[i]` over its rows",
-        hint="One reduction over dim 0 replaces 500 selects and 500 additions.",
-        fresh_at_least=15,  # fresh values each call, in another process (MEASUREMENTS.md)
-    )
 
 
 # --- normalize_rows --------------------------------------------------------------------------
@@ -392,120 +627,14 @@ def normalize_pitfall(x: torch.Tensor, out, eps: float = 1e-12, **tolerance) -> 
             pass
     return None
 
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_normalize_rows_with_a_zero_row(lesson):
-    x = torch.tensor([[3.0, 4.0], [0.0, 0.0], [-2.0, 0.0]])
-    check_normalize(lesson, x, what="normalize_rows(tensor([[3., 4.], [0., 0.], [-2., 0.]])) (a zero row stays zeros)")
-
-
-@given(tensors(shape=shapes(min_side=0), dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0, 1e-13, 1e4)))
-@example(torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [0.0, 0.0], [1e4, -1e4]]))
-@pytest.mark.points(2)
-def test_normalize_rows_matches_F_normalize(lesson, x):
-    check_normalize(lesson, x, what=f"normalize_rows(x) for x of {describe(x)}")
-
-
-def test_rows_below_eps_are_divided_by_eps(lesson):
-    x = torch.tensor([[1e-13, 0.0], [3e-13, 4e-13], [3e-12, 4e-12]])  # F.normalize: [[0.1, 0], [0.3, 0.4], [0.6, 0.8]]
-    check_normalize(lesson, x, what="normalize_rows(x) for rows of norm 1e-13, 5e-13 and 5e-12 (a norm below "
-                    "eps=1e-12 is replaced by eps)")
-
-
-def test_eps_argument_is_used(lesson):
-    x = torch.tensor([[0.3, 0.4], [3.0, 4.0]])  # F.normalize: [[0.3, 0.4], [0.6, 0.8]]
-    check_normalize(lesson, x, eps=1.0, what="normalize_rows(tensor([[0.3, 0.4], [3., 4.]]), eps=1.0) (use the eps "
-                    "you are given)")
-
-
-@pytest.mark.parametrize("n", [3, 4])
-def test_normalize_rows_of_a_square_input(lesson, n):
-    # A square input is where a norm without keepdim broadcasts along the wrong axis silently.
-    x = seeded(n, n, seed=3) * 5
-    what = f"normalize_rows(x) for x of {describe(x)}"
-    out = check_normalize(lesson, x, what=what)
-    assert_close(torch.linalg.vector_norm(out, dim=-1), torch.ones(n), what=f"the row norms of {what}")
-
-
-@pytest.mark.parametrize("layout", ["transposed", "strided"])
-def test_normalize_rows_of_a_non_contiguous_input(lesson, layout):
-    x = with_layout(seeded(4, 3, 5, seed=4), layout)
-    check_normalize(lesson, x, what=f"normalize_rows(x) for x of {describe(x)}")
-
-
-@pytest.mark.points(2)
-def test_zero_rows_have_finite_gradients(lesson):
-    x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0], [0.0, -3.0, 4.0]], requires_grad=True)
-    upstream = seeded(3, 3, seed=6)
-    what = "the gradient of normalize_rows(x) at x with a zero row"
-    with reported("normalize_rows(x) for x = [[0., 0., 0.], [1., 2., 2.], [0., -3., 4.]] that requires grad",
-                  advice=written_into):
-        out = lesson.normalize_rows(x)
-    got = grad_of(out, x, what, upstream)
-    if not bool(torch.isfinite(got).all()):
-        if not bool(torch.isfinite(out.detach()).all()):
-            fail(f"normalize_rows(x) at x with a zero row returned non-finite entries:\n{out.detach()}\n{NO_CLAMP}")
-        x_by_hand = x.detach().clone().requires_grad_()
-        by_hand = grad_of(x_by_hand / (x_by_hand * x_by_hand).sum(-1, keepdim=True).sqrt().clamp_min(1e-12),
-                          x_by_hand, what, upstream)
-        sqrt_at_zero = torch.equal(torch.isfinite(got), torch.isfinite(by_hand))
-        fail(f"{what} has non-finite entries:\n{got}\nThe result itself is finite: a step of the computation has "
-             "an infinite derivative at the zero row." + (f" {BY_HAND}" if sqrt_at_zero else ""))
-    assert_close(got, grad_of(reference_normalize(x), x, what, upstream), what=what)
-
-
-def test_float16_rows_whose_squares_overflow(lesson):
-    x = torch.tensor([[300.0, 400.0], [0.5, 0.0]], dtype=torch.float16)
-    check_normalize(lesson, x, what="normalize_rows(tensor([[300., 400.], [0.5, 0.]], dtype=torch.float16))",
-                    **tolerance(torch.float16))
-
 
 def eps_for(dtype: torch.dtype) -> float:
     """The default eps, or one float16 can hold: it rounds 1e-12 to 0, and a zero row to 0 / 0."""
     return 1e-4 if dtype == torch.float16 else 1e-12
 
 
-@given(tensors(dtypes=LOW_PRECISION, scales=(1.0, 30.0), extremes=False))
-def test_normalize_rows_in_low_precision_keeps_dtype(lesson, x):
-    eps = eps_for(x.dtype)
-    check_normalize(lesson, x, eps=eps, what=f"normalize_rows(x, eps={eps}) for x of {describe(x)}", **tolerance(x.dtype))
-
-
 # Gradients (and values) of half precision: each correct order of operations rounds differently.
 HALF_TOLERANCE = {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}}
-
-
-@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
-def test_normalize_rows_same_as_F_normalize(lesson, dtype):
-    eps = eps_for(dtype)
-    for shape, layout in EDGE_CASES:
-        values = torch.randn(shape, generator=torch.Generator().manual_seed(5)) * 4
-        if values.dim() > 1 and values.shape[0] > 0:
-            values[(0,) * (values.dim() - 1)] = 0.0  # a zero row
-        x = with_layout(values.to(dtype), layout)
-        same_as_torch(lesson.normalize_rows, partial(F.normalize, p=2, dim=-1), x,
-                      partial(normalize_pitfall, eps=eps, **HALF_TOLERANCE.get(dtype, {})), eps=eps, grads=True,
-                      what=f"normalize_rows(x, eps={eps}) for x of {describe(x)} ({layout}, a zero row)",
-                      against=f"F.normalize(x, p=2, dim=-1, eps={eps})",
-                      tolerance=HALF_TOLERANCE.get(dtype))
-
-
-def test_normalize_rows_does_not_call_F_normalize(lesson):
-    x = seeded(3, 4, seed=18).requires_grad_()
-    what = "normalize_rows(x) for x of shape (3, 4)"
-    with reported(f"{what} that requires grad", advice=written_into), not_calling_F_normalize(what):
-        out = lesson.normalize_rows(x)
-    with not_calling_F_normalize(f"the backward of {what}"):
-        grad_of(out, x, f"the gradient of {what}")
-
-
-def test_normalize_rows_gradcheck_float64(lesson):
-    x = seeded(3, 4, dtype=torch.float64, seed=7).requires_grad_()
-    what = f"normalize_rows(x) for x of {describe(x)}"
-    with reported(f"{what} that requires grad", advice=written_into):
-        out = lesson.normalize_rows(x)
-    grad_of(out, x, what)  # the clear message first
-    gradients_agree(lambda t: lesson.normalize_rows(t), (x,), what)
 
 
 # --- masked_mean -----------------------------------------------------------------------------
@@ -629,104 +758,8 @@ def masked_cases(draw, dtypes=(torch.float32, torch.float64), scales=(1.0, 30.0,
     return x, mask, draw(st.integers(-x.dim(), x.dim() - 1))
 
 
-@pytest.mark.public
-def test_masked_mean_with_an_empty_row(lesson):
-    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    mask = torch.tensor([[True, False, True], [False, False, False]])
-    what = "masked_mean(x, mask, dim=-1) for x = [[1., 2., 3.], [4., 5., 6.]], mask = [[T, F, T], [F, F, F]]"
-    check_masked_mean(lesson, x, mask, -1, what=f"{what} (expected [2., 0.]: a row with no True gives 0)")
-
-
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_masked_out_inf_and_nan_change_neither_value_nor_gradient(lesson):
-    x = torch.tensor([[1.0, INF, 3.0], [NAN, 2.0, -INF]], requires_grad=True)
-    mask = torch.tensor([[True, False, True], [False, True, False]])
-    what = "masked_mean(x, mask, dim=1) for x = [[1., inf, 3.], [nan, 2., -inf]], mask = [[T, F, T], [F, T, F]]"
-    with explains_mask_operators(what):
-        out = lesson.masked_mean(x, mask, 1)
-    expected = torch.tensor([2.0, 2.0])
-    wrong = mismatch(out.detach() if isinstance(out, torch.Tensor) else out, expected, what=what)
-    if wrong is not None:
-        fail(masked_mean_problem(x, mask, 1, out, expected, wrong))
-    got = grad_of(out, x, f"the gradient of {what}")
-    assert_close(got, torch.tensor([[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]), what=f"the gradient of {what}")
-
-
-@given(masked_cases())
-@example((torch.tensor([[1.0, NAN], [INF, 2.0]]), torch.tensor([[True, False], [False, False]]), 0))
-@pytest.mark.points(2)
-def test_masked_mean_matches_a_row_by_row_mean(lesson, case):
-    x, mask, dim = case
-    check_masked_mean(lesson, x, mask, dim)
-
-
-@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
-def test_masked_mean_along_each_dim(lesson, dim):
-    x = seeded(3, 4, 5, seed=8)
-    mask = seeded(3, 4, 5, seed=9) > 0.3
-    check_masked_mean(lesson, x, mask, dim)
-
-
-def test_selected_inf_and_nan_are_part_of_the_mean(lesson):
-    x = torch.tensor([[INF, 1.0], [NAN, 1.0], [-INF, 1.0]])
-    mask = torch.ones(3, 2, dtype=torch.bool)
-    check_masked_mean(
-        lesson, x, mask, 1,
-        what="masked_mean(x, mask, dim=1) for x = [[inf, 1.], [nan, 1.], [-inf, 1.]] with every entry "
-        "selected (a selected inf or nan is a value like any other: the mean is inf, nan, -inf)",
-    )
-
-
-@pytest.mark.parametrize(("shape", "dim"), [((), 0), ((), -1), ((1,), 0), ((1, 1), -1), ((1, 3), 0), ((3, 1), 1)],
-                         ids=lambda v: f"shape {v}" if isinstance(v, tuple) else f"dim={v}")
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=dtype_name)
-def test_masked_mean_of_small_shapes(lesson, shape, dim, dtype):
-    # 0-d (torch.mean(x, 0) takes it too), one-element and size-1 dims: only `dim` goes.
-    x = (torch.randn(shape, generator=torch.Generator().manual_seed(15)) * 3).to(dtype)
-    for mask in (x > 0, x <= 0, torch.ones_like(x, dtype=torch.bool)):
-        check_masked_mean(lesson, x, mask, dim)
-
-
-@pytest.mark.parametrize(("shape", "dim"), [((3, 0), -1), ((0, 4), 0), ((0, 4), 1), ((0,), 0)],
-                         ids=lambda v: f"shape {v}" if isinstance(v, tuple) else f"dim={v}")
-def test_masked_mean_of_empty_dims(lesson, shape, dim):
-    x, mask = torch.empty(shape), torch.ones(shape, dtype=torch.bool)
-    check_masked_mean(lesson, x, mask, dim, what=f"masked_mean(x, mask, dim={dim}) for x of {describe(x)} and an "
-                      f"all-True mask of the same shape")
-
-
-@given(masked_cases(dtypes=LOW_PRECISION, scales=(1.0, 30.0)))
-def test_masked_mean_in_low_precision_keeps_dtype(lesson, case):
-    x, mask, dim = case
-    check_masked_mean(lesson, x, mask, dim)
-
-
-@pytest.mark.points(2)
-def test_masked_mean_gradient_is_one_over_the_count(lesson):
-    x = seeded(3, 4, seed=10).requires_grad_()
-    mask = torch.tensor([[True, True, False, True], [False] * 4, [False, True, False, False]])
-    what = f"the gradient of masked_mean(x, mask, dim=-1) for x of {describe(x)} and a mask with 3, 0 and 1 True per row"
-    with reported(f"masked_mean(x, mask, dim=-1) for x of {describe(x)} that requires grad", advice=written_into):
-        out = lesson.masked_mean(x, mask, -1)
-    got = grad_of(out, x, what)
-    expected = torch.tensor([[1 / 3, 1 / 3, 0, 1 / 3], [0.0] * 4, [0, 1.0, 0, 0]])
-    assert_close(got, expected, what=what)
-
-
-def test_masked_mean_gradcheck_float64(lesson):
-    x = seeded(4, 3, dtype=torch.float64, seed=11).requires_grad_()
-    mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True], [False, True, False]])
-    fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
-    what = (f"masked_mean(x, mask, dim=0) for x of {describe(x)} and a mask with "
-            f"{', '.join(map(str, mask.sum(0).tolist()))} True per column")
-    with reported(f"{what}, x requiring grad", advice=written_into):
-        out = fn(x)
-    grad_of(out, x, what)
-    gradients_agree(fn, (x,), what)
-
-
 # --- inputs ----------------------------------------------------------------------------------
+
 
 FUNCTIONS = ["row_sum", "normalize_rows", "masked_mean"]
 
@@ -746,60 +779,48 @@ def in_place_trap(name: str, x_before: torch.Tensor, x_after: torch.Tensor, mask
     return "An in-place op (`+=`, `/=`, `x[...] = ...`, a method ending in `_`) wrote into it."
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_inputs_are_not_modified(lesson, name):
-    x, mask = seeded(6, 5, seed=12), seeded(6, 5, seed=13) > 0
-    x_before, mask_before = x.clone(), mask.clone()
-    call = "masked_mean(x, mask, dim=1)" if name == "masked_mean" else f"{name}(x)"
-    getattr(lesson, name)(*((x, mask, 1) if name == "masked_mean" else (x,)))
-    wrong = mismatch(x, x_before, what=f"x after {call} (the caller's tensor must not change)")
-    if wrong is not None:
-        fail(f"{wrong}\n{in_place_trap(name, x_before, x, mask_before)}")
-    assert_close(mask, mask_before, what=f"mask after {call} (the caller's mask must not change)")
-
-
-# --- devices ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_results_are_built_on_the_inputs_device(lesson, name):
-    # "every result is on the input's device": a tensor built without device= (torch.zeros(...)
-    # for the empty slices, a count or an eps as a new tensor) lands on the default device.
-    for shape in ((4, 3), (0, 3), (3, 0)):
-        for dtype in ((torch.float32, torch.int64, torch.bool) if name == "row_sum" else (torch.float32, torch.float16)):
-            x = (torch.randn(shape, generator=torch.Generator().manual_seed(16)) * 3).to(dtype)
-            mask = torch.randn(shape, generator=torch.Generator().manual_seed(17)) > 0
-            if name == "masked_mean":
-                args, expected, call = (x, mask, 1), reference_masked_mean(x, mask, 1), "masked_mean(x, mask, dim=1)"
-            elif name == "row_sum":
-                args, expected, call = (x,), torch.sum(x, 0), "row_sum(x)"
-            else:
-                args, expected, call = (x,), reference_normalize(x, eps=eps_for(dtype)), f"normalize_rows(x, eps={eps_for(dtype)})"
-            what = f"{call} for x of {describe(x)}{f' and {mask_said(mask)}' if name == 'masked_mean' else ''}, on the CPU"
-            kwargs = {"eps": eps_for(dtype)} if name == "normalize_rows" else {}
-            getattr(lesson, name)(*args, **kwargs)  # an error of its own is reported as itself, not as a device problem
-            out = on_another_default_device(
-                lambda: getattr(lesson, name)(*args, **kwargs), what=what,
-                fix="Build everything from the inputs (torch.zeros_like, x.new_zeros, device=x.device).")
-            if name == "row_sum" and not isinstance(out, torch.Tensor):
-                pitfall = row_sum_pitfall(x, out)
-                wrong = not_a_tensor(f"{what}, with the default device set to 'meta',", out, expected, "torch.sum(x, dim=0)")
-                fail(f"{wrong}\n{pitfall}" if pitfall else wrong)
-            wrong = mismatch(out, expected, what=f"{what}, with the default device set to 'meta'",
-                             **(order_tolerance(x) if x.is_floating_point() else {}))
-            if wrong is not None:
-                fail(masked_mean_problem(x, mask, 1, out, expected, wrong) if name == "masked_mean" else wrong)
-
-
-@pytest.mark.cuda
-def test_runs_on_the_inputs_device(lesson):
-    x = seeded(6, 5, seed=14)
-    mask = x > 0
-    cuda = torch.device("cuda")
-    assert_close(lesson.row_sum(x.to(cuda)), torch.sum(x, 0).to(cuda), what="row_sum(x) for x of shape (6, 5) on CUDA")
-    assert_close(lesson.normalize_rows(x.to(cuda)), reference_normalize(x).to(cuda),
-                 what="normalize_rows(x) for x of shape (6, 5) on CUDA")
-    assert_close(
-        lesson.masked_mean(x.to(cuda), mask.to(cuda), 1), reference_masked_mean(x, mask, 1).to(cuda),
-        what="masked_mean(x, x > 0, 1) for x of shape (6, 5) on CUDA",
-    )
+CONTRACT = """Contract (lesson text, docstrings, hints) -> the tests that check it:
+row_sum
+- torch.sum(x, dim=0)'s values and dtype, edge cases included: any shape (one dim or more, empty), dtype
+  (bool, integer, float, half, complex) and strides (transposed, expanded) -> test_row_sum_same_as_torch_sum_for_every_dtype,
+  test_row_sum_matches_torch_sum, test_row_sum_of_the_example_matrix
+- bool and integer inputs give int64 (no wrap-around), floating ones keep their dtype (a sum kept
+  in the input's dtype named) -> test_row_sum_of_bool_and_integers_promotes_like_torch,
+  test_row_sum_same_as_torch_sum_for_every_dtype
+- N = 0 gives zeros of shape x.shape[1:] (built-in sum()'s int 0 named) -> test_row_sum_of_edge_shapes,
+  test_row_sum_same_as_torch_sum_for_every_dtype
+- one reduction: no loop, no indexing, not built-in sum() -> test_row_sum_runs_the_same_ops_for_10_or_1000_rows,
+  test_row_sum_is_much_faster_than_the_slicing_loop (30x)
+normalize_rows
+- equals F.normalize(x, p=2, dim=-1, eps=eps), values, dtype, shape and gradients, any layout, in
+  float64/float32/float16/bfloat16, empty and one-element shapes -> test_normalize_rows_same_as_F_normalize,
+  test_normalize_rows_matches_F_normalize, test_normalize_rows_in_low_precision_keeps_dtype,
+  test_normalize_rows_of_a_non_contiguous_input
+- written out, not a call of torch.nn.functional.normalize under any name (named as such)
+  -> test_normalize_rows_does_not_call_F_normalize, test_normalize_rows_with_a_zero_row
+- x / max(norm, eps): a zero row gives zeros (no clamp named), tiny rows are divided by eps (eps added
+  named), the eps given is used -> test_normalize_rows_with_a_zero_row, test_rows_below_eps_are_divided_by_eps,
+  test_eps_argument_is_used
+- norm over the last dim with keepdim (a missing keepdim named, square or not)
+  -> test_normalize_rows_of_a_square_input, test_normalize_rows_matches_F_normalize
+- finite gradients at a zero row; float16 squares that overflow (sqrt of a sum of squares named)
+  -> test_zero_rows_have_finite_gradients, test_float16_rows_whose_squares_overflow, test_normalize_rows_gradcheck_float64
+- x's dtype (a cast never undone named) -> test_normalize_rows_in_low_precision_keeps_dtype
+masked_mean
+- the mean of the selected entries along any dim (negative too), x's shape without dim
+  -> test_masked_mean_matches_a_row_by_row_mean, test_masked_mean_along_each_dim, test_masked_mean_of_small_shapes
+- a slice with no True gives 0 (0 / 0 named); empty dims -> test_masked_mean_with_an_empty_row,
+  test_masked_mean_of_empty_dims
+- unselected inf/nan change neither value nor gradient (multiplying by the mask named); selected ones
+  count -> test_masked_out_inf_and_nan_change_neither_value_nor_gradient, test_selected_inf_and_nan_are_part_of_the_mean,
+  test_masked_mean_matches_a_row_by_row_mean
+- masks combined with &, |, ~ (`and`/`or`/`not` and `-mask` named) -> test_masked_mean_with_an_empty_row,
+  test_masked_mean_matches_a_row_by_row_mean
+- gradient 1 / count on selected entries, 0 elsewhere -> test_masked_mean_gradient_is_one_over_the_count,
+  test_masked_mean_gradcheck_float64
+- x's dtype (float64, float16, bfloat16; a .float() named); any layout of x and mask, expanded included
+  -> test_masked_mean_in_low_precision_keeps_dtype, test_masked_mean_matches_a_row_by_row_mean
+all three
+- no input modified (each in-place trap named when its trace shows) -> test_inputs_are_not_modified
+- every result on the input's device -> test_results_are_built_on_the_inputs_device, test_runs_on_the_inputs_device (CUDA)
+"""

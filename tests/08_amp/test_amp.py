@@ -1,76 +1,9 @@
 """Lesson 08, mixed precision: checks amp.py side by side with torch.amp.GradScaler and autocast.
 
-`lesson` is the module under test (the learner's, the reference, or a mutant). Every scaler
-test runs two identical models, one with torch.amp.GradScaler("cpu", ...) and one with the
-learner's DynamicLossScaler, and compares the scale, state_dict() (values and types), the
-parameters, the optimizer state and the .grad left behind after every step.
-
-The learner's side runs in a scenario (grader.testing.scenario): a script (a model, an optimizer
-and a scaler through a schedule of steps; train_step four times; ...) drives their objects
-beside their code and returns snapshots as data, and the test runs torch.amp.GradScaler through
-the same script in its own process and compares. Under `kata grade` only the snapshots cross.
-
-Contract (lesson text, docstrings, hints) -> tests
-- "scale(loss) matches torch's: value, dtype, device and graph" -> test_scale_multiplies_the_loss, test_scale_matches_torch
-- "for 0-dim, one-element and unreduced losses of every floating dtype (meta too)"; "dtype not always the loss's"
-  -> test_scale_matches_torch
-- "S may be a Python float; the tests use scales and factors exact in float32 and never check the rounding of S"
-  -> not a promise to test: test_scale_matches_torch uses init_scale 3.0, every other test powers of two
-- "get_scale() and state_dict() match torch's, values and types, before any step and after every step"
-  -> test_scale_multiplies_the_loss, test_state_dict_matches_torch_and_round_trips, assert_same_state (all)
-- "step for step ... with SGD (momentum) and Adam: scale, params, optimizer state, .grad" -> test_matches_torch_step_for_step
-- "inf, -inf or nan injected", "the scaler SKIPS it (parameters and optimizer state stay)", "step() returns what torch's
-  returns" -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
-- "several param groups and a parameter the loss never reaches" -> test_param_groups_and_parameters_without_gradient
-- "after growth_interval clean steps in a row: S *= growth_factor, counter to 0" -> test_growth_waits_for_growth_interval_clean_steps,
-  test_default_settings_and_growth_after_2000_clean_steps_match_torch
-- "inf/nan: S *= backoff_factor and the counter goes back to 0" -> test_scale_after_a_clean_step_and_after_an_inf_step
-- "found inf/nan for ANY optimizer this iteration" / one count per update() / a record per optimizer
-  -> test_two_optimizers_match_torch
-- "only `optimizer`'s parameters" (a layer in no optimizer: neither checked nor unscaled) -> test_two_optimizers_match_torch
-- "unscale_ changes the .grad tensors in place (times 1/S)" -> test_unscale_then_clip_matches_torch,
-  assert_same_state (grads after step)
-- "step unscales unless unscale_ was called" -> test_unscale_then_clip_matches_torch, test_matches_torch_step_for_step
-- "where torch raises RuntimeError ... yours too, and changes nothing"; unscale_ twice (gradients untouched)
-  -> test_unscale_twice_raises
-- "unscale_ after step, step twice, raise RuntimeError; update() starts a new iteration" -> test_unscale_after_step_and_step_twice_raise
-- "step() returns what optimizer.step() returned, None on a skipped step" -> test_step_returns_what_optimizer_step_returns
-- "state_dict() has torch's keys and values, Python numbers" -> test_state_dict_matches_torch_and_round_trips, assert_same_state
-- the defaults (init_scale 2**16, factors 2.0/0.5, growth_interval 2000) -> test_default_settings_and_growth_after_2000_clean_steps_match_torch
-- "load_state_dict accepts yours and torch's" (and torch's takes yours; the counter survives) -> test_state_dict_matches_torch_and_round_trips
-- "RuntimeError for an empty dict" -> test_load_state_dict_refuses_an_empty_dict
-- "enabled=False: what torch's disabled scaler does, call for call; the very object where torch returns it" (scale
-  returns the loss itself, get_scale 1.0, unscale_/update no-ops, step just steps (twice too), state_dict {},
-  load_state_dict no-op) -> test_disabled_is_a_pass_through
-- train_step "returns the loss as a Python float"; keyword-only device_type/dtype/max_grad_norm -> test_train_step_returns_a_float
-- "the forward's matmuls run in `dtype`", the model is not converted -> test_train_step_runs_the_forward_under_autocast
-- "forward and loss inside autocast and nothing else", device_type passed on -> test_train_step_autocasts_the_forward_and_the_loss_only
-- "uses the scaler it is given, calling unscale_ only when it clips (max_grad_norm=0.0 too)"; the order the
-  parts' reasons in the lesson text imply (scale, unscale_, step, update) -> test_train_step_uses_the_scaler_it_is_given_in_order
-- "after each of four steps the same loss, scale, params, optimizer state and .grad as the step described above with
-  torch's GradScaler (SGD, Adam, with and without max_grad_norm, ...)": backward ADDS into .grad (clear first), clip the
-  OPTIMIZER's parameters after unscale_ -> test_train_step_matches_the_reference_loop
-- "the checkerboard trains with bfloat16 autocast" -> test_checkerboard_trains_in_bfloat16
-- "a bfloat16 step is at least 1.2x as fast" -> test_bfloat16_step_is_faster_than_float32
-- float16 on CUDA with real overflows -> test_float16_on_cuda_matches_torch
-
-Pitfalls the lesson names, each named in a failure only where its symptom shows (a simulation of
-the pitfall gives what the learner's code gave, or the symptom is the pitfall's own):
-- clipping before unscale_; clipping model.parameters(); no zero_grad, or zero_grad after the step; backward of
-  the unscaled loss -> test_train_step_matches_the_reference_loop (LOOP_PITFALLS, replayed with torch's scaler)
-- torch.amp.GradScaler() without a device (a disabled CUDA scaler) -> test_train_step_uses_the_scaler_it_is_given_in_order
-- torch.cuda.amp.autocast, autocast hard-coded to 'cuda' (warnings seen) -> test_train_step_runs_the_forward_under_autocast,
-  test_train_step_autocasts_the_forward_and_the_loss_only
-- backward or step inside autocast, the loss outside it -> test_train_step_autocasts_the_forward_and_the_loss_only
-- converting the model to 16 bits -> test_train_step_runs_the_forward_under_autocast
-- an inf check that misses nan (isinf); optimizer.step() called on a skipped step (zeroed gradients)
-  -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
-- the scale as a Python float (a 16-bit 0-dim loss stays 16-bit) -> test_scale_matches_torch
-- one inf flag or one "unscaled" record for all optimizers; a clean step counted per optimizer -> test_two_optimizers_match_torch
-- gradients left scaled, or unscaled twice, after step (one factor between them and torch's) -> assert_same_state (all)
-- a new .grad tensor instead of in place -> test_unscale_then_clip_matches_torch
-- .grad None not skipped -> test_param_groups_and_parameters_without_gradient
-- disabled: loss * 1 instead of the loss itself -> test_disabled_is_a_pass_through
+Every scaler test runs two identical models, one with torch.amp.GradScaler("cpu", ...) and one with
+the learner's DynamicLossScaler (in a scenario, beside their code), and compares the scale,
+state_dict(), the parameters, the optimizer state and the .grad after every step. CONTRACT, at the
+end, maps the lesson's promises and pitfalls to the tests.
 """
 
 from __future__ import annotations
@@ -93,11 +26,517 @@ from torch import nn
 from grader.testing import (assert_close, assert_speed, attribute, counted, describe, dtype_name, expect_raises, explained, fail,
                             quoted, reported, same, trace_ops)
 from grader.testing.errors import raised
+from grader.testing.pitfalls import Pitfall, pitfalls_of
 from grader.testing.differential import assert_same_as
 from grader.testing.scenario import beside
 
+
 INF, NAN = float("inf"), float("nan")
 CLEAN = None  # a step whose gradients are left alone
+
+
+# --- the basics: public ------------------------------------------------------------------------
+
+
+@pytest.mark.public
+def test_scale_multiplies_the_loss(lesson):
+    report = observed(your_first_scale, lesson)
+    scale = next(report)
+    require(isinstance(scale, float) and scale == 2.0**16, (
+        f"DynamicLossScaler().get_scale() returned {scale!r} before any step; expected the float 65536.0 (init_scale)"))
+    scaled, requires_grad = next(report)
+    assert_close(scaled.detach(), torch.tensor(32768.0), what="DynamicLossScaler().scale(tensor(0.5))")
+    require(requires_grad, "scale(loss) must stay in the autograd graph: multiply the tensor, do not call .item()")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_scale_after_a_clean_step_and_after_an_inf_step(lesson):
+    schedule, settings = [CLEAN, INF, CLEAN], dict(growth_interval=1, init_scale=1024.0)
+    mine, ref = observed(your_steps, lesson, "sgd", schedule, settings), torch_steps("sgd", schedule, settings)
+    next(mine)  # before the first step
+    for poison, scale, got, expected in zip(schedule, [2048.0, 1024.0, 2048.0], mine, ref[1:]):
+        require(expected["scale"] == scale, f"torch.amp.GradScaler itself changed: its scale is {expected['scale']}")
+        assert_same_state(expected, got,
+                          f"DynamicLossScaler(init_scale=1024., growth_interval=1) after {a_step(poison)}")
+
+
+def test_scale_matches_torch(lesson):
+    # A 0-dim float16 or bfloat16 loss times torch's float32 0-dim scale is float32 (two 0-dim
+    # tensors: the wider dtype wins); times a Python float it stays 16-bit and 3 * 65536 overflows.
+    cases = [(init_scale, torch.linspace(3.0, 0.5, max(1, len(shape) and shape[0])).reshape(shape).to(dtype))
+             for init_scale in (2.0**16, 3.0) for shape, dtype in SCALE_CASES]
+    cases += [(2.0**16, torch.empty((), dtype=dtype, device="meta")) for dtype in (torch.float32, torch.float16)]
+    for init_scale, loss in cases:
+        what = (f"DynamicLossScaler(init_scale={init_scale}).scale(loss) for loss of {describe(loss)}"
+                + (" on the meta device" if loss.device.type == "meta" else ""))
+        report = your_scale(lesson, init_scale, loss)
+        try:
+            assert_same_as(lambda copy: replayed_scale(report, copy),
+                           torch.amp.GradScaler("cpu", init_scale=init_scale).scale, loss, grads=True, what=what)
+            continue
+        except (AssertionError, pytest.fail.Exception) as exc:
+            why = scale_failure(scaled_result(report), init_scale, loss)
+            if why is None:
+                raise
+            failure = f"{exc}\n{why}"
+        pytest.fail(failure, pytrace=False)
+
+
+# --- side by side with torch.amp.GradScaler --------------------------------------------------
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("opt_name", ["sgd", "adam"])
+def test_matches_torch_step_for_step(lesson, opt_name):
+    schedule = [CLEAN, CLEAN, INF, CLEAN, CLEAN, CLEAN, NAN, CLEAN, CLEAN, CLEAN, CLEAN]
+    run_schedule(lesson, opt_name, schedule, growth_interval=3)
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("poison", [INF, -INF, NAN], ids=["inf", "-inf", "nan"])
+def test_a_step_with_non_finite_gradients_changes_nothing(lesson, poison):
+    # A clean step first, so Adam has moments and a step count to protect.
+    mine = your_steps(lesson, "adam", [CLEAN, poison], {})
+    what = f"scaler.step(adam) after a gradient got {poison}"
+    assert_skipped(mine[1], mine[2], poison, what, inf_skipped=lambda: skips_inf(lesson))
+    result = mine[2]["returned"]
+    require(result is None, f"{what} returned {result!r}; a skipped step returns None")
+    assert_same_state(torch_steps("adam", [CLEAN, poison], {})[2], mine[2], what)
+
+
+def test_growth_waits_for_growth_interval_clean_steps(lesson):
+    settings = dict(growth_interval=3, init_scale=8.0)
+    scales = [snapshot["scale"] for snapshot in your_steps(lesson, "sgd", [CLEAN] * 7, settings)[1:]]
+    expected = [snapshot["scale"] for snapshot in torch_steps("sgd", [CLEAN] * 7, settings)[1:]]
+    require(scales == expected, (
+        f"DynamicLossScaler(init_scale=8., growth_interval=3): the scale after each of 7 clean steps was {scales}, "
+        f"torch's {expected}. Grow only when growth_interval clean steps in a row have passed, then restart the count."))
+
+
+def test_unscale_then_clip_matches_torch(lesson):
+    mine = observed(your_unscale_then_clip, lesson)
+    ref = unscale_then_clip(Side(torch.amp.GradScaler("cpu"), "adam"))  # step for step with the checks
+    for step in range(3):
+        got, expected = next(mine), next(ref)
+        what = f"step {step}: the gradients after scaler.unscale_(optimizer)"
+        require(not got["replaced"], (
+            f"{what}: the .grad of {listed(got['replaced'])} is a new tensor; unscale_ unscales the gradients IN PLACE "
+            "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled"))
+        assert_close(got["unscaled"], expected["unscaled"], what=f"{what} (each .grad times 1/S, in place)",
+                     explain=lambda: gradient_factor({"grads": expected["unscaled"]},
+                                                     {**got, "grads": got["unscaled"]}, after="unscale_"))
+        assert_same_state(next(ref), next(mine), f"step {step} of unscale_, clip_grad_norm_(0.05), step, update")
+
+
+def test_param_groups_and_parameters_without_gradient(lesson):
+    mine = observed(your_param_groups_run, lesson)
+    ref = param_groups_run(torch.amp.GradScaler("cpu", growth_interval=2))
+    scales = []
+    for step, (poison, expected, got) in enumerate(zip(PARAM_GROUP_SCHEDULE, ref, mine)):
+        crash = expected.get("crash") or got.get("crash")
+        if crash:
+            pytest.fail(f"scaler.step(optimizer), step {step}, for an optimizer holding a parameter whose .grad is None, "
+                        f"raised {crash}.\n{NONE_GRAD}", pytrace=False)
+        what = f"two param groups and a parameter whose .grad is None, step {step} ({poison_name(poison)})"
+        scales.append(got["scale"])
+        # The param-group advice only where the learner's scaler is blind to the second group's inf:
+        # its scales so far those of every step clean, and the poisoned step not skipped.
+        blind = (scales == [2.0**16 * 2 ** ((done + 1) // 2) for done in range(step + 1)]
+                 and not same(got["params"], expected["params"]))
+        require(got["scale"] == expected["scale"], (
+            f"{what}: {scales_differ(got['scale'], expected['scale'])} "
+            + ("This is the scale of every step clean: the inf in the second param group was not seen. Check the "
+               "gradients of every param group (optimizer.param_groups), skipping those that are None."
+               if blind and poison is not None else SCALE_RULE)))
+        assert_close(got["params"], expected["params"], what=f"{what}: the parameters",
+                     explain=lambda: second_group_only(got["params"], expected["params"])
+                     or step_fault(expected, got, poison))
+        assert_close(got["optimizer"], expected["optimizer"], what=f"{what}: the optimizer state",
+                     explain=lambda: step_fault(expected, got, poison))
+
+
+def test_two_optimizers_match_torch(lesson):
+    mine = observed(your_two_optimizers_run, lesson)
+    ref = two_optimizers_run(torch.amp.GradScaler("cpu", growth_interval=2), explain=False)
+    history, scales = [], []
+    for number, (iteration, expected, got) in enumerate(zip(TWO_OPTIMIZER_SCHEDULE, ref, mine)):
+        poisoned, order, unscale_first = iteration
+        history.append(f"inf in {'+'.join(poisoned) or 'none'}, unscale_ {'+'.join(unscale_first) or 'none'}, "
+                       f"step {'+'.join(order)}")
+        what = f"two optimizers (SGD on layer a, Adam on layer b), iterations [{'; '.join(history)}]"
+        if "refused" in got:
+            done, message = got["refused"]
+            calls = scaler_calls_of(iteration)
+            method, name = calls[done]
+            pytest.fail(f"{what}: scaler.{method}(optimizer {name}) raised RuntimeError({message!r}) after "
+                        f"{', '.join(f'{m_}(optimizer {n})' for m_, n in calls[:done])}. The record of "
+                        "what was unscaled or stepped is per optimizer: another optimizer's calls do not "
+                        "count against this one.", pytrace=False)
+        scale = got["scale"]
+        scales.append(scale)
+        if scale != expected["scale"]:
+            done = TWO_OPTIMIZER_SCHEDULE[: number + 1]
+            rule = next((rule for rule in ("last unscaled", "per step") if scales_by_rule(done, rule) == scales), None)
+            if rule == "per step" and grows_every_step(lesson):  # the same scales here, another mistake
+                rule = "every step"
+            pytest.fail(f"{what}: {scales_differ(scale, expected['scale'])}"
+                        + (f" {RECORD_WORDS[rule]}" if rule else ""),
+                        pytrace=False)
+        assert_same_state_dict(got["state_dict"], expected["state_dict"], what)
+
+        def explain() -> str:
+            return next(filter(None, (step_fault(layer(expected, name), layer(got, name), INF if name in poisoned else None)
+                                      for name in "ab")), "")
+        assert_close(got["params"], expected["params"],
+                     what=f"{what}: the parameters (only the optimizer whose gradients hold inf/nan skips its step; "
+                          "a layer in no optimizer is neither checked nor unscaled)", explain=explain)
+        for name in "ab":
+            assert_close(got["optimizers"][name], expected["optimizers"][name],
+                         what=f"{what}: the state of optimizer {name}", explain=explain)
+        assert_close(got["grads"], expected["grads"],
+                     what=f"{what}: the gradients after the steps (each optimizer's unscaled once; the loose layer's "
+                          "left as they are)", explain=explain)
+
+
+# --- the protocol: what may be called when ------------------------------------------------
+
+
+def test_unscale_twice_raises(lesson):
+    grads, second, after = unscaled_twice(lesson)
+    expect_raises(lambda: replay(second), RuntimeError, what="a second scaler.unscale_(optimizer) before update()",
+                  why="the gradients would be divided by the scale twice (torch.amp.GradScaler raises too).")
+    assert_close(after, grads, what="the gradients after a refused second unscale_ (they must not be divided again)")
+
+
+def test_unscale_after_step_and_step_twice_raise(lesson):
+    report = observed(your_out_of_turn, lesson)
+    unscale, step, before, after = next(report)
+    expect_raises(lambda: replay(unscale), RuntimeError, what="scaler.unscale_(optimizer) after step() and before update()",
+                  why="the step has already used the gradients (torch.amp.GradScaler raises too).")
+    expect_raises(lambda: replay(step), RuntimeError, what="a second scaler.step(optimizer) before update()",
+                  why="one update per iteration: call update() between steps (torch.amp.GradScaler raises too).")
+    assert_close(after, before, what="the parameters after a refused second step()")
+    list(report)  # the new iteration: an error of its update() or step is raised here
+
+
+def test_step_returns_what_optimizer_step_returns(lesson):
+    snapshots = your_steps(lesson, "counting sgd", [CLEAN, INF, CLEAN], {})[1:]
+    got = [snapshot["returned"] for snapshot in snapshots]
+    skipped = snapshots[2]["opt_steps"] == snapshots[1]["opt_steps"]  # optimizer.step() not called
+    why = ("the third step was skipped although its gradients were clean: the inf/nan record of the step "
+           "before was not cleared (update() starts a new iteration with none)" if got[2] is None and skipped else
+           "return what optimizer.step() returned, and None (without calling it) for a skipped step")
+    require(got == [1, None, 2], (
+        f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: {why}"))
+
+
+# --- state_dict -----------------------------------------------------------------------------
+
+
+def test_state_dict_matches_torch_and_round_trips(lesson):
+    settings = dict(init_scale=256.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
+    fresh = your_steps(lesson, "sgd", [], settings)[0]["state_dict"]
+    assert_same_state_dict(fresh, torch.amp.GradScaler("cpu", **settings).state_dict(),
+                           f"{scaler_call(settings)} before any step")
+    schedule = [CLEAN, INF, CLEAN, CLEAN]
+    expected = torch_steps("sgd", schedule, settings)[-1]["state_dict"]  # {'scale': 64.0, ..., '_growth_tracker': 2}
+    mine = your_steps(lesson, "sgd", schedule, settings)
+    got, what = mine[-1]["state_dict"], f"{scaler_call(settings)} after 4 steps [clean, inf, clean, clean]"
+    # A step taken on inf leaves inf/nan in the weights: every later step overflows and backs off.
+    require(not isinstance(got, dict) or got.keys() != expected.keys() or got == expected or mine[2]["opt_steps"] == mine[1]["opt_steps"]
+            or all_finite(mine[-1]["params"]), (
+        f"{what}: {state_dict_gaps(got, expected)}. Your parameters hold inf/nan after these steps, so every step "
+        f"after the inf one overflowed.\n{stepped(mine[2], INF)}"))
+    assert_same_state_dict(got, expected, what)
+    for source, state in (("your", got), ("torch.amp.GradScaler's", expected)):
+        restored = your_steps(lesson, "sgd", [], {}, state)[0]  # DynamicLossScaler() loaded with `state`
+        what = f"DynamicLossScaler().load_state_dict({source} state_dict)"
+        assert_same_state_dict(restored["state_dict"], expected, what)
+        require(restored["scale"] == expected["scale"], f"{what}: get_scale() is {restored['scale']}, expected {expected['scale']}")
+    theirs = torch.amp.GradScaler("cpu")
+    theirs.load_state_dict(got)  # and torch's scaler takes yours
+    assert_same_state_dict(theirs.state_dict(), expected, "torch.amp.GradScaler('cpu').load_state_dict(your state_dict)")
+    # The restored scaler carries on exactly like the original: it grows after one more clean step.
+    carried = your_steps(lesson, "sgd", [CLEAN], {}, got)[-1]["scale"]
+    original = torch_steps("sgd", [*schedule, CLEAN], settings)[-1]["scale"]
+    require(carried == original == 256.0, (
+        f"after load_state_dict and one more clean step the scale is {carried}, torch's "
+        f"{original}: the growth counter (_growth_tracker) must survive the round trip"))
+
+
+def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
+    expected = torch.amp.GradScaler("cpu").state_dict()
+    assert_same_state_dict(your_steps(lesson, "sgd", [], {})[0]["state_dict"], expected,
+                           "DynamicLossScaler() (the defaults: init_scale=2**16, growth_factor=2.0, backoff_factor=0.5, "
+                           "growth_interval=2000)")
+    # 1999 clean steps already counted (as a checkpoint restores them): the 2000th grows the scale.
+    restored = dict(expected, _growth_tracker=1999)
+    mine, ref = observed(your_steps, lesson, "sgd", [CLEAN] * 2, {}, restored), torch_steps("sgd", [CLEAN] * 2, {}, restored)
+    loaded = next(mine)["state_dict"]  # before the first step
+    for step, (got, expected) in enumerate(zip(mine, ref[1:])):
+        what = (f"DynamicLossScaler() restored with _growth_tracker=1999, after {counted(step + 1, 'more clean step')} "
+                "(the 2000th clean step in a row doubles the scale)")
+        try:
+            assert_same_state(expected, got, what)
+            continue
+        except (AssertionError, pytest.fail.Exception) as exc:
+            if not isinstance(loaded, dict) or loaded.get("_growth_tracker") == 1999:
+                raise
+            failure = (f"{exc}\nRight after load_state_dict, state_dict()['_growth_tracker'] was "
+                       f"{loaded.get('_growth_tracker')!r}, not 1999.\n{tracker_rule(got, expected, 'load_state_dict')}")
+        pytest.fail(failure, pytrace=False)
+
+
+def test_load_state_dict_refuses_an_empty_dict(lesson):
+    loaded, state = load_empty(lesson)
+    expect_raises(lambda: replay(loaded), RuntimeError, what="DynamicLossScaler().load_state_dict({})",
+                  why="an empty state dict was saved from a disabled scaler: there is nothing to restore, and "
+                      "carrying on with the current scale would hide the mistake (torch.amp.GradScaler raises too).")
+    assert_same_state_dict(state, torch.amp.GradScaler("cpu", init_scale=8.0).state_dict(),
+                           "DynamicLossScaler(init_scale=8.) after a refused load_state_dict({})")
+
+
+# --- enabled=False --------------------------------------------------------------------------
+
+
+def test_disabled_is_a_pass_through(lesson):
+    state = torch.amp.GradScaler("cpu", init_scale=8.0).state_dict()
+    scaler = "DynamicLossScaler(init_scale=1024., enabled=False)"
+    with disabled_calls(f"scaler = {scaler}; scaler.scale(loss) for loss = tensor(0.5, requires_grad=True); "
+                        "scaler.get_scale()"):
+        mine = observed(your_pass_through, lesson, state)
+        scaled = next(mine)
+    ref = list(pass_through(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False), state))
+    require(scaled["same"], (
+        f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
+        "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does)"))
+    require(type(scaled["scale"]) is float and scaled["scale"] == 1.0, (
+        f"{scaler}.get_scale() is {scaled['scale']!r}; expected the float 1.0"))
+    for poison, expected in zip(DISABLED_STEPS, ref[1:]):
+        calls = ("scaler.unscale_(optimizer), scaler.unscale_(optimizer), scaler.step(optimizer), "
+                 f"scaler.step(optimizer), scaler.update() with scaler = {scaler}, after a backward with "
+                 + ("clean gradients" if poison is None else f"{poison} in a gradient"))
+        with disabled_calls(calls):
+            got = next(mine)
+        what = f"{calls} (every method is a pass-through: step() just calls optimizer.step())"
+        require(got["returned"] == expected["returned"], (
+            f"{what}: the two step() calls returned {got['returned']}; torch.amp.GradScaler(enabled=False) returned "
+            f"{expected['returned']}"))
+        assert_close(got["params"], expected["params"], what=f"{what}: the parameters")
+        assert_close(got["grads"], expected["grads"], what=f"{what}: the gradients (unscale_ must not touch them)")
+        require(got["scale"] == 1.0, f"{what}: get_scale() is {got['scale']}; expected 1.0")
+    with disabled_calls(f"{scaler}.state_dict()"):
+        saved = next(mine)
+    require(saved == {}, f"{scaler}.state_dict() is {saved}; expected {{}}")
+    with disabled_calls(f"scaler.load_state_dict({{}}), then scaler.load_state_dict(torch.amp.GradScaler('cpu', "
+                        f"init_scale=8.).state_dict()) with scaler = {scaler}"):
+        state_dict, scale = next(mine)
+    require(state_dict == {} and scale == 1.0, (
+        f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {state_dict}, "
+        f"get_scale() {scale}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)"))
+
+
+# --- train_step -----------------------------------------------------------------------------
+
+
+@pytest.mark.public
+def test_train_step_returns_a_float(lesson):
+    with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss) for {TINY}"):
+        loss, keywords, takes_kwargs = first_train_step(lesson)
+    require(type(loss) is float, (
+        f"train_step returned a {type(loss).__name__}; return the loss as a Python float (loss.item()), so the "
+        "caller holds no graph and no tensor"))
+    x, y = batch()
+    assert_close(loss, F.mse_loss(tiny_model()(x), y).item(), rtol=2e-2, atol=1e-3,
+                 what="train_step's loss (the loss of the forward pass, before the step)")
+    for name, default in TRAIN_STEP_KEYWORDS.items():
+        param = keywords[name]
+        if param is None and takes_kwargs:
+            continue  # taken through **kwargs: the calls in the other tests tell
+        require(param is not None and param["kind"] == "KEYWORD_ONLY" and param["has_default"]
+                and param["default"] == default, (
+            f"train_step's parameter {name!r} is {param and param['text']}; keep the signature of the exercise: "
+            f"keyword-only (after `*`), default {default!r}"))
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
+def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
+    with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss, dtype={dtype}) for {TINY}"):
+        seen, said, weight = autocast_step(lesson, dtype)
+    require(weight == torch.float32, (
+        f"train_step(..., dtype={dtype}) left the model's weights in {dtype_name(weight)}, not float32.\n{NOT_CONVERTED}"))
+    wrong = sorted({dtype_name(d) for d in seen if d != dtype})
+    require(seen and not wrong, (
+        f"train_step(..., dtype={dtype}): the matmuls ran in {' and '.join(wrong) or 'nothing'}, not "
+        f"{dtype_name(dtype)}.\n{autocast_advice(said, wrong)}"))
+
+
+def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
+    for device_type, dtype in (("cpu", torch.float16), ("cpu", torch.bfloat16), ("cuda", torch.bfloat16)):
+        cpu = device_type == "cpu"
+        expected = {"the model's forward": (cpu, dtype if cpu else None), "loss_fn": (cpu, dtype if cpu else None),
+                    "the backward": (False, None), "optimizer.step()": (False, None)}
+        with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu', init_scale=256.), x, y, loss_fn, "
+                      f"device_type={device_type!r}, dtype={dtype}) for {TINY}, loss_fn = F.mse_loss"):
+            log, said = autocast_places(lesson, device_type, dtype)
+        what = f"train_step(..., device_type={device_type!r}, dtype={dtype}) on CPU tensors"
+        for where, (enabled, want_dtype) in expected.items():
+            got = log.get(where)
+            require(got is not None, f"{what} never ran {where}")
+            if got == (enabled, want_dtype):
+                continue
+            if not cpu:
+                why = ("ran under CPU autocast: pass `device_type` on to torch.autocast (do not hard-code 'cpu'); "
+                       "autocast for 'cuda' leaves CPU tensors in float32")
+            elif enabled and not got[0]:
+                warned = autocast_warning(said)
+                why = (f"ran outside autocast. {warned}" if warned else
+                       "ran outside autocast: call the model AND the loss inside `with torch.autocast(device_type, "
+                       "dtype=dtype):`")
+            elif enabled:
+                why = f"ran under autocast with dtype {got[1]}: pass `dtype` on to torch.autocast"
+            else:
+                why = ("ran under autocast: only the forward and the loss go inside the `with` block; backward, "
+                       "clipping and the optimizer step run after it")
+            pytest.fail(f"{what}: {where} {why}", pytrace=False)
+
+
+@pytest.mark.parametrize("max_grad_norm", [None, 0.05, 0.0])
+def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
+    expected = ["scale", "step", "update"] if max_grad_norm is None else ["scale", "unscale_", "step", "update"]
+    with stepping(f"train_step(model, optimizer, scaler, x, y, F.mse_loss, max_grad_norm={max_grad_norm}) for {TINY}, "
+                  "scaler = torch.amp.GradScaler('cpu') (its calls recorded)"):
+        called = scaler_calls(lesson, max_grad_norm)
+    calls = [name for name in called if name in ("scale", "unscale_", "step", "update")]
+    what = f"train_step(..., max_grad_norm={max_grad_norm})"
+    require(calls, f"{what} called none of the scaler's methods (scale, unscale_, step, update).\n{NOT_GIVEN}")
+    missing, extra = [m for m in expected if m not in calls], [c for c in calls if c not in expected]
+    said = f", but not {listed(missing)}" if missing else "" if extra else ", in this order"
+    require(calls == expected, (
+        f"{what} called the scaler's {listed(calls)}{said}; expected scale(loss).backward()"
+        f"{', unscale_(optimizer) before clipping' if max_grad_norm is not None else ''}, step(optimizer), update()"
+        + (": unscale_ only to clip, when max_grad_norm is given" if "unscale_" in extra else "")
+        + (f"\n{NO_UPDATE}" if "update" in missing else "")
+        + (f"\n{FALSY_NORM}" if max_grad_norm == 0.0 and "unscale_" in missing
+           and "unscale_" in scaler_calls(lesson, 0.05) else "")))
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("max_grad_norm", [None, 0.05])
+@pytest.mark.parametrize("opt_name", ["sgd", "adam"])
+@pytest.mark.parametrize("scaler_kind", ["torch", "yours"])
+def test_train_step_matches_the_reference_loop(lesson, scaler_kind, opt_name, max_grad_norm):
+    call = (f"train_step(model, {opt_name}, {SCALER_CALLS[scaler_kind]}, x, y, F.mse_loss, "
+            f"max_grad_norm={max_grad_norm})")
+    mine = observed(your_train_run, lesson, scaler_kind, opt_name, max_grad_norm)
+    ref = reference_run(opt_name, max_grad_norm)
+    for step, expected in enumerate(ref):
+        what = f"{call}, step {step} ({LOOP_SETUP})"
+        with stepping(what, advice=none_grad_advice):
+            got = next(mine)
+        try:
+            assert_close(torch.tensor(float(got["returned"])), torch.tensor(expected["returned"]),
+                         what=f"{what}: the returned loss")
+            assert_same_state(expected, got, what)
+            continue
+        except (AssertionError, pytest.fail.Exception) as exc:
+            why = (SCALERS_FAULT if scaler_kind == "yours" and with_torchs_scaler(lesson, opt_name, max_grad_norm, step)
+                   else loop_pitfall(got, expected, opt_name, max_grad_norm, step + 1)
+                   or autocast_fault(lesson) or update_advice(lesson)(exc) or None)
+            if why is None:
+                raise
+            failure = f"{exc}\n{why}"
+        pytest.fail(failure, pytrace=False)
+
+
+# --- the checkerboard -------------------------------------------------------------------------
+
+
+@pytest.mark.points(2)
+def test_checkerboard_trains_in_bfloat16(lesson):
+    size, steps = 32, 120
+    def train() -> dict:  # (written before the advice: the scaler's __init__ is what an untouched stub reaches first)
+        return checkerboard_training(lesson, size, steps, bool(os.environ.get("KATA_IMAGES")))
+    with stepping(f"train_step(model, optimizer, DynamicLossScaler(), x, y, F.mse_loss), {steps} times, for the "
+                  "checkerboard net, optimizer = Adam(model.parameters(), lr=0.01), x of shape (1, 2, 32, 32)",
+                  advice=update_advice(lesson)):
+        trained = train()
+    losses = trained["losses"]
+    if trained["learned"] is not None:
+        save_side_by_side(trained["learned"], checker(size, size, 4), os.environ["KATA_IMAGES"])
+    # Predicting the mean gives 0.25; the reference reaches 0.03-0.05 from step ~80 on.
+    final = sum(losses[-10:]) / 10
+    require(final < 0.1, (
+        f"train_step with DynamicLossScaler and bfloat16 autocast on the 32x32 checkerboard: the mean loss of steps "
+        f"{steps - 10}-{steps} is {final:.3f} (first {losses[0]:.3f}); expected < 0.1. Losses: "
+        f"[{', '.join(f'{v:.3f}' for v in losses[::10])}]"))
+
+
+# --- speed ------------------------------------------------------------------------------------
+
+
+@pytest.mark.speed
+def test_bfloat16_step_is_faster_than_float32(lesson):
+    if not cpu_has_native_bfloat16():
+        pytest.skip("this CPU has neither avx512_bf16 nor amx_bf16: bfloat16 is emulated, no speedup to expect")
+    # The checkerboard net as Linear layers over the pixels (a 1x1 conv IS a Linear on each pixel),
+    # at width 256 on a 64x64 grid. Measured here: 1.6-3.2x with one or both cores busy. (As
+    # 1x1 convs, float32 takes a slow conv path and bfloat16 pays layout copies: no stable ratio.)
+    size, width = 64, 256
+    inputs = grid(size, size).flatten(1).t().contiguous()  # (H*W, 2)
+    targets = checker(size, size, 4).reshape(-1, 1)  # (H*W, 1)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        layers, features = [], 2
+        for _ in range(3):
+            layers += [nn.Linear(features, width), nn.BatchNorm1d(width), nn.ReLU()]
+            features = width
+        fp32_model = nn.Sequential(*layers, nn.Linear(width, 1))
+    bf16_model = copy.deepcopy(fp32_model)
+    fp32_opt = torch.optim.Adam(fp32_model.parameters(), lr=1e-3)
+    bf16_opt = torch.optim.Adam(bf16_model.parameters(), lr=1e-3)
+    scaler = lesson.DynamicLossScaler()
+
+    def fp32_step() -> float:
+        fp32_opt.zero_grad(set_to_none=True)
+        loss = F.mse_loss(fp32_model(inputs), targets)
+        loss.backward()
+        fp32_opt.step()
+        return loss.item()
+
+    with stepping("train_step(model, optimizer, DynamicLossScaler(), x, y, F.mse_loss), again and again, for the "
+                  "checkerboard net as Linear layers (width 256), optimizer = Adam(model.parameters(), lr=1e-3), "
+                  "x of shape (4096, 2)", advice=update_advice(lesson)):
+        assert_speed(
+            fp32_step, lambda: lesson.train_step(bf16_model, bf16_opt, scaler, inputs, targets, F.mse_loss),
+            at_least=1.2, what="train_step with bfloat16 autocast (checkerboard net, width 256, 4096 pixels)",
+            baseline_name="a float32 training step",
+            hint="Run the forward pass inside torch.autocast('cpu', dtype=torch.bfloat16) and keep the scaler's "
+                 "work to one pass over the gradients.",
+        )
+
+
+# --- CUDA ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+def test_float16_on_cuda_matches_torch(lesson):
+    # float16 with a scale large enough to overflow: real skipped steps, not injected ones.
+    ref, mine = observed(cuda_run, lesson, "torch"), observed(cuda_run, lesson, "yours")
+    for step, (expected, got) in enumerate(zip(ref, mine)):
+        what = f"train_step on CUDA with float16 autocast, init_scale=2**40, step {step}"
+        assert_close(torch.tensor(got["returned"]), torch.tensor(expected["returned"]), what=f"{what}: the loss")
+        assert_same_state(expected, got, what)
+
+
+# === what the tests use ===========================================================================
+#
+# The learner's side runs in a scenario (grader.testing.scenario): a script (a model, an optimizer
+# and a scaler through a schedule of steps; train_step four times; ...) drives their objects
+# beside their code and returns snapshots as data, and the test runs torch.amp.GradScaler through
+# the same script in its own process and compares. Under `kata grade` only the snapshots cross.
 
 
 def require(ok, message: str) -> None:
@@ -172,6 +611,7 @@ def grads_of(opt: torch.optim.Optimizer) -> dict[str, torch.Tensor | None]:
 # `observed` hands them to the test one by one, so the test checks each step before it meets an
 # error of a later one, and that error is then raised as itself (a stub's TODO keeps its file:line).
 # An error the test expects is recorded by `attempt` and raised again by `replay`.
+
 
 RAISED = "<the code under test raised an error here>"
 
@@ -597,29 +1037,6 @@ def your_first_scale(lesson, catch: bool = False) -> list:
     return observe(first_scale(lesson.DynamicLossScaler()), catch)
 
 
-@pytest.mark.public
-def test_scale_multiplies_the_loss(lesson):
-    report = observed(your_first_scale, lesson)
-    scale = next(report)
-    require(isinstance(scale, float) and scale == 2.0**16, (
-        f"DynamicLossScaler().get_scale() returned {scale!r} before any step; expected the float 65536.0 (init_scale)"))
-    scaled, requires_grad = next(report)
-    assert_close(scaled.detach(), torch.tensor(32768.0), what="DynamicLossScaler().scale(tensor(0.5))")
-    require(requires_grad, "scale(loss) must stay in the autograd graph: multiply the tensor, do not call .item()")
-
-
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_scale_after_a_clean_step_and_after_an_inf_step(lesson):
-    schedule, settings = [CLEAN, INF, CLEAN], dict(growth_interval=1, init_scale=1024.0)
-    mine, ref = observed(your_steps, lesson, "sgd", schedule, settings), torch_steps("sgd", schedule, settings)
-    next(mine)  # before the first step
-    for poison, scale, got, expected in zip(schedule, [2048.0, 1024.0, 2048.0], mine, ref[1:]):
-        require(expected["scale"] == scale, f"torch.amp.GradScaler itself changed: its scale is {expected['scale']}")
-        assert_same_state(expected, got,
-                          f"DynamicLossScaler(init_scale=1024., growth_interval=1) after {a_step(poison)}")
-
-
 # (shape, dtype) of the losses scale() gets: 0-dim as usual, one-element and unreduced ones too.
 SCALE_CASES = [(shape, dtype) for shape in [(), (1,), (3,)]
                for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)]
@@ -686,57 +1103,7 @@ def scale_failure(got, init_scale: float, loss: torch.Tensor) -> str | None:
     return None
 
 
-def test_scale_matches_torch(lesson):
-    # A 0-dim float16 or bfloat16 loss times torch's float32 0-dim scale is float32 (two 0-dim
-    # tensors: the wider dtype wins); times a Python float it stays 16-bit and 3 * 65536 overflows.
-    cases = [(init_scale, torch.linspace(3.0, 0.5, max(1, len(shape) and shape[0])).reshape(shape).to(dtype))
-             for init_scale in (2.0**16, 3.0) for shape, dtype in SCALE_CASES]
-    cases += [(2.0**16, torch.empty((), dtype=dtype, device="meta")) for dtype in (torch.float32, torch.float16)]
-    for init_scale, loss in cases:
-        what = (f"DynamicLossScaler(init_scale={init_scale}).scale(loss) for loss of {describe(loss)}"
-                + (" on the meta device" if loss.device.type == "meta" else ""))
-        report = your_scale(lesson, init_scale, loss)
-        try:
-            assert_same_as(lambda copy: replayed_scale(report, copy),
-                           torch.amp.GradScaler("cpu", init_scale=init_scale).scale, loss, grads=True, what=what)
-            continue
-        except (AssertionError, pytest.fail.Exception) as exc:
-            why = scale_failure(scaled_result(report), init_scale, loss)
-            if why is None:
-                raise
-            failure = f"{exc}\n{why}"
-        pytest.fail(failure, pytrace=False)
-
-
 # --- side by side with torch.amp.GradScaler --------------------------------------------------
-
-
-@pytest.mark.points(2)
-@pytest.mark.parametrize("opt_name", ["sgd", "adam"])
-def test_matches_torch_step_for_step(lesson, opt_name):
-    schedule = [CLEAN, CLEAN, INF, CLEAN, CLEAN, CLEAN, NAN, CLEAN, CLEAN, CLEAN, CLEAN]
-    run_schedule(lesson, opt_name, schedule, growth_interval=3)
-
-
-@pytest.mark.points(2)
-@pytest.mark.parametrize("poison", [INF, -INF, NAN], ids=["inf", "-inf", "nan"])
-def test_a_step_with_non_finite_gradients_changes_nothing(lesson, poison):
-    # A clean step first, so Adam has moments and a step count to protect.
-    mine = your_steps(lesson, "adam", [CLEAN, poison], {})
-    what = f"scaler.step(adam) after a gradient got {poison}"
-    assert_skipped(mine[1], mine[2], poison, what, inf_skipped=lambda: skips_inf(lesson))
-    result = mine[2]["returned"]
-    require(result is None, f"{what} returned {result!r}; a skipped step returns None")
-    assert_same_state(torch_steps("adam", [CLEAN, poison], {})[2], mine[2], what)
-
-
-def test_growth_waits_for_growth_interval_clean_steps(lesson):
-    settings = dict(growth_interval=3, init_scale=8.0)
-    scales = [snapshot["scale"] for snapshot in your_steps(lesson, "sgd", [CLEAN] * 7, settings)[1:]]
-    expected = [snapshot["scale"] for snapshot in torch_steps("sgd", [CLEAN] * 7, settings)[1:]]
-    require(scales == expected, (
-        f"DynamicLossScaler(init_scale=8., growth_interval=3): the scale after each of 7 clean steps was {scales}, "
-        f"torch's {expected}. Grow only when growth_interval clean steps in a row have passed, then restart the count."))
 
 
 def unscale_then_clip(side: Side) -> Iterator[dict]:
@@ -760,21 +1127,6 @@ def unscale_then_clip(side: Side) -> Iterator[dict]:
 def your_unscale_then_clip(lesson, catch: bool = False) -> list[dict]:
     """unscale_then_clip with the learner's DynamicLossScaler() and Adam, observed."""
     return observe(unscale_then_clip(Side(lesson.DynamicLossScaler(), "adam")), catch)
-
-
-def test_unscale_then_clip_matches_torch(lesson):
-    mine = observed(your_unscale_then_clip, lesson)
-    ref = unscale_then_clip(Side(torch.amp.GradScaler("cpu"), "adam"))  # step for step with the checks
-    for step in range(3):
-        got, expected = next(mine), next(ref)
-        what = f"step {step}: the gradients after scaler.unscale_(optimizer)"
-        require(not got["replaced"], (
-            f"{what}: the .grad of {listed(got['replaced'])} is a new tensor; unscale_ unscales the gradients IN PLACE "
-            "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled"))
-        assert_close(got["unscaled"], expected["unscaled"], what=f"{what} (each .grad times 1/S, in place)",
-                     explain=lambda: gradient_factor({"grads": expected["unscaled"]},
-                                                     {**got, "grads": got["unscaled"]}, after="unscale_"))
-        assert_same_state(next(ref), next(mine), f"step {step} of unscale_, clip_grad_norm_(0.05), step, update")
 
 
 NONE_GRAD = ("A parameter the loss never reaches has .grad None (a layer that got no gradient this step, as torch "
@@ -829,33 +1181,6 @@ def param_groups_run(scaler) -> Iterator[dict]:
 def your_param_groups_run(lesson, catch: bool = False) -> list[dict]:
     """param_groups_run with the learner's DynamicLossScaler(growth_interval=2), observed."""
     return observe(param_groups_run(lesson.DynamicLossScaler(growth_interval=2)), catch)
-
-
-def test_param_groups_and_parameters_without_gradient(lesson):
-    mine = observed(your_param_groups_run, lesson)
-    ref = param_groups_run(torch.amp.GradScaler("cpu", growth_interval=2))
-    scales = []
-    for step, (poison, expected, got) in enumerate(zip(PARAM_GROUP_SCHEDULE, ref, mine)):
-        crash = expected.get("crash") or got.get("crash")
-        if crash:
-            pytest.fail(f"scaler.step(optimizer), step {step}, for an optimizer holding a parameter whose .grad is None, "
-                        f"raised {crash}.\n{NONE_GRAD}", pytrace=False)
-        what = f"two param groups and a parameter whose .grad is None, step {step} ({poison_name(poison)})"
-        scales.append(got["scale"])
-        # The param-group advice only where the learner's scaler is blind to the second group's inf:
-        # its scales so far those of every step clean, and the poisoned step not skipped.
-        blind = (scales == [2.0**16 * 2 ** ((done + 1) // 2) for done in range(step + 1)]
-                 and not same(got["params"], expected["params"]))
-        require(got["scale"] == expected["scale"], (
-            f"{what}: {scales_differ(got['scale'], expected['scale'])} "
-            + ("This is the scale of every step clean: the inf in the second param group was not seen. Check the "
-               "gradients of every param group (optimizer.param_groups), skipping those that are None."
-               if blind and poison is not None else SCALE_RULE)))
-        assert_close(got["params"], expected["params"], what=f"{what}: the parameters",
-                     explain=lambda: second_group_only(got["params"], expected["params"])
-                     or step_fault(expected, got, poison))
-        assert_close(got["optimizer"], expected["optimizer"], what=f"{what}: the optimizer state",
-                     explain=lambda: step_fault(expected, got, poison))
 
 
 def step_fault(expected: dict, got: dict, poison) -> str:
@@ -975,49 +1300,6 @@ def your_two_optimizers_run(lesson, catch: bool = False) -> list[dict]:
     return observe(two_optimizers_run(lesson.DynamicLossScaler(growth_interval=2), explain=True), catch)
 
 
-def test_two_optimizers_match_torch(lesson):
-    mine = observed(your_two_optimizers_run, lesson)
-    ref = two_optimizers_run(torch.amp.GradScaler("cpu", growth_interval=2), explain=False)
-    history, scales = [], []
-    for number, (iteration, expected, got) in enumerate(zip(TWO_OPTIMIZER_SCHEDULE, ref, mine)):
-        poisoned, order, unscale_first = iteration
-        history.append(f"inf in {'+'.join(poisoned) or 'none'}, unscale_ {'+'.join(unscale_first) or 'none'}, "
-                       f"step {'+'.join(order)}")
-        what = f"two optimizers (SGD on layer a, Adam on layer b), iterations [{'; '.join(history)}]"
-        if "refused" in got:
-            done, message = got["refused"]
-            calls = scaler_calls_of(iteration)
-            method, name = calls[done]
-            pytest.fail(f"{what}: scaler.{method}(optimizer {name}) raised RuntimeError({message!r}) after "
-                        f"{', '.join(f'{m_}(optimizer {n})' for m_, n in calls[:done])}. The record of "
-                        "what was unscaled or stepped is per optimizer: another optimizer's calls do not "
-                        "count against this one.", pytrace=False)
-        scale = got["scale"]
-        scales.append(scale)
-        if scale != expected["scale"]:
-            done = TWO_OPTIMIZER_SCHEDULE[: number + 1]
-            rule = next((rule for rule in ("last unscaled", "per step") if scales_by_rule(done, rule) == scales), None)
-            if rule == "per step" and grows_every_step(lesson):  # the same scales here, another mistake
-                rule = "every step"
-            pytest.fail(f"{what}: {scales_differ(scale, expected['scale'])}"
-                        + (f" {RECORD_WORDS[rule]}" if rule else ""),
-                        pytrace=False)
-        assert_same_state_dict(got["state_dict"], expected["state_dict"], what)
-
-        def explain() -> str:
-            return next(filter(None, (step_fault(layer(expected, name), layer(got, name), INF if name in poisoned else None)
-                                      for name in "ab")), "")
-        assert_close(got["params"], expected["params"],
-                     what=f"{what}: the parameters (only the optimizer whose gradients hold inf/nan skips its step; "
-                          "a layer in no optimizer is neither checked nor unscaled)", explain=explain)
-        for name in "ab":
-            assert_close(got["optimizers"][name], expected["optimizers"][name],
-                         what=f"{what}: the state of optimizer {name}", explain=explain)
-        assert_close(got["grads"], expected["grads"],
-                     what=f"{what}: the gradients after the steps (each optimizer's unscaled once; the loose layer's "
-                          "left as they are)", explain=explain)
-
-
 def layer(snapshot: dict, name: str) -> dict:
     """Of a two_optimizers_run snapshot, what step_fault reads for the optimizer of layer `name`:
     that layer's .grad, whether its optimizer stepped, and the scaling."""
@@ -1038,13 +1320,6 @@ def unscaled_twice(lesson):
     grads = {attribute(name): p.grad.clone() for name, p in side.model.named_parameters()}
     second = attempt(lambda: side.scaler.unscale_(side.opt))
     return grads, second, {attribute(name): p.grad for name, p in side.model.named_parameters()}
-
-
-def test_unscale_twice_raises(lesson):
-    grads, second, after = unscaled_twice(lesson)
-    expect_raises(lambda: replay(second), RuntimeError, what="a second scaler.unscale_(optimizer) before update()",
-                  why="the gradients would be divided by the scale twice (torch.amp.GradScaler raises too).")
-    assert_close(after, grads, what="the gradients after a refused second unscale_ (they must not be divided again)")
 
 
 def out_of_turn(scaler) -> Iterator[tuple]:
@@ -1068,83 +1343,7 @@ def your_out_of_turn(lesson, catch: bool = False) -> list[tuple]:
     return observe(out_of_turn(lesson.DynamicLossScaler()), catch)
 
 
-def test_unscale_after_step_and_step_twice_raise(lesson):
-    report = observed(your_out_of_turn, lesson)
-    unscale, step, before, after = next(report)
-    expect_raises(lambda: replay(unscale), RuntimeError, what="scaler.unscale_(optimizer) after step() and before update()",
-                  why="the step has already used the gradients (torch.amp.GradScaler raises too).")
-    expect_raises(lambda: replay(step), RuntimeError, what="a second scaler.step(optimizer) before update()",
-                  why="one update per iteration: call update() between steps (torch.amp.GradScaler raises too).")
-    assert_close(after, before, what="the parameters after a refused second step()")
-    list(report)  # the new iteration: an error of its update() or step is raised here
-
-
-def test_step_returns_what_optimizer_step_returns(lesson):
-    snapshots = your_steps(lesson, "counting sgd", [CLEAN, INF, CLEAN], {})[1:]
-    got = [snapshot["returned"] for snapshot in snapshots]
-    skipped = snapshots[2]["opt_steps"] == snapshots[1]["opt_steps"]  # optimizer.step() not called
-    why = ("the third step was skipped although its gradients were clean: the inf/nan record of the step "
-           "before was not cleared (update() starts a new iteration with none)" if got[2] is None and skipped else
-           "return what optimizer.step() returned, and None (without calling it) for a skipped step")
-    require(got == [1, None, 2], (
-        f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: {why}"))
-
-
 # --- state_dict -----------------------------------------------------------------------------
-
-
-def test_state_dict_matches_torch_and_round_trips(lesson):
-    settings = dict(init_scale=256.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=3)
-    fresh = your_steps(lesson, "sgd", [], settings)[0]["state_dict"]
-    assert_same_state_dict(fresh, torch.amp.GradScaler("cpu", **settings).state_dict(),
-                           f"{scaler_call(settings)} before any step")
-    schedule = [CLEAN, INF, CLEAN, CLEAN]
-    expected = torch_steps("sgd", schedule, settings)[-1]["state_dict"]  # {'scale': 64.0, ..., '_growth_tracker': 2}
-    mine = your_steps(lesson, "sgd", schedule, settings)
-    got, what = mine[-1]["state_dict"], f"{scaler_call(settings)} after 4 steps [clean, inf, clean, clean]"
-    # A step taken on inf leaves inf/nan in the weights: every later step overflows and backs off.
-    require(not isinstance(got, dict) or got.keys() != expected.keys() or got == expected or mine[2]["opt_steps"] == mine[1]["opt_steps"]
-            or all_finite(mine[-1]["params"]), (
-        f"{what}: {state_dict_gaps(got, expected)}. Your parameters hold inf/nan after these steps, so every step "
-        f"after the inf one overflowed.\n{stepped(mine[2], INF)}"))
-    assert_same_state_dict(got, expected, what)
-    for source, state in (("your", got), ("torch.amp.GradScaler's", expected)):
-        restored = your_steps(lesson, "sgd", [], {}, state)[0]  # DynamicLossScaler() loaded with `state`
-        what = f"DynamicLossScaler().load_state_dict({source} state_dict)"
-        assert_same_state_dict(restored["state_dict"], expected, what)
-        require(restored["scale"] == expected["scale"], f"{what}: get_scale() is {restored['scale']}, expected {expected['scale']}")
-    theirs = torch.amp.GradScaler("cpu")
-    theirs.load_state_dict(got)  # and torch's scaler takes yours
-    assert_same_state_dict(theirs.state_dict(), expected, "torch.amp.GradScaler('cpu').load_state_dict(your state_dict)")
-    # The restored scaler carries on exactly like the original: it grows after one more clean step.
-    carried = your_steps(lesson, "sgd", [CLEAN], {}, got)[-1]["scale"]
-    original = torch_steps("sgd", [*schedule, CLEAN], settings)[-1]["scale"]
-    require(carried == original == 256.0, (
-        f"after load_state_dict and one more clean step the scale is {carried}, torch's "
-        f"{original}: the growth counter (_growth_tracker) must survive the round trip"))
-
-
-def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
-    expected = torch.amp.GradScaler("cpu").state_dict()
-    assert_same_state_dict(your_steps(lesson, "sgd", [], {})[0]["state_dict"], expected,
-                           "DynamicLossScaler() (the defaults: init_scale=2**16, growth_factor=2.0, backoff_factor=0.5, "
-                           "growth_interval=2000)")
-    # 1999 clean steps already counted (as a checkpoint restores them): the 2000th grows the scale.
-    restored = dict(expected, _growth_tracker=1999)
-    mine, ref = observed(your_steps, lesson, "sgd", [CLEAN] * 2, {}, restored), torch_steps("sgd", [CLEAN] * 2, {}, restored)
-    loaded = next(mine)["state_dict"]  # before the first step
-    for step, (got, expected) in enumerate(zip(mine, ref[1:])):
-        what = (f"DynamicLossScaler() restored with _growth_tracker=1999, after {counted(step + 1, 'more clean step')} "
-                "(the 2000th clean step in a row doubles the scale)")
-        try:
-            assert_same_state(expected, got, what)
-            continue
-        except (AssertionError, pytest.fail.Exception) as exc:
-            if not isinstance(loaded, dict) or loaded.get("_growth_tracker") == 1999:
-                raise
-            failure = (f"{exc}\nRight after load_state_dict, state_dict()['_growth_tracker'] was "
-                       f"{loaded.get('_growth_tracker')!r}, not 1999.\n{tracker_rule(got, expected, 'load_state_dict')}")
-        pytest.fail(failure, pytrace=False)
 
 
 @beside
@@ -1153,15 +1352,6 @@ def load_empty(lesson):
     (`attempt`), and its state_dict() after."""
     scaler = lesson.DynamicLossScaler(init_scale=8.0)
     return attempt(lambda: scaler.load_state_dict({})), scaler.state_dict()
-
-
-def test_load_state_dict_refuses_an_empty_dict(lesson):
-    loaded, state = load_empty(lesson)
-    expect_raises(lambda: replay(loaded), RuntimeError, what="DynamicLossScaler().load_state_dict({})",
-                  why="an empty state dict was saved from a disabled scaler: there is nothing to restore, and "
-                      "carrying on with the current scale would hide the mistake (torch.amp.GradScaler raises too).")
-    assert_same_state_dict(state, torch.amp.GradScaler("cpu", init_scale=8.0).state_dict(),
-                           "DynamicLossScaler(init_scale=8.) after a refused load_state_dict({})")
 
 
 # --- enabled=False --------------------------------------------------------------------------
@@ -1239,47 +1429,12 @@ def disabled_calls(what: str) -> Iterator[None]:
     fail(f"{failure}\n{PASS_THROUGH}")
 
 
-def test_disabled_is_a_pass_through(lesson):
-    state = torch.amp.GradScaler("cpu", init_scale=8.0).state_dict()
-    scaler = "DynamicLossScaler(init_scale=1024., enabled=False)"
-    with disabled_calls(f"scaler = {scaler}; scaler.scale(loss) for loss = tensor(0.5, requires_grad=True); "
-                        "scaler.get_scale()"):
-        mine = observed(your_pass_through, lesson, state)
-        scaled = next(mine)
-    ref = list(pass_through(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False), state))
-    require(scaled["same"], (
-        f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
-        "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does)"))
-    require(type(scaled["scale"]) is float and scaled["scale"] == 1.0, (
-        f"{scaler}.get_scale() is {scaled['scale']!r}; expected the float 1.0"))
-    for poison, expected in zip(DISABLED_STEPS, ref[1:]):
-        calls = ("scaler.unscale_(optimizer), scaler.unscale_(optimizer), scaler.step(optimizer), "
-                 f"scaler.step(optimizer), scaler.update() with scaler = {scaler}, after a backward with "
-                 + ("clean gradients" if poison is None else f"{poison} in a gradient"))
-        with disabled_calls(calls):
-            got = next(mine)
-        what = f"{calls} (every method is a pass-through: step() just calls optimizer.step())"
-        require(got["returned"] == expected["returned"], (
-            f"{what}: the two step() calls returned {got['returned']}; torch.amp.GradScaler(enabled=False) returned "
-            f"{expected['returned']}"))
-        assert_close(got["params"], expected["params"], what=f"{what}: the parameters")
-        assert_close(got["grads"], expected["grads"], what=f"{what}: the gradients (unscale_ must not touch them)")
-        require(got["scale"] == 1.0, f"{what}: get_scale() is {got['scale']}; expected 1.0")
-    with disabled_calls(f"{scaler}.state_dict()"):
-        saved = next(mine)
-    require(saved == {}, f"{scaler}.state_dict() is {saved}; expected {{}}")
-    with disabled_calls(f"scaler.load_state_dict({{}}), then scaler.load_state_dict(torch.amp.GradScaler('cpu', "
-                        f"init_scale=8.).state_dict()) with scaler = {scaler}"):
-        state_dict, scale = next(mine)
-    require(state_dict == {} and scale == 1.0, (
-        f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {state_dict}, "
-        f"get_scale() {scale}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)"))
-
-
 # --- train_step -----------------------------------------------------------------------------
+
 
 # train_step's keyword-only parameters and their defaults, as the exercise has them.
 TRAIN_STEP_KEYWORDS = {"device_type": "cpu", "dtype": torch.bfloat16, "max_grad_norm": None}
+
 
 # The inputs of the train_step calls the tests make (tiny_model, batch()), in words.
 TINY = ("model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)), optimizer = SGD(model.parameters(), "
@@ -1323,26 +1478,6 @@ def first_train_step(lesson):
             any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()))
 
 
-@pytest.mark.public
-def test_train_step_returns_a_float(lesson):
-    with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss) for {TINY}"):
-        loss, keywords, takes_kwargs = first_train_step(lesson)
-    require(type(loss) is float, (
-        f"train_step returned a {type(loss).__name__}; return the loss as a Python float (loss.item()), so the "
-        "caller holds no graph and no tensor"))
-    x, y = batch()
-    assert_close(loss, F.mse_loss(tiny_model()(x), y).item(), rtol=2e-2, atol=1e-3,
-                 what="train_step's loss (the loss of the forward pass, before the step)")
-    for name, default in TRAIN_STEP_KEYWORDS.items():
-        param = keywords[name]
-        if param is None and takes_kwargs:
-            continue  # taken through **kwargs: the calls in the other tests tell
-        require(param is not None and param["kind"] == "KEYWORD_ONLY" and param["has_default"]
-                and param["default"] == default, (
-            f"train_step's parameter {name!r} is {param and param['text']}; keep the signature of the exercise: "
-            f"keyword-only (after `*`), default {default!r}"))
-
-
 @beside
 def autocast_step(lesson, dtype: torch.dtype):
     """train_step(..., dtype=dtype) on tiny_model with SGD and torch.amp.GradScaler("cpu"): the
@@ -1356,19 +1491,6 @@ def autocast_step(lesson, dtype: torch.dtype):
         calls = trace_ops(lambda: lesson.train_step(model, opt, torch.amp.GradScaler("cpu"), x, y, F.mse_loss, dtype=dtype))
     seen = [d for call in calls if call.name in ("aten.mm", "aten.addmm") for d in call.inputs]
     return seen, [str(w.message) for w in caught], model[0].weight.dtype
-
-
-@pytest.mark.points(2)
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
-def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
-    with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss, dtype={dtype}) for {TINY}"):
-        seen, said, weight = autocast_step(lesson, dtype)
-    require(weight == torch.float32, (
-        f"train_step(..., dtype={dtype}) left the model's weights in {dtype_name(weight)}, not float32.\n{NOT_CONVERTED}"))
-    wrong = sorted({dtype_name(d) for d in seen if d != dtype})
-    require(seen and not wrong, (
-        f"train_step(..., dtype={dtype}): the matmuls ran in {' and '.join(wrong) or 'nothing'}, not "
-        f"{dtype_name(dtype)}.\n{autocast_advice(said, wrong)}"))
 
 
 NOT_CONVERTED = ("train_step must not convert the model (no .to(dtype), .half() or .bfloat16()): autocast casts each "
@@ -1451,36 +1573,6 @@ def autocast_places(lesson, device_type: str, dtype: torch.dtype):
     return log, [str(w.message) for w in caught]
 
 
-def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
-    for device_type, dtype in (("cpu", torch.float16), ("cpu", torch.bfloat16), ("cuda", torch.bfloat16)):
-        cpu = device_type == "cpu"
-        expected = {"the model's forward": (cpu, dtype if cpu else None), "loss_fn": (cpu, dtype if cpu else None),
-                    "the backward": (False, None), "optimizer.step()": (False, None)}
-        with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu', init_scale=256.), x, y, loss_fn, "
-                      f"device_type={device_type!r}, dtype={dtype}) for {TINY}, loss_fn = F.mse_loss"):
-            log, said = autocast_places(lesson, device_type, dtype)
-        what = f"train_step(..., device_type={device_type!r}, dtype={dtype}) on CPU tensors"
-        for where, (enabled, want_dtype) in expected.items():
-            got = log.get(where)
-            require(got is not None, f"{what} never ran {where}")
-            if got == (enabled, want_dtype):
-                continue
-            if not cpu:
-                why = ("ran under CPU autocast: pass `device_type` on to torch.autocast (do not hard-code 'cpu'); "
-                       "autocast for 'cuda' leaves CPU tensors in float32")
-            elif enabled and not got[0]:
-                warned = autocast_warning(said)
-                why = (f"ran outside autocast. {warned}" if warned else
-                       "ran outside autocast: call the model AND the loss inside `with torch.autocast(device_type, "
-                       "dtype=dtype):`")
-            elif enabled:
-                why = f"ran under autocast with dtype {got[1]}: pass `dtype` on to torch.autocast"
-            else:
-                why = ("ran under autocast: only the forward and the loss go inside the `with` block; backward, "
-                       "clipping and the optimizer step run after it")
-            pytest.fail(f"{what}: {where} {why}", pytrace=False)
-
-
 def autocast_warning(said: list[str]) -> str | None:
     """What the warnings (their messages) of a train_step that ran outside CPU autocast say about why, or None."""
     if any("torch.cuda.amp.autocast" in text for text in said):
@@ -1520,26 +1612,6 @@ def scaler_calls(lesson, max_grad_norm: float | None) -> list[str]:
     return scaler.calls
 
 
-@pytest.mark.parametrize("max_grad_norm", [None, 0.05, 0.0])
-def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
-    expected = ["scale", "step", "update"] if max_grad_norm is None else ["scale", "unscale_", "step", "update"]
-    with stepping(f"train_step(model, optimizer, scaler, x, y, F.mse_loss, max_grad_norm={max_grad_norm}) for {TINY}, "
-                  "scaler = torch.amp.GradScaler('cpu') (its calls recorded)"):
-        called = scaler_calls(lesson, max_grad_norm)
-    calls = [name for name in called if name in ("scale", "unscale_", "step", "update")]
-    what = f"train_step(..., max_grad_norm={max_grad_norm})"
-    require(calls, f"{what} called none of the scaler's methods (scale, unscale_, step, update).\n{NOT_GIVEN}")
-    missing, extra = [m for m in expected if m not in calls], [c for c in calls if c not in expected]
-    said = f", but not {listed(missing)}" if missing else "" if extra else ", in this order"
-    require(calls == expected, (
-        f"{what} called the scaler's {listed(calls)}{said}; expected scale(loss).backward()"
-        f"{', unscale_(optimizer) before clipping' if max_grad_norm is not None else ''}, step(optimizer), update()"
-        + (": unscale_ only to clip, when max_grad_norm is given" if "unscale_" in extra else "")
-        + (f"\n{NO_UPDATE}" if "update" in missing else "")
-        + (f"\n{FALSY_NORM}" if max_grad_norm == 0.0 and "unscale_" in missing
-           and "unscale_" in scaler_calls(lesson, 0.05) else "")))
-
-
 NOT_GIVEN = ("train_step uses the scaler it is given, `scaler`, and builds no GradScaler of its own "
              "(torch.amp.GradScaler() without a device is a CUDA scaler, disabled on a CPU).")
 FALSY_NORM = ("With max_grad_norm=0.05 your train_step unscales and clips, with 0.0 it does not: 0.0 is a norm to clip "
@@ -1562,31 +1634,42 @@ def update_advice(lesson):
     return advice
 
 
+def replayed(pitfall: str):
+    """What the training step fallen into `pitfall` (reference_step's) leaves after `steps` steps with
+    torch's scaler: a Pitfall's `gives`, from the test's inputs (opt_name, max_grad_norm, steps)."""
+    return lambda opt_name, max_grad_norm, steps: reference_run(opt_name, max_grad_norm, steps, pitfall)[-1]
+
+
+def clipping(opt_name: str, max_grad_norm, steps: int) -> bool:
+    """Whether these steps clip: a clipping pitfall shows only where they do."""
+    return max_grad_norm is not None
+
+
 # The pitfalls of the training step the lesson names, each as the step falls into it, and its words.
-LOOP_PITFALLS = {
-    "clip before unscale_": (
+LOOP_PITFALLS = [
+    Pitfall(replayed("clip before unscale_"), (
         "This is clipping before unscale_: clip_grad_norm_ measured the SCALED gradients, a norm S times too large, "
         "so once unscaled the clipped gradients are S times too small. Call scaler.unscale_(optimizer) first, then "
-        "clip."),
-    "clip model.parameters()": (
+        "clip."), shows=clipping),
+    Pitfall(replayed("clip model.parameters()"), (
         "This clips model.parameters(), not the optimizer's parameters: a parameter in no optimizer is never "
         "unscaled, its scaled gradient (S times too large) swells the total norm, and every other gradient is "
-        "clipped far too much. Clip the parameters of every group in optimizer.param_groups."),
-    "no zero_grad": (
+        "clipped far too much. Clip the parameters of every group in optimizer.param_groups."), shows=clipping),
+    Pitfall(replayed("no zero_grad"), (
         "The gradients were never cleared: each backward added to what the step before (or earlier code) left in "
-        ".grad. Clear them (to None) at the start of every step."),
-    "zero_grad after the step": (
+        ".grad. Clear them (to None) at the start of every step.")),
+    Pitfall(replayed("zero_grad after the step"), (
         "The gradients were cleared after the step instead of before the forward pass: the first step added to "
-        "gradients left from earlier code. Clear them at the start of the step."),
-    "backward of the unscaled loss": (
+        "gradients left from earlier code. Clear them at the start of the step.")),
+    Pitfall(replayed("backward of the unscaled loss"), (
         "The backward ran on the loss itself, not on scaler.scale(loss): the scaler then divides true-size "
-        "gradients by S, and every update is S times too small. Backpropagate the scaled loss."),
-}
+        "gradients by S, and every update is S times too small. Backpropagate the scaled loss.")),
+]
 
 
 def reference_step(model, opt, scaler, x, y, max_grad_norm, pitfall: str | None = None) -> float:
-    """The step the lesson text teaches, written with torch.amp.GradScaler; or, given `pitfall` (a key
-    of LOOP_PITFALLS), the same step fallen into it."""
+    """The step the lesson text teaches, written with torch.amp.GradScaler; or, given `pitfall` (one
+    of LOOP_PITFALLS, by name), the same step fallen into it."""
     if pitfall not in ("no zero_grad", "zero_grad after the step"):
         opt.zero_grad(set_to_none=True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -1666,44 +1749,13 @@ SCALERS_FAULT = ("With torch.amp.GradScaler in place of your DynamicLossScaler, 
                  "reference's loss and state at this step: the difference comes from your scaler, not from train_step.")
 
 
-def loop_pitfall(mine: dict, opt_name: str, max_grad_norm, steps: int) -> str | None:
+def loop_pitfall(mine: dict, expected: dict, opt_name: str, max_grad_norm, steps: int) -> str | None:
     """The one pitfall of LOOP_PITFALLS whose step, taken `steps` times with torch's scaler, leaves
-    what the learner's snapshot `mine` holds; None if none does, or more than one."""
-    found = []
-    for pitfall, words in LOOP_PITFALLS.items():
-        if max_grad_norm is None and pitfall.startswith("clip"):
-            continue
-        if _same_state(reference_run(opt_name, max_grad_norm, steps, pitfall)[-1], mine):
-            found.append(words)
+    what the learner's snapshot `mine` holds and the reference's, `expected`, does not; None if none
+    does, or more than one."""
+    found = pitfalls_of(mine, expected, LOOP_PITFALLS, opt_name, max_grad_norm, steps,
+                        match=lambda got, wrong: _same_state(wrong, got))
     return found[0] if len(found) == 1 else None
-
-
-@pytest.mark.points(2)
-@pytest.mark.parametrize("max_grad_norm", [None, 0.05])
-@pytest.mark.parametrize("opt_name", ["sgd", "adam"])
-@pytest.mark.parametrize("scaler_kind", ["torch", "yours"])
-def test_train_step_matches_the_reference_loop(lesson, scaler_kind, opt_name, max_grad_norm):
-    call = (f"train_step(model, {opt_name}, {SCALER_CALLS[scaler_kind]}, x, y, F.mse_loss, "
-            f"max_grad_norm={max_grad_norm})")
-    mine = observed(your_train_run, lesson, scaler_kind, opt_name, max_grad_norm)
-    ref = reference_run(opt_name, max_grad_norm)
-    for step, expected in enumerate(ref):
-        what = f"{call}, step {step} ({LOOP_SETUP})"
-        with stepping(what, advice=none_grad_advice):
-            got = next(mine)
-        try:
-            assert_close(torch.tensor(float(got["returned"])), torch.tensor(expected["returned"]),
-                         what=f"{what}: the returned loss")
-            assert_same_state(expected, got, what)
-            continue
-        except (AssertionError, pytest.fail.Exception) as exc:
-            why = (SCALERS_FAULT if scaler_kind == "yours" and with_torchs_scaler(lesson, opt_name, max_grad_norm, step)
-                   else loop_pitfall(got, opt_name, max_grad_norm, step + 1)
-                   or autocast_fault(lesson) or update_advice(lesson)(exc) or None)
-            if why is None:
-                raise
-            failure = f"{exc}\n{why}"
-        pytest.fail(failure, pytrace=False)
 
 
 def with_torchs_scaler(lesson, opt_name: str, max_grad_norm: float | None, step: int) -> bool:
@@ -1775,26 +1827,6 @@ def checkerboard_training(lesson, size: int, steps: int, picture: bool) -> dict:
     return {"losses": losses, "learned": learned}
 
 
-@pytest.mark.points(2)
-def test_checkerboard_trains_in_bfloat16(lesson):
-    size, steps = 32, 120
-    def train() -> dict:  # (written before the advice: the scaler's __init__ is what an untouched stub reaches first)
-        return checkerboard_training(lesson, size, steps, bool(os.environ.get("KATA_IMAGES")))
-    with stepping(f"train_step(model, optimizer, DynamicLossScaler(), x, y, F.mse_loss), {steps} times, for the "
-                  "checkerboard net, optimizer = Adam(model.parameters(), lr=0.01), x of shape (1, 2, 32, 32)",
-                  advice=update_advice(lesson)):
-        trained = train()
-    losses = trained["losses"]
-    if trained["learned"] is not None:
-        save_side_by_side(trained["learned"], checker(size, size, 4), os.environ["KATA_IMAGES"])
-    # Predicting the mean gives 0.25; the reference reaches 0.03-0.05 from step ~80 on.
-    final = sum(losses[-10:]) / 10
-    require(final < 0.1, (
-        f"train_step with DynamicLossScaler and bfloat16 autocast on the 32x32 checkerboard: the mean loss of steps "
-        f"{steps - 10}-{steps} is {final:.3f} (first {losses[0]:.3f}); expected < 0.1. Losses: "
-        f"[{', '.join(f'{v:.3f}' for v in losses[::10])}]"))
-
-
 # --- speed ------------------------------------------------------------------------------------
 
 
@@ -1804,47 +1836,6 @@ def cpu_has_native_bfloat16() -> bool:
     except OSError:
         return False
     return bool(flags & {"avx512_bf16", "amx_bf16"})
-
-
-@pytest.mark.speed
-def test_bfloat16_step_is_faster_than_float32(lesson):
-    if not cpu_has_native_bfloat16():
-        pytest.skip("this CPU has neither avx512_bf16 nor amx_bf16: bfloat16 is emulated, no speedup to expect")
-    # The checkerboard net as Linear layers over the pixels (a 1x1 conv IS a Linear on each pixel),
-    # at width 256 on a 64x64 grid. Measured here: 1.6-3.2x with one or both cores busy. (As
-    # 1x1 convs, float32 takes a slow conv path and bfloat16 pays layout copies: no stable ratio.)
-    size, width = 64, 256
-    inputs = grid(size, size).flatten(1).t().contiguous()  # (H*W, 2)
-    targets = checker(size, size, 4).reshape(-1, 1)  # (H*W, 1)
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        layers, features = [], 2
-        for _ in range(3):
-            layers += [nn.Linear(features, width), nn.BatchNorm1d(width), nn.ReLU()]
-            features = width
-        fp32_model = nn.Sequential(*layers, nn.Linear(width, 1))
-    bf16_model = copy.deepcopy(fp32_model)
-    fp32_opt = torch.optim.Adam(fp32_model.parameters(), lr=1e-3)
-    bf16_opt = torch.optim.Adam(bf16_model.parameters(), lr=1e-3)
-    scaler = lesson.DynamicLossScaler()
-
-    def fp32_step() -> float:
-        fp32_opt.zero_grad(set_to_none=True)
-        loss = F.mse_loss(fp32_model(inputs), targets)
-        loss.backward()
-        fp32_opt.step()
-        return loss.item()
-
-    with stepping("train_step(model, optimizer, DynamicLossScaler(), x, y, F.mse_loss), again and again, for the "
-                  "checkerboard net as Linear layers (width 256), optimizer = Adam(model.parameters(), lr=1e-3), "
-                  "x of shape (4096, 2)", advice=update_advice(lesson)):
-        assert_speed(
-            fp32_step, lambda: lesson.train_step(bf16_model, bf16_opt, scaler, inputs, targets, F.mse_loss),
-            at_least=1.2, what="train_step with bfloat16 autocast (checkerboard net, width 256, 4096 pixels)",
-            baseline_name="a float32 training step",
-            hint="Run the forward pass inside torch.autocast('cpu', dtype=torch.bfloat16) and keep the scaler's "
-                 "work to one pass over the gradients.",
-        )
 
 
 # --- CUDA ---------------------------------------------------------------------------------------
@@ -1863,11 +1854,65 @@ def cuda_run(lesson, scaler_kind: str, catch: bool = False) -> list[dict]:
         model, opt, scaler, x.cuda(), y.cuda(), F.mse_loss, device_type="cuda", dtype=torch.float16), steps=8), catch)
 
 
-@pytest.mark.cuda
-def test_float16_on_cuda_matches_torch(lesson):
-    # float16 with a scale large enough to overflow: real skipped steps, not injected ones.
-    ref, mine = observed(cuda_run, lesson, "torch"), observed(cuda_run, lesson, "yours")
-    for step, (expected, got) in enumerate(zip(ref, mine)):
-        what = f"train_step on CUDA with float16 autocast, init_scale=2**40, step {step}"
-        assert_close(torch.tensor(got["returned"]), torch.tensor(expected["returned"]), what=f"{what}: the loss")
-        assert_same_state(expected, got, what)
+CONTRACT = """Contract (lesson text, docstrings, hints) -> tests
+- "scale(loss) matches torch's: value, dtype, device and graph" -> test_scale_multiplies_the_loss, test_scale_matches_torch
+- "for 0-dim, one-element and unreduced losses of every floating dtype (meta too)"; "dtype not always the loss's"
+  -> test_scale_matches_torch
+- "S may be a Python float; the tests use scales and factors exact in float32 and never check the rounding of S"
+  -> not a promise to test: test_scale_matches_torch uses init_scale 3.0, every other test powers of two
+- "get_scale() and state_dict() match torch's, values and types, before any step and after every step"
+  -> test_scale_multiplies_the_loss, test_state_dict_matches_torch_and_round_trips, assert_same_state (all)
+- "step for step ... with SGD (momentum) and Adam: scale, params, optimizer state, .grad" -> test_matches_torch_step_for_step
+- "inf, -inf or nan injected", "the scaler SKIPS it (parameters and optimizer state stay)", "step() returns what torch's
+  returns" -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
+- "several param groups and a parameter the loss never reaches" -> test_param_groups_and_parameters_without_gradient
+- "after growth_interval clean steps in a row: S *= growth_factor, counter to 0" -> test_growth_waits_for_growth_interval_clean_steps,
+  test_default_settings_and_growth_after_2000_clean_steps_match_torch
+- "inf/nan: S *= backoff_factor and the counter goes back to 0" -> test_scale_after_a_clean_step_and_after_an_inf_step
+- "found inf/nan for ANY optimizer this iteration" / one count per update() / a record per optimizer
+  -> test_two_optimizers_match_torch
+- "only `optimizer`'s parameters" (a layer in no optimizer: neither checked nor unscaled) -> test_two_optimizers_match_torch
+- "unscale_ changes the .grad tensors in place (times 1/S)" -> test_unscale_then_clip_matches_torch,
+  assert_same_state (grads after step)
+- "step unscales unless unscale_ was called" -> test_unscale_then_clip_matches_torch, test_matches_torch_step_for_step
+- "where torch raises RuntimeError ... yours too, and changes nothing"; unscale_ twice (gradients untouched)
+  -> test_unscale_twice_raises
+- "unscale_ after step, step twice, raise RuntimeError; update() starts a new iteration" -> test_unscale_after_step_and_step_twice_raise
+- "step() returns what optimizer.step() returned, None on a skipped step" -> test_step_returns_what_optimizer_step_returns
+- "state_dict() has torch's keys and values, Python numbers" -> test_state_dict_matches_torch_and_round_trips, assert_same_state
+- the defaults (init_scale 2**16, factors 2.0/0.5, growth_interval 2000) -> test_default_settings_and_growth_after_2000_clean_steps_match_torch
+- "load_state_dict accepts yours and torch's" (and torch's takes yours; the counter survives) -> test_state_dict_matches_torch_and_round_trips
+- "RuntimeError for an empty dict" -> test_load_state_dict_refuses_an_empty_dict
+- "enabled=False: what torch's disabled scaler does, call for call; the very object where torch returns it" (scale
+  returns the loss itself, get_scale 1.0, unscale_/update no-ops, step just steps (twice too), state_dict {},
+  load_state_dict no-op) -> test_disabled_is_a_pass_through
+- train_step "returns the loss as a Python float"; keyword-only device_type/dtype/max_grad_norm -> test_train_step_returns_a_float
+- "the forward's matmuls run in `dtype`", the model is not converted -> test_train_step_runs_the_forward_under_autocast
+- "forward and loss inside autocast and nothing else", device_type passed on -> test_train_step_autocasts_the_forward_and_the_loss_only
+- "uses the scaler it is given, calling unscale_ only when it clips (max_grad_norm=0.0 too)"; the order the
+  parts' reasons in the lesson text imply (scale, unscale_, step, update) -> test_train_step_uses_the_scaler_it_is_given_in_order
+- "after each of four steps the same loss, scale, params, optimizer state and .grad as the step described above with
+  torch's GradScaler (SGD, Adam, with and without max_grad_norm, ...)": backward ADDS into .grad (clear first), clip the
+  OPTIMIZER's parameters after unscale_ -> test_train_step_matches_the_reference_loop
+- "the checkerboard trains with bfloat16 autocast" -> test_checkerboard_trains_in_bfloat16
+- "a bfloat16 step is at least 1.2x as fast" -> test_bfloat16_step_is_faster_than_float32
+- float16 on CUDA with real overflows -> test_float16_on_cuda_matches_torch
+
+Pitfalls the lesson names, each named in a failure only where its symptom shows (a simulation of
+the pitfall gives what the learner's code gave, or the symptom is the pitfall's own):
+- clipping before unscale_; clipping model.parameters(); no zero_grad, or zero_grad after the step; backward of
+  the unscaled loss -> test_train_step_matches_the_reference_loop (LOOP_PITFALLS, replayed with torch's scaler)
+- torch.amp.GradScaler() without a device (a disabled CUDA scaler) -> test_train_step_uses_the_scaler_it_is_given_in_order
+- torch.cuda.amp.autocast, autocast hard-coded to 'cuda' (warnings seen) -> test_train_step_runs_the_forward_under_autocast,
+  test_train_step_autocasts_the_forward_and_the_loss_only
+- backward or step inside autocast, the loss outside it -> test_train_step_autocasts_the_forward_and_the_loss_only
+- converting the model to 16 bits -> test_train_step_runs_the_forward_under_autocast
+- an inf check that misses nan (isinf); optimizer.step() called on a skipped step (zeroed gradients)
+  -> test_a_step_with_non_finite_gradients_changes_nothing, test_matches_torch_step_for_step
+- the scale as a Python float (a 16-bit 0-dim loss stays 16-bit) -> test_scale_matches_torch
+- one inf flag or one "unscaled" record for all optimizers; a clean step counted per optimizer -> test_two_optimizers_match_torch
+- gradients left scaled, or unscaled twice, after step (one factor between them and torch's) -> assert_same_state (all)
+- a new .grad tensor instead of in place -> test_unscale_then_clip_matches_torch
+- .grad None not skipped -> test_param_groups_and_parameters_without_gradient
+- disabled: loss * 1 instead of the loss itself -> test_disabled_is_a_pass_through
+"""

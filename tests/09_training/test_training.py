@@ -1,93 +1,8 @@
 """Lesson 09, the training loop: checks training.py against plain loops written here.
 
-`lesson` is the module under test (the learner's, the reference, or a mutant). The data are
-small and synthetic (a few dozen samples, 4 features, 3 classes), the models tiny MLPs, so
-every test runs in well under a second. A GPU machine is simulated by patching
-torch.cuda.is_available / device_count (and CUDA's random-state functions) with unittest.mock,
-inside the scenario that calls the learner's code; the tests marked cuda use a real one. A batch "on another device" is an `Elsewhere` tensor: it says it lives on
-`meta`, and only `.to(device)` turns it into an ordinary tensor.
-
-The learner's functions train, evaluate and save objects that live beside their code, so the
-tests drive them in scenarios (grader.testing.scenario): functions marked @beside that build
-the model, data and optimizer from the shared helpers below (make_model, make_data, ...),
-patch torch where a test simulates a machine, call the learner's function and return what
-they saw as data (losses, parameters, gradients, modes, calls, files). Under `kata grade`
-they run in the code's process; the tests build the same objects here, run the plain loops
-and make every check on this side.
-
-Contract (lesson text, docstrings, hints -> tests):
-pick_device
-- "prefer=None: torch.device('cuda') (no index), else mps, else cpu" -> test_pick_device_default
-- "always a torch.device" -> test_pick_device_default, test_pick_device_honours_what_is_asked
-- "torch.device(prefer) unchanged if it exists (cuda:i: i < count; a tensor's mps:0)" -> test_pick_device_honours_what_is_asked
-- "else RuntimeError, never a silent fallback (cuda on a Mac, cuda:count, meta)" -> test_pick_device_refuses_a_missing_device
-  (a fallback to another device is named as one; a missing device returned as asked is told apart)
-- "the message names the device asked for and every available one" -> test_pick_device_refuses_a_missing_device
-seed_everything
-- "torch, random, NumPy's global generator, a shuffling DataLoader, Dropout repeat; returns None;
-  np.random.default_rng does not count" (the doctest too) -> test_seed_everything_repeats_every_generator
-  (names the generator left unseeded, and default_rng for NumPy's)
-- "another seed gives other numbers" -> test_different_seeds_differ
-- "torch CPU and every CUDA device" -> test_seed_everything_seeds_every_cuda_device
-train_epoch
-- "returns a Python float" -> test_train_epoch_returns_a_float_that_decreases, test_train_epoch_matches_a_plain_loop
-- "mean over samples: a smaller last batch weighs less; batch size is targets' first dim" ->
-  test_train_epoch_matches_a_plain_loop, test_train_epoch_weighs_batches_by_their_samples
-  (the mean of the batch means and a low-precision tensor sum are named when the result is exactly theirs)
-- "one pass over any iterable loader, one optimizer step per batch" -> test_train_epoch_weighs_batches_by_their_samples,
-  test_train_epoch_matches_a_plain_loop
-- "trains in train mode whatever mode the model was in (every submodule)"; "a model that evaluate left in eval mode
-  would train without dropout" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
-- "each batch (inputs and targets) moved to `device`" -> test_train_epoch_moves_every_batch_to_the_device
-- "backward adds to .grad: each step sees only its own batch's gradient, whatever .grad held (a loop that never
-  clears applies the sum)" -> test_train_epoch_clears_stale_gradients_first,
-  test_train_epoch_matches_a_plain_loop (a loop that never clears, or clears after the step only, is named when the
-  parameters are exactly its)
-- "cleared to None, not zeros (an optimizer skips None, steps zeros)" -> test_train_epoch_sets_gradients_to_none
-- "no graph or tensor outlives its step (a list of loss tensors keeps every graph)" -> test_train_epoch_frees_each_steps_graph,
-  test_train_epoch_matches_a_plain_loop[train, float16]
-evaluate
-- "(mean loss over samples, accuracy) as Python floats; argmax over dim 1" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
-- "eval mode: no dropout, BatchNorm uses and keeps its running stats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
-- "low precision: per-batch .item(), summed as floats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode[bfloat16]
-- "average over samples, not batches" (named as for train_epoch) -> test_evaluate_matches_the_whole_data_set_in_eval_mode
-- "each batch moved to `device`" -> test_evaluate_moves_every_batch_to_the_device
-- "under torch.inference_mode() (no graph), and only there"; "no_grad is not enough" (named) ->
-  test_evaluate_runs_under_inference_mode
-- "every submodule has the flag it had before"; "putting back 'the model's mode' overwrites a frozen part" ->
-  test_evaluate_restores_every_submodules_mode (names: left in eval mode, one flag for all, the first level only)
-- "however it ends, even by an exception" (the loader raises) -> test_evaluate_restores_modes_when_the_loader_fails
-  (a missing `finally:` named only when nothing was put back; else the pitfall behind the flags that came back)
-checkpoints
-- "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
-  test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
-- "random states of torch, random, NumPy (their cached Gaussians too): resuming is bitwise exact";
-  "right after loading, every random state is the one saved, whole" (names the one that is not, or its cached
-  Gaussian) -> test_resumed_training_is_bitwise_identical
-- "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
-- "types that weights_only=True accepts, the random states included" (NumPy's array named) -> test_checkpoint_loads_with_weights_only
-  (every test that loads what save_checkpoint wrote says the same when weights_only refuses it: reads_back)
-- "atomic: the old file never rewritten in place; a rename is atomic within one file system only (not from
-  /tmp)"; str or PathLike ->
-  test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
-- "a save that fails (an error, Ctrl-C: no Exception) leaves the old checkpoint and nothing else in its folder" -> test_failed_save_keeps_the_old_checkpoint
-- "one torch.load call, map_location passed through unchanged, weights_only=True said explicitly" -> test_load_passes_map_location_and_weights_only
-- `map_location=... = "cpu"` in the signature: left out, torch.load maps to the CPU ->
-  test_load_maps_to_the_cpu_when_map_location_is_left_out
-- "a file that would run code is refused" -> test_load_refuses_a_checkpoint_that_runs_code
-- "strict: missing or unexpected keys raise RuntimeError" -> test_load_refuses_a_model_that_does_not_match
-- "a GPU checkpoint loads on the CPU and back (map_location)" -> test_training_on_the_gpu_with_cpu_batches (cuda)
-accumulate_gradients
-- "the full batch's .grad, whatever the chunk sizes; its loss as a Python float" -> test_accumulated_gradients_equal_one_big_batch
-- "divided by the number of chunks, right only when every chunk has the same size", "left as they are, about
-  micro_batches times too large" (named when the .grad is exactly theirs) -> test_accumulated_gradients_equal_one_big_batch
-- "old gradients discarded (set to None)" (grads plus the old ones named) -> test_accumulate_discards_old_gradients
-- "tensor_split chunks, one forward and backward each, graph freed before the next" ->
-  test_accumulate_runs_one_forward_and_backward_per_chunk
-- "no optimizer step, inputs unchanged" -> test_accumulate_runs_one_forward_and_backward_per_chunk
-- "ValueError unless 1 <= micro_batches <= N" -> test_accumulate_refuses_impossible_splits
-(The text's notes on deterministic kernels, cuDNN, DataLoader workers and moving the model before
-building the optimizer explain; no function here promises them.)
+The data are small and synthetic, the models tiny MLPs; a GPU machine is simulated by patching
+torch.cuda inside the scenario that calls the learner's code. CONTRACT, at the end, maps the
+lesson's promises to the tests.
 """
 
 from __future__ import annotations
@@ -116,9 +31,630 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 import grader.testing.strategies  # noqa: F401 (loads the kit's deterministic hypothesis profile)
-from grader.testing import (apart, assert_close, assert_defaults, attribute, counted, dtype_name, expect_raises, numbers,
-                            reported, returned)
+from grader.testing import (apart, assert_close, assert_defaults, attribute, below, counted, dtype_name, expect_raises,
+                            numbers, reported, returned)
 from grader.testing.scenario import beside
+
+
+def on_machine(gpus: int, mps: bool) -> str:
+    return f"a machine with {counted(gpus, 'GPU') if gpus else 'no GPU'}{' and MPS' if mps else ''}"
+
+
+def device_case(gpus: int, mps: bool, prefer):
+    """A parameter set of the pick_device tests, with an id that says it: "'cuda:1' on 2 GPUs",
+    "cuda:0 as torch.device on no GPU", "'mps' on no GPU and MPS"."""
+    asked = f"{prefer} as torch.device" if isinstance(prefer, torch.device) else repr(prefer)
+    return pytest.param(gpus, mps, prefer, id=f"{asked} on {on_machine(gpus, mps).removeprefix('a machine with ')}")
+
+
+# --- pick_device ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("gpus", "mps", "expected"), [(0, False, "cpu"), (2, False, "cuda"), (0, True, "mps"), (1, True, "cuda")])
+def test_pick_device_default(lesson, gpus, mps, expected):
+    got = picked(lesson, gpus, mps)
+    what = f"pick_device() on a machine with {counted(gpus, 'GPU')}{' and MPS' if mps else ''}"
+    if not isinstance(got, torch.device):
+        pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
+    if got != torch.device(expected):
+        pytest.fail(f"{what} returned {got!r}, expected device(type={expected!r})", pytrace=False)
+
+
+@pytest.mark.parametrize(("gpus", "mps", "prefer"), [device_case(*case) for case in [
+    (2, False, "cpu"), (0, False, "cpu"), (0, False, torch.device("cpu")), (2, False, "cuda"), (2, False, "cuda:1"),
+    (1, False, "cuda:0"), (2, False, torch.device("cuda", 0)), (0, True, "mps"),
+    (0, True, torch.device("mps", 0)),  # what an MPS tensor's .device says
+]])
+def test_pick_device_honours_what_is_asked(lesson, gpus, mps, prefer):
+    what = f"pick_device({prefer!r}) on {on_machine(gpus, mps)}"
+    with reported(f"{what}, which has that device (expected {torch.device(prefer)!r} back"
+                  + (": mps:0 is the device an MPS tensor's .device names, the same as 'mps')"
+                     if torch.device(prefer) == torch.device("mps", 0) else ")")):
+        got = picked(lesson, gpus, mps, prefer)
+    if not isinstance(got, torch.device):
+        pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
+    if got != torch.device(prefer):
+        pytest.fail(f"{what} returned {got!r}: return torch.device(prefer) unchanged when it is there", pytrace=False)
+
+
+@pytest.mark.parametrize(("gpus", "mps", "prefer"), [device_case(*case) for case in [
+    (0, False, "cuda"), (1, False, "cuda:1"), (0, False, "mps"), (2, True, "cuda:5"), (0, True, "cuda"),
+    (0, False, torch.device("cuda", 0)), (0, False, "meta"), (1, True, "meta"),
+]])
+def test_pick_device_refuses_a_missing_device(lesson, gpus, mps, prefer):
+    available = ["cpu", *(f"cuda:{i}" for i in range(gpus)), *(["mps"] if mps else [])]
+    try:
+        got = picked(lesson, gpus, mps, prefer)
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 (expect_raises below judges the error)
+        got = None
+    if isinstance(got, (str, torch.device)) and torch.device(got) != torch.device(prefer):
+        why = (f"this is a silent fallback to {str(got)!r}: the script would run on it for hours before anyone "
+               "noticed. Raise instead, naming the device asked for and the devices there are.")
+    else:
+        why = (f"this machine has no device {str(torch.device(prefer))!r}: only cpu, cuda:i for i < "
+               "device_count() (when CUDA is available) and mps (when MPS is) exist, and no other type ever does.")
+    expect_raises(
+        lambda: picked(lesson, gpus, mps, prefer), RuntimeError,
+        what=f"pick_device({prefer!r}) on {on_machine(gpus, mps)}", why=why,
+        mention=(str(torch.device(prefer)), *available),
+    )
+
+
+# --- seed_everything --------------------------------------------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_seed_everything_repeats_every_generator(lesson):
+    (returned, first), (_, again) = seeded_draws(lesson, [0, 0])
+    if returned is not None:
+        pytest.fail(f"seed_everything(0) returned {returned!r}; it should return None", pytrace=False)
+    for source in first:
+        if first[source] != again[source]:
+            pytest.fail(f"after seed_everything(0) twice, {source} drew different numbers: {first[source]} then "
+                        f"{again[source]}. {UNSEEDED[source]}.", pytrace=False)
+
+
+def test_different_seeds_differ(lesson):
+    (_, first), (_, other) = seeded_draws(lesson, [0, 1])
+    for source in ("torch.rand", "random.random", "np.random.rand"):
+        if first[source] == other[source]:
+            pytest.fail((
+                f"seed_everything(0) and seed_everything(1) gave the same {source}: use the seed passed in"
+            ), pytrace=False)
+
+
+def test_seed_everything_seeds_every_cuda_device(lesson):
+    seeded = cuda_seeds(lesson, 7)
+    if 7 not in seeded:
+        pytest.fail((
+            f"seed_everything(7) on a machine with 2 GPUs seeded the CUDA generators with {seeded or 'nothing'}: "
+            "seed every CUDA device too (torch.manual_seed(7) calls torch.cuda.manual_seed_all(7) for you)"
+        ), pytrace=False)
+
+
+# --- train_epoch ------------------------------------------------------------------------------
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_train_epoch_returns_a_float_that_decreases(lesson):
+    losses = epoch_losses(lesson, 6)
+    if not all(type(loss) is float for loss in losses):
+        pytest.fail((
+            f"train_epoch returned {type_name(losses[0])}, expected a Python float. {AS_FLOAT}"
+        ), pytrace=False)
+    if losses[-1] >= losses[0]:
+        pytest.fail(f"train_epoch's loss did not go down over 6 epochs of Adam: {losses}", pytrace=False)
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("start", below("START_CASES"))
+def test_train_epoch_matches_a_plain_loop(lesson, start):
+    got, flags, ours = trained_from(lesson, start)
+    losses = []
+    expected, reference = plain_loop(start, losses=losses)
+    what = f"train_epoch on a model in {start}, batches of 16, 16 and 8"
+    if not all(training for _, training in flags):
+        pytest.fail(f"{what}: the (submodule, training) flags afterwards are {flags}: the model trained with "
+                    "some submodule in eval mode (a model that evaluate left in eval mode trains without dropout). "
+                    "Call model.train() first, which sets every submodule.", pytrace=False)
+    if not same_parameters(ours, reference):
+        _, never = plain_loop(start, clear="never")
+        if same_parameters(ours, never):
+            pytest.fail(f"{what}: the parameters are those of a loop that never clears the gradients: backward() "
+                        "adds to .grad, so every step applied the sum of all the gradients so far. Clear them "
+                        "(to None) before each backward.", pytrace=False)
+    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
+    if type(got) is not float or got != pytest.approx(expected, rel=1e-6):
+        tensor = f" {AS_FLOAT}" if isinstance(got, torch.Tensor) else ""
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected the mean over samples {theirs} as a Python float."
+                    + (tensor or mean_pitfall(got, losses, expected)), pytrace=False)
+
+
+def test_train_epoch_weighs_batches_by_their_samples(lesson):
+    """Regression targets of shape (batch, 3), batches of 8, 8 and 5, from a one-pass generator."""
+    got, ours = trained_on_a_generator(lesson)
+    reference, losses = make_model(), []
+    expected = reference_epoch(reference, regression_batches(), sgd(reference), nn.functional.mse_loss, losses=losses)
+    what = ("train_epoch(model, batches, SGD(model.parameters(), lr=0.1), F.mse_loss, 'cpu') for batches = a generator "
+            "of 3 batches (8, 8 and 5 samples, targets of shape (batch, 3)), which can be iterated once")
+    if (same_parameters(ours, parameters(make_model())) and not same_parameters(ours, parameters(reference))
+            and same_parameters(trained_on_a_generator(lesson, one_pass=False)[1], parameters(reference))):
+        pytest.fail(f"{what} took no step: the parameters are those it was given, where the same batches in a list "
+                    "train as expected. A generator yields its batches once: an earlier pass over the loader (to "
+                    "count the samples, say) leaves nothing to train on. Go over the loader once, counting the "
+                    "samples as you train.", pytrace=False)
+    assert_same_parameters(ours, parameters(reference),
+                           f"{what}, compared with zero_grad, forward, backward, step per batch")
+    if got != pytest.approx(expected, rel=1e-6):
+        why = mean_pitfall(got, losses, expected)
+        if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
+            why += (" (Or a batch's size was read as targets.shape[-1], 3 for every batch here, not targets.shape[0]: "
+                    "the two give the same numbers on these batches.)")
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected the mean over samples {theirs}.{why}", pytrace=False)
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
+def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
+    got, seen, moved_to = run_elsewhere(lesson, "train_epoch", device)
+    what = f"train_epoch(model, loader, optimizer, loss_fn, device={device!r}) with batches on another device"
+    assert_moved(what, seen, moved_to, device)
+    reference, losses = MOVED_RUNS["train_epoch"](), []
+    expected = reference_epoch(reference, two_batches(), sgd(reference), losses=losses)
+    if got != pytest.approx(expected, rel=1e-6):
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected {theirs} (the mean loss over the samples)."
+                    + mean_pitfall(got, losses, expected), pytrace=False)
+
+
+def test_train_epoch_sets_gradients_to_none(lesson):
+    grad, spare = spare_after_training(lesson)
+    what = ("train_epoch with SGD(weight_decay=0.1) on a model with a parameter its forward never uses "
+            "(and a stale .grad on every parameter)")
+    if grad is not None:
+        pytest.fail(
+            f"{what}: that parameter's .grad is {grad.tolist()} afterwards, not None. Clear the "
+            "gradients with optimizer.zero_grad(set_to_none=True) (the default): a grad of zeros is "
+            "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
+        )
+    if not torch.equal(spare, torch.ones(CLASSES)):
+        moved = f"{what}: it moved to {numbers(spare)} from {numbers(torch.ones(CLASSES))}"
+        once = torch.full((CLASSES,), 1 - 0.1 * (100 + 0.1 * 1))  # one SGD step on the stale grad, with weight decay
+        if torch.allclose(spare, once):
+            pytest.fail(f"{moved}, one SGD step on the stale .grad of 100 it held on entry. Clear the gradients before "
+                        "each backward, the first one too (optimizer.zero_grad(), set_to_none=True by default): then "
+                        "a parameter the forward never uses keeps grad None, and a grad of None is not stepped.",
+                        pytrace=False)
+        pytest.fail(f"{moved}: a parameter the forward never uses gets no gradient, and with its .grad cleared to "
+                    "None (optimizer.zero_grad()) the optimizer leaves it where it is.", pytrace=False)
+
+
+def test_train_epoch_frees_each_steps_graph(lesson):
+    got, kept = graphs_kept(lesson)
+    if type(got) is not float:
+        pytest.fail(f"train_epoch returned {type_name(got)}, expected a Python float", pytrace=False)
+    if kept:
+        step, alive = kept[-1]
+        pytest.fail(
+            f"train_epoch over 5 batches: at step {step} the graphs of steps {alive} were still alive. "
+            "Record each step's loss as a number with loss.item(); keeping loss tensors (in a list, or "
+            "summed into a tensor) keeps every step's graph.", pytrace=False,
+        )
+
+
+def test_train_epoch_clears_stale_gradients_first(lesson):
+    ours = trained_stale(lesson)
+    reference = make_model()
+    reference_epoch(reference, make_loader(), sgd(reference))
+    reference = parameters(reference)
+    what = "train_epoch on a model whose .grad already held 100 everywhere"
+    if not same_parameters(ours, reference):
+        for clear, why in (("after", "clears the gradients after each step only: the 100s it found entered the "
+                                     "first step. Clear them before each backward, the first one too"),
+                           ("never", "never clears the gradients: backward() adds to .grad, so the 100s and every "
+                                     "earlier gradient entered every step. Clear them before each backward")):
+            pitfall = stale(make_model())
+            reference_epoch(pitfall, make_loader(), sgd(pitfall), clear=clear)
+            if same_parameters(ours, parameters(pitfall)):
+                pytest.fail(f"{what}: the parameters are those of a loop that {why}.", pytrace=False)
+    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step)")
+
+
+# --- evaluate ---------------------------------------------------------------------------------
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize(("dropout", "dtype"), [(0.0, torch.float32), (0.5, torch.float32), (0.5, torch.bfloat16)])
+def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype):
+    got, running_mean = evaluated(lesson, dropout, dtype)
+    model, loader = evaluation_run(dropout, dtype)
+    losses = []
+    expected = reference_evaluation(model, loader, losses)
+    what = f"evaluate on a {dtype} model with Dropout({dropout}) and BatchNorm, batches of 12, 12, 12 and 4"
+    if not (isinstance(got, tuple) and len(got) == 2 and all(type(v) is float for v in got)):
+        pytest.fail(f"{what} returned {got!r}: return (loss, accuracy), two Python floats", pytrace=False)
+    assert_close(running_mean, model[1].running_mean,
+                 what=f"BatchNorm's running_mean after {what}: it changed, so BatchNorm ran in training mode, "
+                      "which updates it. Switch the model to eval mode (model.eval()) for the evaluation")
+    if got[0] != pytest.approx(expected[0], rel=1e-6):
+        pytest.fail(f"{what}: loss {got[0]}, expected the mean over samples in eval mode, {expected[0]}."
+                    + mean_pitfall(got[0], losses, expected[0]), pytrace=False)
+    if got[1] != pytest.approx(expected[1], abs=1e-9):
+        pytest.fail(f"{what}: accuracy {got[1]}, expected {expected[1]} (correct argmax(dim=1) / number of samples)",
+                    pytrace=False)
+
+
+def test_evaluate_runs_under_inference_mode(lesson):
+    seen, grad_on_after, grads = inference_seen(lesson)
+    if not seen:
+        pytest.fail("evaluate never called the model", pytrace=False)
+    if not all(inference for inference, _, _ in seen):
+        if not any(grad for _, grad, _ in seen):
+            pytest.fail("evaluate ran the model under torch.no_grad() (autograd off, inference mode off): no graph, "
+                        "but evaluation is what inference mode is for, and this function promises it: it also "
+                        "skips autograd's version counters. Use `with torch.inference_mode():`.", pytrace=False)
+        pytest.fail("evaluate ran the model with autograd on: every batch recorded a graph that nobody will use. "
+                    "Wrap the loop in `with torch.inference_mode():`.", pytrace=False)
+    if any(requires for _, _, requires in seen):
+        pytest.fail("evaluate's model outputs require grad: a graph was recorded", pytrace=False)
+    if not all(grad is None for grad in grads.values()):
+        pytest.fail("evaluate left gradients in .grad", pytrace=False)
+    if not grad_on_after:
+        pytest.fail("after evaluate returned, autograd is still off (a global switch such as "
+                    "torch.set_grad_enabled(False)): use `with torch.inference_mode():`, which ends with the block",
+                    pytrace=False)
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
+def test_evaluate_moves_every_batch_to_the_device(lesson, device):
+    got, seen, moved_to = run_elsewhere(lesson, "evaluate", device)
+    what = f"evaluate(model, loader, loss_fn, device={device!r}) with batches on another device"
+    assert_moved(what, seen, moved_to, device)
+    losses = []
+    expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches(), losses=losses)
+    if got != pytest.approx(expected, rel=1e-6):
+        pitfall = mean_pitfall(got[0], losses, expected[0]) if isinstance(got, (list, tuple)) and got else ""
+        if any(seen["training"]):  # dropout on: the pitfall, whatever the mean
+            pitfall = (f"\nThe model ran in training mode on {sum(seen['training'])} of {len(seen['training'])} batches "
+                       "(dropout on). Switch it to eval mode (model.eval()) for the evaluation.")
+        mine, theirs = shown_pair(got, expected)
+        pytest.fail(f"{what} returned {mine}, expected {theirs} (the mean loss over the samples, the "
+                    "accuracy)." + pitfall, pytrace=False)
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("case", below("MODE_CASES"))
+def test_evaluate_restores_every_submodules_mode(lesson, case):
+    model = MODE_CASES[case]()
+    before, after = modes(model), modes_after_evaluate(lesson, case)
+    if after != before:
+        pytest.fail(f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
+                    f"{after} after." + (modes_pitfall(model, after) or " Put back every submodule's own flag."),
+                    pytrace=False)
+
+
+def test_evaluate_restores_modes_when_the_loader_fails(lesson):
+    raised, after = modes_after_a_failed_evaluate(lesson)
+    if raised is None:
+        pytest.fail("evaluate returned although its loader raised LoaderFailed: let the loader's error out",
+                    pytrace=False)
+    model = frozen_batchnorm(make_model(batchnorm=True))
+    before = modes(model)
+    if after == before:
+        return
+    if not any(flag for _, flag in after):  # all still in eval mode: nothing was put back
+        pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}: code after the "
+                    "loop never ran. Restore them in a `finally:` block, which runs however the block ends.",
+                    pytrace=False)
+    pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}."
+                + (modes_pitfall(model, after) or " Put back every submodule's own flag."), pytrace=False)
+
+
+# --- checkpoints ------------------------------------------------------------------------------
+
+
+def test_checkpoint_loads_with_weights_only(lesson):
+    written = checkpoint_bytes(lesson)
+    reason = None
+    try:
+        torch.load(io.BytesIO(written.numpy().tobytes()), weights_only=True)
+    except Exception as exc:  # noqa: BLE001 (the message is the point)
+        reason = refused_type(exc) or f"{type(exc).__name__}: {str(exc)[:300]}"
+    if reason:  # failed outside the except block: the learner needs no chained traceback
+        pytest.fail(f"torch.load(path, weights_only=True) cannot read what save_checkpoint wrote (it refuses {reason}). "
+                    f"{store_plain_data(reason)}", pytrace=False)
+
+
+@pytest.mark.points(3)
+def test_resumed_training_is_bitwise_identical(lesson):
+    straight, optimizer, expected = first_epochs()
+    saved = random_states()  # what the resumed run's checkpoint holds
+    expected += [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
+    epoch, restored, losses, resumed = resumed_run(lesson)
+    if epoch != 2:
+        pytest.fail(epoch_off(epoch, saved_first=2), pytrace=False)
+    assert_states_restored(restored, saved, "save_checkpoint then load_checkpoint in a new process (other random states)")
+    what = ("4 epochs straight vs 2 epochs + save_checkpoint + load_checkpoint into a fresh model and "
+            "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
+    if losses != expected:
+        epoch = next(k for k, (a, b) in enumerate(zip(losses, expected)) if a != b) if len(losses) == len(expected) else None
+        told = (f"per-epoch losses {numbers(losses)}, expected {numbers(expected)}" if numbers(losses) != numbers(expected)
+                or epoch is None else "epoch {}'s loss {}, expected {}".format(epoch + 1, *apart(losses[epoch], expected[epoch])))
+        pytest.fail(f"{what}: {told}. The random states came back as "
+                    "saved, so look at what else the next steps depend on: the model's state and the optimizer's "
+                    "(Adam's moments and step counts).", pytrace=False)
+    assert_same_parameters(resumed, parameters(straight), what, exact=True)
+
+
+def test_load_restores_model_optimizer_and_epoch(lesson):
+    epoch, state, optimizer_state = restored_run(lesson)
+    model, optimizer = trained_run()
+    if not (type(epoch) is int and epoch == 3):
+        pytest.fail(epoch_off(epoch, saved_first=3), pytrace=False)
+    for name, value in model.state_dict().items():
+        if not torch.equal(state[name], value):
+            pytest.fail((
+                f"the model's {name} after load_checkpoint is not the saved one: save model.state_dict(), which "
+                "holds the buffers (BatchNorm's running statistics) as well as the parameters"
+            ), pytrace=False)
+    saved = optimizer.state_dict()
+    if optimizer_state.keys() != saved["state"].keys():
+        pytest.fail((
+            "the optimizer after load_checkpoint has no Adam state (moments, step counts): save "
+            "optimizer.state_dict() and load it with optimizer.load_state_dict"
+        ), pytrace=False)
+    for index, state in saved["state"].items():
+        for key, value in state.items():
+            assert_close(optimizer_state[index][key], value, what=f"optimizer state {key!r} of parameter {index} after load_checkpoint")
+
+
+def test_save_leaves_only_the_checkpoint(lesson):
+    left, first, epoch = saved_twice(lesson)
+    if left != ["ckpt.pt"]:
+        pytest.fail((
+            f"after two save_checkpoint calls the folder holds {left}: "
+            "rename the temporary file onto the path (os.replace)"
+        ), pytrace=False)
+    if epoch != 2:
+        pytest.fail(epoch_off(first) or
+                    f"the second save (epoch=2) did not replace the first: loading gives epoch {epoch!r}",
+                    pytrace=False)
+
+
+def test_save_writes_a_temporary_file_then_renames(lesson):
+    path, old_inode, inode, renamed = renamed_onto(lesson)
+    what = "save_checkpoint onto an existing checkpoint"
+    if inode == old_inode:
+        pytest.fail((
+            f"{what} rewrote the old file in place (the same inode): a crash midway would leave it truncated. "
+            "Write a temporary file in the same folder and os.replace it onto the path (an atomic rename)."
+        ), pytrace=False)
+    foreign = [src for src in renamed if os.path.dirname(src) != os.path.dirname(path)]
+    if foreign:
+        pytest.fail((
+            f"{what} renamed {foreign} onto {path}: make the temporary file in the checkpoint's own folder "
+            "(tempfile.mkstemp(dir=...)); os.replace is atomic only within one file system, and fails across two"
+        ), pytrace=False)
+
+
+@pytest.mark.parametrize("failure", below("FAILURES"))
+def test_failed_save_keeps_the_old_checkpoint(lesson, failure):
+    raised, left, first, epoch, broken = interrupted_save(lesson, failure)
+    if raised is None or "simulated" not in raised:
+        pytest.fail(f"save_checkpoint did not let out the {failure} that stopped torch.save midway: re-raise it",
+                    pytrace=False)
+    if left != ["ckpt.pt"]:
+        why = ("remove the temporary file when the save fails, and re-raise" if failure == "OSError" else
+               "remove the temporary file whatever stops the save: a KeyboardInterrupt (Ctrl-C) is no Exception, "
+               "so only `except BaseException:` (re-raising) or `finally` runs for it too")
+        pytest.fail(f"after a save that failed midway ({failure}) the folder holds {left}: {why}",
+                    pytrace=False)
+    if broken:
+        pytest.fail(
+            f"a save that failed midway destroyed the previous checkpoint (loading it raised {broken}): "
+            "write to a temporary file in the same folder, then os.replace it onto the path", pytrace=False,
+        )
+    if epoch != 1:
+        # the same epoch as before the failed save: the old checkpoint is intact, its loading is off
+        pytest.fail(epoch_off(first) if epoch == first and epoch_off(first) else
+                    f"after a failed save the checkpoint says epoch {epoch}, expected the old 1", pytrace=False)
+
+
+@pytest.mark.points(2)
+def test_load_maps_to_the_cpu_when_map_location_is_left_out(lesson):
+    assert_defaults(lambda **map_location: load_location(lesson, **map_location),
+                    what="load_checkpoint(path, model, optimizer)", map_location="cpu")
+
+
+def test_load_refuses_a_checkpoint_that_runs_code(lesson):
+    refused, ran = evil_loaded(lesson)
+    if ran:
+        pytest.fail((
+            "load_checkpoint ran code hidden in the checkpoint file (unpickling can call any function): "
+            "load it with torch.load(path, map_location=..., weights_only=True)"
+        ), pytrace=False)
+    if refused is None:
+        pytest.fail("load_checkpoint accepted a checkpoint that is not a model at all", pytrace=False)
+
+
+@pytest.mark.parametrize("location", below("LOCATIONS"))
+def test_load_passes_map_location_and_weights_only(lesson, location):
+    calls = load_calls(lesson, location)
+    if len(calls) != 1:
+        pytest.fail(f"load_checkpoint called torch.load {counted(len(calls), 'time')}, expected once", pytrace=False)
+    passed_through, passed, weights_only = calls[0]
+    if not passed_through:
+        pytest.fail((
+            f"load_checkpoint(..., map_location={LOCATIONS_SAID.get(location, repr(LOCATIONS[location]))}) called "
+            f"torch.load with map_location={passed}: pass it through unchanged (None too)"
+        ), pytrace=False)
+    if weights_only is not True:
+        pytest.fail((
+            "load_checkpoint called torch.load without weights_only=True: say it explicitly, so that "
+            "loading never unpickles arbitrary objects"
+        ), pytrace=False)
+
+
+@pytest.mark.parametrize(("saved_spare", "loaded_spare"), [(True, False), (False, True)], ids=["unexpected key", "missing key"])
+def test_load_refuses_a_model_that_does_not_match(lesson, saved_spare, loaded_spare):
+    expect_raises(
+        lambda: mismatched_load(lesson, saved_spare, loaded_spare), RuntimeError,
+        what=(f"load_checkpoint of a model {'with' if saved_spare else 'without'} a parameter 'spare' into one "
+              f"{'with' if loaded_spare else 'without'} it"),
+        why="load_state_dict is strict (the default, strict=True): a checkpoint that does not fit the model "
+            "must not half-load and leave the rest at its random initialisation.",
+        mention=("spare",),
+    )
+
+
+def test_checkpoint_keeps_every_cuda_random_state(lesson):
+    with reported(f"{SAVED_ON_GPUS}load_checkpoint(path, model, optimizer) in a new process on the same machine"):
+        states, _ = cuda_states_restored(lesson, 2)
+    expected = FakeCudaRandom(2, fill=10).get_rng_state_all()  # the machine it was saved on
+    for i, (got, want) in enumerate(zip(states, expected)):
+        if not torch.equal(got, want):
+            pytest.fail((
+                f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
+                f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
+                "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
+            ), pytrace=False)
+    with reported(f"{SAVED_ON_GPUS}load_checkpoint(path, model, optimizer) on a machine without CUDA (a machine "
+                  "without CUDA has no CUDA random state to restore: expected the load to restore none)"):
+        _, sets = cuda_states_restored(lesson, 0)
+    if sets != 0:
+        pytest.fail((
+            "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
+            "random states: restore them only where torch.cuda.is_available()"
+        ), pytrace=False)
+
+
+# --- accumulate_gradients ---------------------------------------------------------------------
+
+
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, n))))
+@example((10, 1))
+@example((10, 2))
+@example((10, 3))
+@example((10, 4))
+@example((10, 10))
+@settings(max_examples=25)  # each example builds a model: keep the lesson's run short
+@pytest.mark.points(3)
+def test_accumulated_gradients_equal_one_big_batch(lesson, case):
+    n, micro_batches = case
+    got, grads = accumulated(lesson, n, micro_batches, seed=n)
+    model = make_model(dtype=torch.float64)
+    x, y = make_data(n, seed=n, dtype=torch.float64)
+    expected_loss, expected = full_batch_gradients(model, x, y)
+    what = f"accumulate_gradients(model, loss_fn, inputs, targets, micro_batches={micro_batches}) for N={n} (chunks {chunks_of(n, micro_batches)})"
+    for name, grad in grads.items():
+        if grad is None:
+            pytest.fail(f"{what} left {attribute(name)}.grad empty", pytrace=False)
+    if not all_close(list(grads.values()), expected):
+        why = accumulation_pitfall(list(grads.values()), model, x, y, micro_batches, expected)
+        if why:
+            pytest.fail(f"{what}: the .grad differs from one full batch's.{why}", pytrace=False)
+    for (name, grad), want in zip(grads.items(), expected):
+        assert_close(grad, want, what=f"{what}: {attribute(name)}.grad vs one full batch")
+    if not (type(got) is float and got == pytest.approx(expected_loss, rel=1e-9)):
+        pytest.fail((
+            "{} returned {}, expected the full-batch loss {} as a Python float".format(what, *shown_pair(got, expected_loss))
+        ), pytrace=False)
+
+
+def test_accumulate_discards_old_gradients(lesson):
+    after = accumulated_over_stale(lesson)
+    body = SpareHead(dtype=torch.float64).body
+    _, expected = full_batch_gradients(body, *make_data(12, dtype=torch.float64))
+    what = "accumulate_gradients(model, loss_fn, inputs, targets, 3) on a model whose .grad held ones"
+    names = [name for name, _ in body.named_parameters()]
+    grads = [after[f"body.{name}"] for name in names]
+    if not all_close(grads, expected) and all_close(grads, [g + 1 for g in expected]):
+        pytest.fail(f"{what}: every .grad is the full batch's plus those ones: backward() adds to .grad, and the old "
+                    "gradients were never discarded. Clear them (to None) first.", pytrace=False)
+    for name, grad, want in zip(names, grads, expected):
+        assert_close(grad, want, what=f"{attribute('body.' + name)}.grad after {what}")
+    if after["spare"] is not None:
+        pytest.fail(
+            "accumulate_gradients on a model whose .grad held ones: a parameter the loss does not use has "
+            f".grad {after['spare'].tolist()} afterwards, not None. Discard the old gradients with "
+            "model.zero_grad(set_to_none=True): a grad of zeros would be stepped by weight decay or Adam.",
+            pytrace=False,
+        )
+
+
+@pytest.mark.parametrize("micro_batches", [2, 3, 7])
+def test_accumulate_runs_one_forward_and_backward_per_chunk(lesson, micro_batches):
+    calls, x, params = accumulation_watched(lesson, micro_batches)
+    what = f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7"
+    sizes = chunks_of(7, micro_batches)
+    if [size for size, _ in calls] != sizes:
+        pytest.fail((
+            f"{what} ran the model on batches of {[size for size, _ in calls]}, expected {sizes} "
+            "(torch.tensor_split(inputs, micro_batches)): the point is never to hold the whole batch's graph"
+        ), pytrace=False)
+    if [filled for _, filled in calls] != [False] + [True] * (len(sizes) - 1):
+        pytest.fail((
+            f"{what}: call backward on each chunk's loss before the next chunk's forward, so each graph is freed"
+        ), pytrace=False)
+    assert_close(x, make_data(7, dtype=torch.float64)[0], what=f"inputs after {what} (must not change)")
+    before = parameters(make_model(dtype=torch.float64))
+    if not all(torch.equal(p, q) for p, q in zip(params.values(), before.values())):
+        pytest.fail(f"{what} changed the parameters: no optimizer step here", pytrace=False)
+
+
+@pytest.mark.parametrize("micro_batches", [0, -1, 8])
+def test_accumulate_refuses_impossible_splits(lesson, micro_batches):
+    expect_raises(
+        lambda: accumulated(lesson, 7, micro_batches, seed=0)[0], ValueError,
+        what=f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7",
+        why="it needs 1 <= micro_batches <= N (an empty chunk's mean loss is nan).",
+    )
+
+
+# --- a real GPU -------------------------------------------------------------------------------
+
+
+@pytest.mark.cuda
+def test_training_on_the_gpu_with_cpu_batches(lesson):
+    device, loss, result, cpu_epoch, gpu_epoch, trained, on_cpu, back_on_gpu = gpu_round_trip(lesson)
+    if not (isinstance(device, torch.device) and device.type == "cuda"):
+        pytest.fail(f"pick_device() returned {device} on a machine with a GPU", pytrace=False)
+    if type(loss) is not float:
+        pytest.fail(f"train_epoch on the GPU returned {loss!r}, not a Python float", pytrace=False)
+    if not (isinstance(result, tuple) and all(type(v) is float for v in result)):
+        pytest.fail(f"evaluate on the GPU returned {result!r}, not two Python floats", pytrace=False)
+    if cpu_epoch != 1:
+        pytest.fail(f"load_checkpoint of a GPU checkpoint saved with epoch=1 returned {cpu_epoch!r}", pytrace=False)
+    assert_same_parameters(on_cpu, trained, "a GPU checkpoint loaded onto a CPU model", exact=True)
+    if gpu_epoch != 2:
+        pytest.fail(f"load_checkpoint(..., map_location={device}) of a checkpoint saved with epoch=2 returned "
+                    f"{gpu_epoch!r}", pytrace=False)
+    assert_same_parameters(back_on_gpu, on_cpu, "a CPU checkpoint loaded with map_location=cuda", exact=True)
+
+
+# === what the tests use ===========================================================================
+#
+# `lesson` is the module under test (the learner's, the reference, or a mutant). The data are
+# small and synthetic (a few dozen samples, 4 features, 3 classes), the models tiny MLPs, so
+# every test runs in well under a second. A GPU machine is simulated by patching
+# torch.cuda.is_available / device_count (and CUDA's random-state functions) with unittest.mock,
+# inside the scenario that calls the learner's code; the tests marked cuda use a real one. A batch
+# "on another device" is an `Elsewhere` tensor: it says it lives on `meta`, and only
+# `.to(device)` turns it into an ordinary tensor.
+#
+# The learner's functions train, evaluate and save objects that live beside their code, so the
+# tests drive them in scenarios (grader.testing.scenario): functions marked @beside that build
+# the model, data and optimizer from the shared helpers below (make_model, make_data, ...),
+# patch torch where a test simulates a machine, call the learner's function and return what
+# they saw as data (losses, parameters, gradients, modes, calls, files). Under `kata grade`
+# they run in the code's process; the tests build the same objects here, run the plain loops
+# and make every check on this side.
+
 
 FEATURES, HIDDEN, CLASSES = 4, 16, 3
 N_SAMPLES, BATCH = 40, 16  # batches of 16, 16 and 8: the last one is smaller
@@ -319,69 +855,6 @@ def picked(lesson, gpus: int, mps: bool, *prefer):
         return as_data(lesson.pick_device(*prefer))
 
 
-@pytest.mark.parametrize(("gpus", "mps", "expected"), [(0, False, "cpu"), (2, False, "cuda"), (0, True, "mps"), (1, True, "cuda")])
-def test_pick_device_default(lesson, gpus, mps, expected):
-    got = picked(lesson, gpus, mps)
-    what = f"pick_device() on a machine with {counted(gpus, 'GPU')}{' and MPS' if mps else ''}"
-    if not isinstance(got, torch.device):
-        pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
-    if got != torch.device(expected):
-        pytest.fail(f"{what} returned {got!r}, expected device(type={expected!r})", pytrace=False)
-
-
-def on_machine(gpus: int, mps: bool) -> str:
-    return f"a machine with {counted(gpus, 'GPU') if gpus else 'no GPU'}{' and MPS' if mps else ''}"
-
-
-def device_case(gpus: int, mps: bool, prefer):
-    """A parameter set of the pick_device tests, with an id that says it: "'cuda:1' on 2 GPUs",
-    "cuda:0 as torch.device on no GPU", "'mps' on no GPU and MPS"."""
-    asked = f"{prefer} as torch.device" if isinstance(prefer, torch.device) else repr(prefer)
-    return pytest.param(gpus, mps, prefer, id=f"{asked} on {on_machine(gpus, mps).removeprefix('a machine with ')}")
-
-
-@pytest.mark.parametrize(("gpus", "mps", "prefer"), [device_case(*case) for case in [
-    (2, False, "cpu"), (0, False, "cpu"), (0, False, torch.device("cpu")), (2, False, "cuda"), (2, False, "cuda:1"),
-    (1, False, "cuda:0"), (2, False, torch.device("cuda", 0)), (0, True, "mps"),
-    (0, True, torch.device("mps", 0)),  # what an MPS tensor's .device says
-]])
-def test_pick_device_honours_what_is_asked(lesson, gpus, mps, prefer):
-    what = f"pick_device({prefer!r}) on {on_machine(gpus, mps)}"
-    with reported(f"{what}, which has that device (expected {torch.device(prefer)!r} back"
-                  + (": mps:0 is the device an MPS tensor's .device names, the same as 'mps')"
-                     if torch.device(prefer) == torch.device("mps", 0) else ")")):
-        got = picked(lesson, gpus, mps, prefer)
-    if not isinstance(got, torch.device):
-        pytest.fail(f"{what} returned {got!r}: return a torch.device, not a string", pytrace=False)
-    if got != torch.device(prefer):
-        pytest.fail(f"{what} returned {got!r}: return torch.device(prefer) unchanged when it is there", pytrace=False)
-
-
-@pytest.mark.parametrize(("gpus", "mps", "prefer"), [device_case(*case) for case in [
-    (0, False, "cuda"), (1, False, "cuda:1"), (0, False, "mps"), (2, True, "cuda:5"), (0, True, "cuda"),
-    (0, False, torch.device("cuda", 0)), (0, False, "meta"), (1, True, "meta"),
-]])
-def test_pick_device_refuses_a_missing_device(lesson, gpus, mps, prefer):
-    available = ["cpu", *(f"cuda:{i}" for i in range(gpus)), *(["mps"] if mps else [])]
-    try:
-        got = picked(lesson, gpus, mps, prefer)
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 (expect_raises below judges the error)
-        got = None
-    if isinstance(got, (str, torch.device)) and torch.device(got) != torch.device(prefer):
-        why = (f"this is a silent fallback to {str(got)!r}: the script would run on it for hours before anyone "
-               "noticed. Raise instead, naming the device asked for and the devices there are.")
-    else:
-        why = (f"this machine has no device {str(torch.device(prefer))!r}: only cpu, cuda:i for i < "
-               "device_count() (when CUDA is available) and mps (when MPS is) exist, and no other type ever does.")
-    expect_raises(
-        lambda: picked(lesson, gpus, mps, prefer), RuntimeError,
-        what=f"pick_device({prefer!r}) on {on_machine(gpus, mps)}", why=why,
-        mention=(str(torch.device(prefer)), *available),
-    )
-
-
 # --- seed_everything --------------------------------------------------------------------------
 
 
@@ -421,27 +894,6 @@ UNSEEDED = {  # the generator behind each draw, and what leaving it unseeded mea
 }
 
 
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_seed_everything_repeats_every_generator(lesson):
-    (returned, first), (_, again) = seeded_draws(lesson, [0, 0])
-    if returned is not None:
-        pytest.fail(f"seed_everything(0) returned {returned!r}; it should return None", pytrace=False)
-    for source in first:
-        if first[source] != again[source]:
-            pytest.fail(f"after seed_everything(0) twice, {source} drew different numbers: {first[source]} then "
-                        f"{again[source]}. {UNSEEDED[source]}.", pytrace=False)
-
-
-def test_different_seeds_differ(lesson):
-    (_, first), (_, other) = seeded_draws(lesson, [0, 1])
-    for source in ("torch.rand", "random.random", "np.random.rand"):
-        if first[source] == other[source]:
-            pytest.fail((
-                f"seed_everything(0) and seed_everything(1) gave the same {source}: use the seed passed in"
-            ), pytrace=False)
-
-
 @beside
 def cuda_seeds(lesson, seed: int) -> list[int]:
     """The seeds torch.cuda.manual_seed_all was given during seed_everything(seed) on a simulated
@@ -450,15 +902,6 @@ def cuda_seeds(lesson, seed: int) -> list[int]:
     with simulated_machine(2), mock.patch.object(torch.cuda, "manual_seed_all", lambda s: seeded.append(int(s))):
         lesson.seed_everything(seed)
     return seeded
-
-
-def test_seed_everything_seeds_every_cuda_device(lesson):
-    seeded = cuda_seeds(lesson, 7)
-    if 7 not in seeded:
-        pytest.fail((
-            f"seed_everything(7) on a machine with 2 GPUs seeded the CUDA generators with {seeded or 'nothing'}: "
-            "seed every CUDA device too (torch.manual_seed(7) calls torch.cuda.manual_seed_all(7) for you)"
-        ), pytrace=False)
 
 
 # --- train_epoch ------------------------------------------------------------------------------
@@ -471,18 +914,6 @@ def epoch_losses(lesson, epochs: int) -> list:
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
     loader = make_loader()
     return [as_data(lesson.train_epoch(model, loader, optimizer, LOSS, torch.device("cpu"))) for _ in range(epochs)]
-
-
-@pytest.mark.public
-@pytest.mark.points(2)
-def test_train_epoch_returns_a_float_that_decreases(lesson):
-    losses = epoch_losses(lesson, 6)
-    if not all(type(loss) is float for loss in losses):
-        pytest.fail((
-            f"train_epoch returned {type_name(losses[0])}, expected a Python float. {AS_FLOAT}"
-        ), pytrace=False)
-    if losses[-1] >= losses[0]:
-        pytest.fail(f"train_epoch's loss did not go down over 6 epochs of Adam: {losses}", pytrace=False)
 
 
 def dropout_in_eval(model: nn.Module) -> nn.Module:
@@ -529,31 +960,6 @@ def plain_loop(start: str, clear: str = "before", losses: list | None = None):
     return reference_epoch(model, batches, optimizer, clear=clear, losses=losses), parameters(model)
 
 
-@pytest.mark.points(2)
-@pytest.mark.parametrize("start", list(START_CASES))
-def test_train_epoch_matches_a_plain_loop(lesson, start):
-    got, flags, ours = trained_from(lesson, start)
-    losses = []
-    expected, reference = plain_loop(start, losses=losses)
-    what = f"train_epoch on a model in {start}, batches of 16, 16 and 8"
-    if not all(training for _, training in flags):
-        pytest.fail(f"{what}: the (submodule, training) flags afterwards are {flags}: the model trained with "
-                    "some submodule in eval mode (a model that evaluate left in eval mode trains without dropout). "
-                    "Call model.train() first, which sets every submodule.", pytrace=False)
-    if not same_parameters(ours, reference):
-        _, never = plain_loop(start, clear="never")
-        if same_parameters(ours, never):
-            pytest.fail(f"{what}: the parameters are those of a loop that never clears the gradients: backward() "
-                        "adds to .grad, so every step applied the sum of all the gradients so far. Clear them "
-                        "(to None) before each backward.", pytrace=False)
-    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step in train mode)")
-    if type(got) is not float or got != pytest.approx(expected, rel=1e-6):
-        tensor = f" {AS_FLOAT}" if isinstance(got, torch.Tensor) else ""
-        mine, theirs = shown_pair(got, expected)
-        pytest.fail(f"{what} returned {mine}, expected the mean over samples {theirs} as a Python float."
-                    + (tensor or mean_pitfall(got, losses, expected)), pytrace=False)
-
-
 def regression_batches() -> list:
     """21 samples with regression targets of shape (batch, 3), as batches of 8, 8 and 5."""
     g = torch.Generator().manual_seed(5)
@@ -569,30 +975,6 @@ def trained_on_a_generator(lesson, one_pass: bool = True):
     batches = (batch for batch in regression_batches()) if one_pass else regression_batches()
     got = lesson.train_epoch(model, batches, sgd(model), nn.functional.mse_loss, "cpu")
     return as_data(got), parameters(model)
-
-
-def test_train_epoch_weighs_batches_by_their_samples(lesson):
-    """Regression targets of shape (batch, 3), batches of 8, 8 and 5, from a one-pass generator."""
-    got, ours = trained_on_a_generator(lesson)
-    reference, losses = make_model(), []
-    expected = reference_epoch(reference, regression_batches(), sgd(reference), nn.functional.mse_loss, losses=losses)
-    what = ("train_epoch(model, batches, SGD(model.parameters(), lr=0.1), F.mse_loss, 'cpu') for batches = a generator "
-            "of 3 batches (8, 8 and 5 samples, targets of shape (batch, 3)), which can be iterated once")
-    if (same_parameters(ours, parameters(make_model())) and not same_parameters(ours, parameters(reference))
-            and same_parameters(trained_on_a_generator(lesson, one_pass=False)[1], parameters(reference))):
-        pytest.fail(f"{what} took no step: the parameters are those it was given, where the same batches in a list "
-                    "train as expected. A generator yields its batches once: an earlier pass over the loader (to "
-                    "count the samples, say) leaves nothing to train on. Go over the loader once, counting the "
-                    "samples as you train.", pytrace=False)
-    assert_same_parameters(ours, parameters(reference),
-                           f"{what}, compared with zero_grad, forward, backward, step per batch")
-    if got != pytest.approx(expected, rel=1e-6):
-        why = mean_pitfall(got, losses, expected)
-        if why.startswith(" That is the mean of the batch means"):  # what a size of targets.shape[-1] (3) gives too
-            why += (" (Or a batch's size was read as targets.shape[-1], 3 for every batch here, not targets.shape[0]: "
-                    "the two give the same numbers on these batches.)")
-        mine, theirs = shown_pair(got, expected)
-        pytest.fail(f"{what} returned {mine}, expected the mean over samples {theirs}.{why}", pytrace=False)
 
 
 class Elsewhere(torch.Tensor):
@@ -675,19 +1057,6 @@ def assert_moved(what: str, seen: dict, moved_to: list, device) -> None:
         pytest.fail(f"{what}: batches were moved to {wrong}, not to device={device!r}", pytrace=False)
 
 
-@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
-def test_train_epoch_moves_every_batch_to_the_device(lesson, device):
-    got, seen, moved_to = run_elsewhere(lesson, "train_epoch", device)
-    what = f"train_epoch(model, loader, optimizer, loss_fn, device={device!r}) with batches on another device"
-    assert_moved(what, seen, moved_to, device)
-    reference, losses = MOVED_RUNS["train_epoch"](), []
-    expected = reference_epoch(reference, two_batches(), sgd(reference), losses=losses)
-    if got != pytest.approx(expected, rel=1e-6):
-        mine, theirs = shown_pair(got, expected)
-        pytest.fail(f"{what} returned {mine}, expected {theirs} (the mean loss over the samples)."
-                    + mean_pitfall(got, losses, expected), pytrace=False)
-
-
 class SpareHead(nn.Module):
     """The lesson's MLP and a parameter its forward does not use (a head for another task)."""
 
@@ -715,28 +1084,6 @@ def spare_after_training(lesson):
     optimizer = sgd(model, weight_decay=0.1)
     lesson.train_epoch(model, make_loader(), optimizer, LOSS, "cpu")
     return model.spare.grad, model.spare.detach().clone()
-
-
-def test_train_epoch_sets_gradients_to_none(lesson):
-    grad, spare = spare_after_training(lesson)
-    what = ("train_epoch with SGD(weight_decay=0.1) on a model with a parameter its forward never uses "
-            "(and a stale .grad on every parameter)")
-    if grad is not None:
-        pytest.fail(
-            f"{what}: that parameter's .grad is {grad.tolist()} afterwards, not None. Clear the "
-            "gradients with optimizer.zero_grad(set_to_none=True) (the default): a grad of zeros is "
-            "stepped (weight decay, Adam's moments), a grad of None is skipped.", pytrace=False,
-        )
-    if not torch.equal(spare, torch.ones(CLASSES)):
-        moved = f"{what}: it moved to {numbers(spare)} from {numbers(torch.ones(CLASSES))}"
-        once = torch.full((CLASSES,), 1 - 0.1 * (100 + 0.1 * 1))  # one SGD step on the stale grad, with weight decay
-        if torch.allclose(spare, once):
-            pytest.fail(f"{moved}, one SGD step on the stale .grad of 100 it held on entry. Clear the gradients before "
-                        "each backward, the first one too (optimizer.zero_grad(), set_to_none=True by default): then "
-                        "a parameter the forward never uses keeps grad None, and a grad of None is not stepped.",
-                        pytrace=False)
-        pytest.fail(f"{moved}: a parameter the forward never uses gets no gradient, and with its .grad cleared to "
-                    "None (optimizer.zero_grad()) the optimizer leaves it where it is.", pytrace=False)
 
 
 class Probe(torch.autograd.Function):
@@ -775,43 +1122,12 @@ def graphs_kept(lesson):
     return as_data(got), kept
 
 
-def test_train_epoch_frees_each_steps_graph(lesson):
-    got, kept = graphs_kept(lesson)
-    if type(got) is not float:
-        pytest.fail(f"train_epoch returned {type_name(got)}, expected a Python float", pytrace=False)
-    if kept:
-        step, alive = kept[-1]
-        pytest.fail(
-            f"train_epoch over 5 batches: at step {step} the graphs of steps {alive} were still alive. "
-            "Record each step's loss as a number with loss.item(); keeping loss tensors (in a list, or "
-            "summed into a tensor) keeps every step's graph.", pytrace=False,
-        )
-
-
 @beside
 def trained_stale(lesson):
     """train_epoch (SGD, lr=0.1) over make_loader() on a stale make_model(): the parameters afterwards."""
     model = stale(make_model())
     lesson.train_epoch(model, make_loader(), sgd(model), LOSS, "cpu")
     return parameters(model)
-
-
-def test_train_epoch_clears_stale_gradients_first(lesson):
-    ours = trained_stale(lesson)
-    reference = make_model()
-    reference_epoch(reference, make_loader(), sgd(reference))
-    reference = parameters(reference)
-    what = "train_epoch on a model whose .grad already held 100 everywhere"
-    if not same_parameters(ours, reference):
-        for clear, why in (("after", "clears the gradients after each step only: the 100s it found entered the "
-                                     "first step. Clear them before each backward, the first one too"),
-                           ("never", "never clears the gradients: backward() adds to .grad, so the 100s and every "
-                                     "earlier gradient entered every step. Clear them before each backward")):
-            pitfall = stale(make_model())
-            reference_epoch(pitfall, make_loader(), sgd(pitfall), clear=clear)
-            if same_parameters(ours, parameters(pitfall)):
-                pytest.fail(f"{what}: the parameters are those of a loop that {why}.", pytrace=False)
-    assert_same_parameters(ours, reference, f"{what} (compared with zero_grad, forward, backward, step)")
 
 
 # --- evaluate ---------------------------------------------------------------------------------
@@ -853,27 +1169,6 @@ def evaluated(lesson, dropout: float, dtype: torch.dtype):
     return as_data(got), model[1].running_mean.clone()
 
 
-@pytest.mark.points(2)
-@pytest.mark.parametrize(("dropout", "dtype"), [(0.0, torch.float32), (0.5, torch.float32), (0.5, torch.bfloat16)])
-def test_evaluate_matches_the_whole_data_set_in_eval_mode(lesson, dropout, dtype):
-    got, running_mean = evaluated(lesson, dropout, dtype)
-    model, loader = evaluation_run(dropout, dtype)
-    losses = []
-    expected = reference_evaluation(model, loader, losses)
-    what = f"evaluate on a {dtype} model with Dropout({dropout}) and BatchNorm, batches of 12, 12, 12 and 4"
-    if not (isinstance(got, tuple) and len(got) == 2 and all(type(v) is float for v in got)):
-        pytest.fail(f"{what} returned {got!r}: return (loss, accuracy), two Python floats", pytrace=False)
-    assert_close(running_mean, model[1].running_mean,
-                 what=f"BatchNorm's running_mean after {what}: it changed, so BatchNorm ran in training mode, "
-                      "which updates it. Switch the model to eval mode (model.eval()) for the evaluation")
-    if got[0] != pytest.approx(expected[0], rel=1e-6):
-        pytest.fail(f"{what}: loss {got[0]}, expected the mean over samples in eval mode, {expected[0]}."
-                    + mean_pitfall(got[0], losses, expected[0]), pytrace=False)
-    if got[1] != pytest.approx(expected[1], abs=1e-9):
-        pytest.fail(f"{what}: accuracy {got[1]}, expected {expected[1]} (correct argmax(dim=1) / number of samples)",
-                    pytrace=False)
-
-
 @beside
 def inference_seen(lesson):
     """evaluate on make_model() over make_loader(): at each forward, (inference mode on, autograd on,
@@ -889,44 +1184,6 @@ def inference_seen(lesson):
     finally:
         torch.set_grad_enabled(True)  # whatever evaluate left, what runs next needs autograd on
     return seen, grad_on_after, gradients(model)
-
-
-def test_evaluate_runs_under_inference_mode(lesson):
-    seen, grad_on_after, grads = inference_seen(lesson)
-    if not seen:
-        pytest.fail("evaluate never called the model", pytrace=False)
-    if not all(inference for inference, _, _ in seen):
-        if not any(grad for _, grad, _ in seen):
-            pytest.fail("evaluate ran the model under torch.no_grad() (autograd off, inference mode off): no graph, "
-                        "but evaluation is what inference mode is for, and this function promises it: it also "
-                        "skips autograd's version counters. Use `with torch.inference_mode():`.", pytrace=False)
-        pytest.fail("evaluate ran the model with autograd on: every batch recorded a graph that nobody will use. "
-                    "Wrap the loop in `with torch.inference_mode():`.", pytrace=False)
-    if any(requires for _, _, requires in seen):
-        pytest.fail("evaluate's model outputs require grad: a graph was recorded", pytrace=False)
-    if not all(grad is None for grad in grads.values()):
-        pytest.fail("evaluate left gradients in .grad", pytrace=False)
-    if not grad_on_after:
-        pytest.fail("after evaluate returned, autograd is still off (a global switch such as "
-                    "torch.set_grad_enabled(False)): use `with torch.inference_mode():`, which ends with the block",
-                    pytrace=False)
-
-
-@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
-def test_evaluate_moves_every_batch_to_the_device(lesson, device):
-    got, seen, moved_to = run_elsewhere(lesson, "evaluate", device)
-    what = f"evaluate(model, loader, loss_fn, device={device!r}) with batches on another device"
-    assert_moved(what, seen, moved_to, device)
-    losses = []
-    expected = reference_evaluation(MOVED_RUNS["evaluate"](), two_batches(), losses=losses)
-    if got != pytest.approx(expected, rel=1e-6):
-        pitfall = mean_pitfall(got[0], losses, expected[0]) if isinstance(got, (list, tuple)) and got else ""
-        if any(seen["training"]):  # dropout on: the pitfall, whatever the mean
-            pitfall = (f"\nThe model ran in training mode on {sum(seen['training'])} of {len(seen['training'])} batches "
-                       "(dropout on). Switch it to eval mode (model.eval()) for the evaluation.")
-        mine, theirs = shown_pair(got, expected)
-        pytest.fail(f"{what} returned {mine}, expected {theirs} (the mean loss over the samples, the "
-                    "accuracy)." + pitfall, pytrace=False)
 
 
 def frozen_batchnorm(model: nn.Module) -> nn.Module:
@@ -985,17 +1242,6 @@ def modes_after_evaluate(lesson, case: str) -> list:
     return modes(model)
 
 
-@pytest.mark.points(2)
-@pytest.mark.parametrize("case", list(MODE_CASES))
-def test_evaluate_restores_every_submodules_mode(lesson, case):
-    model = MODE_CASES[case]()
-    before, after = modes(model), modes_after_evaluate(lesson, case)
-    if after != before:
-        pytest.fail(f"evaluate on a model in {case}: the (submodule, training) flags were {before} before and "
-                    f"{after} after." + (modes_pitfall(model, after) or " Put back every submodule's own flag."),
-                    pytrace=False)
-
-
 class LoaderFailed(Exception):
     pass
 
@@ -1018,23 +1264,6 @@ def modes_after_a_failed_evaluate(lesson):
     except LoaderFailed as exc:
         raised = str(exc)
     return raised, modes(model)
-
-
-def test_evaluate_restores_modes_when_the_loader_fails(lesson):
-    raised, after = modes_after_a_failed_evaluate(lesson)
-    if raised is None:
-        pytest.fail("evaluate returned although its loader raised LoaderFailed: let the loader's error out",
-                    pytrace=False)
-    model = frozen_batchnorm(make_model(batchnorm=True))
-    before = modes(model)
-    if after == before:
-        return
-    if not any(flag for _, flag in after):  # all still in eval mode: nothing was put back
-        pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}: code after the "
-                    "loop never ran. Restore them in a `finally:` block, which runs however the block ends.",
-                    pytrace=False)
-    pytest.fail(f"after the loader raised inside evaluate, the modes are {after}, not {before}."
-                + (modes_pitfall(model, after) or " Put back every submodule's own flag."), pytrace=False)
 
 
 # --- checkpoints ------------------------------------------------------------------------------
@@ -1080,18 +1309,6 @@ def checkpoint_bytes(lesson):
         return file_bytes(folder / "ckpt.pt")
 
 
-def test_checkpoint_loads_with_weights_only(lesson):
-    written = checkpoint_bytes(lesson)
-    reason = None
-    try:
-        torch.load(io.BytesIO(written.numpy().tobytes()), weights_only=True)
-    except Exception as exc:  # noqa: BLE001 (the message is the point)
-        reason = refused_type(exc) or f"{type(exc).__name__}: {str(exc)[:300]}"
-    if reason:  # failed outside the except block: the learner needs no chained traceback
-        pytest.fail(f"torch.load(path, weights_only=True) cannot read what save_checkpoint wrote (it refuses {reason}). "
-                    f"{store_plain_data(reason)}", pytrace=False)
-
-
 def refused_type(exc: BaseException) -> str | None:
     """The name torch.load(weights_only=True) refused to unpickle (numpy._core.multiarray._reconstruct,
     say), read from torch's long message, or None when `exc` is no such refusal."""
@@ -1120,7 +1337,7 @@ def reads_back(fn):
     def refusal_as_data(lesson, *args, **kwargs):
         try:
             return fn(lesson, *args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 (only the refusal is caught; the rest is re-raised)
+        except Exception as exc:  # only the refusal is caught; the rest is re-raised
             reason = refused_type(exc)
             if reason is None:
                 raise
@@ -1197,27 +1414,6 @@ def resumed_run(lesson):
     return as_data(epoch), restored, losses, parameters(model)
 
 
-@pytest.mark.points(3)
-def test_resumed_training_is_bitwise_identical(lesson):
-    straight, optimizer, expected = first_epochs()
-    saved = random_states()  # what the resumed run's checkpoint holds
-    expected += [reference_epoch(straight, noisy_loader(), optimizer) for _ in range(2)]
-    epoch, restored, losses, resumed = resumed_run(lesson)
-    if epoch != 2:
-        pytest.fail(epoch_off(epoch, saved_first=2), pytrace=False)
-    assert_states_restored(restored, saved, "save_checkpoint then load_checkpoint in a new process (other random states)")
-    what = ("4 epochs straight vs 2 epochs + save_checkpoint + load_checkpoint into a fresh model and "
-            "Adam optimizer + 2 epochs (Dropout, shuffle=True, augmentation from random and NumPy)")
-    if losses != expected:
-        epoch = next(k for k, (a, b) in enumerate(zip(losses, expected)) if a != b) if len(losses) == len(expected) else None
-        told = (f"per-epoch losses {numbers(losses)}, expected {numbers(expected)}" if numbers(losses) != numbers(expected)
-                or epoch is None else "epoch {}'s loss {}, expected {}".format(epoch + 1, *apart(losses[epoch], expected[epoch])))
-        pytest.fail(f"{what}: {told}. The random states came back as "
-                    "saved, so look at what else the next steps depend on: the model's state and the optimizer's "
-                    "(Adam's moments and step counts).", pytrace=False)
-    assert_same_parameters(resumed, parameters(straight), what, exact=True)
-
-
 def trained_run():
     """new_run(seed=0, batchnorm=True) after one epoch over make_loader(), its dropout masks drawn
     from torch seeded with 0 (the global state left as it was)."""
@@ -1238,28 +1434,6 @@ def restored_run(lesson):
         lesson.save_checkpoint(folder / "ckpt.pt", model, optimizer, epoch=3)
         epoch = lesson.load_checkpoint(folder / "ckpt.pt", fresh, fresh_optimizer)
     return as_data(epoch), dict(fresh.state_dict()), fresh_optimizer.state_dict()["state"]
-
-
-def test_load_restores_model_optimizer_and_epoch(lesson):
-    epoch, state, optimizer_state = restored_run(lesson)
-    model, optimizer = trained_run()
-    if not (type(epoch) is int and epoch == 3):
-        pytest.fail(epoch_off(epoch, saved_first=3), pytrace=False)
-    for name, value in model.state_dict().items():
-        if not torch.equal(state[name], value):
-            pytest.fail((
-                f"the model's {name} after load_checkpoint is not the saved one: save model.state_dict(), which "
-                "holds the buffers (BatchNorm's running statistics) as well as the parameters"
-            ), pytrace=False)
-    saved = optimizer.state_dict()
-    if optimizer_state.keys() != saved["state"].keys():
-        pytest.fail((
-            "the optimizer after load_checkpoint has no Adam state (moments, step counts): save "
-            "optimizer.state_dict() and load it with optimizer.load_state_dict"
-        ), pytrace=False)
-    for index, state in saved["state"].items():
-        for key, value in state.items():
-            assert_close(optimizer_state[index][key], value, what=f"optimizer state {key!r} of parameter {index} after load_checkpoint")
 
 
 @reads_back
@@ -1288,19 +1462,6 @@ def epoch_off(first, saved_first: int = 1) -> str:
     return f"{said}; expected the int {saved_first}."
 
 
-def test_save_leaves_only_the_checkpoint(lesson):
-    left, first, epoch = saved_twice(lesson)
-    if left != ["ckpt.pt"]:
-        pytest.fail((
-            f"after two save_checkpoint calls the folder holds {left}: "
-            "rename the temporary file onto the path (os.replace)"
-        ), pytrace=False)
-    if epoch != 2:
-        pytest.fail(epoch_off(first) or
-                    f"the second save (epoch=2) did not replace the first: loading gives epoch {epoch!r}",
-                    pytrace=False)
-
-
 def recording(real, sources: list):
     """`real` (os.replace or os.rename), noting in `sources` the absolute path of each file it renames."""
     def rename(src, dst, *args, **kwargs):
@@ -1325,22 +1486,6 @@ def renamed_onto(lesson):
         return str(path), old_inode, path.stat().st_ino, renamed
 
 
-def test_save_writes_a_temporary_file_then_renames(lesson):
-    path, old_inode, inode, renamed = renamed_onto(lesson)
-    what = "save_checkpoint onto an existing checkpoint"
-    if inode == old_inode:
-        pytest.fail((
-            f"{what} rewrote the old file in place (the same inode): a crash midway would leave it truncated. "
-            "Write a temporary file in the same folder and os.replace it onto the path (an atomic rename)."
-        ), pytrace=False)
-    foreign = [src for src in renamed if os.path.dirname(src) != os.path.dirname(path)]
-    if foreign:
-        pytest.fail((
-            f"{what} renamed {foreign} onto {path}: make the temporary file in the checkpoint's own folder "
-            "(tempfile.mkstemp(dir=...)); os.replace is atomic only within one file system, and fails across two"
-        ), pytrace=False)
-
-
 FAILURES = {  # what stops a save midway: its type, its message
     "OSError": (OSError, "disk full (simulated)"),
     "KeyboardInterrupt": (KeyboardInterrupt, "Ctrl-C (simulated)"),
@@ -1357,7 +1502,7 @@ def interrupted_save(lesson, failure: str):
     model, optimizer = new_run(seed=0)
 
     def half_a_save(obj, f, *args, **kwargs):
-        handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f  # noqa: SIM115
+        handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f  # closed by the caller's save, as torch.save's own is
         handle.write(b"half a checkpoint")
         if handle is not f:
             handle.close()
@@ -1383,34 +1528,11 @@ def interrupted_save(lesson, failure: str):
             epoch = as_data(lesson.load_checkpoint(folder / "ckpt.pt", *new_run(seed=1)))
         except NotImplementedError:
             raise  # a TODO, not a broken file
-        except Exception as exc:  # noqa: BLE001 (a broken file: the test says so)
+        except Exception as exc:  # a broken file: the test says so
             if refused_type(exc):
                 raise  # not a broken file: one weights_only refuses, which reads_back names
             broken = f"{type(exc).__name__}: {str(exc)[:120]}"
     return raised, left, first, epoch, broken
-
-
-@pytest.mark.parametrize("failure", list(FAILURES), ids=list(FAILURES))
-def test_failed_save_keeps_the_old_checkpoint(lesson, failure):
-    raised, left, first, epoch, broken = interrupted_save(lesson, failure)
-    if raised is None or "simulated" not in raised:
-        pytest.fail(f"save_checkpoint did not let out the {failure} that stopped torch.save midway: re-raise it",
-                    pytrace=False)
-    if left != ["ckpt.pt"]:
-        why = ("remove the temporary file when the save fails, and re-raise" if failure == "OSError" else
-               "remove the temporary file whatever stops the save: a KeyboardInterrupt (Ctrl-C) is no Exception, "
-               "so only `except BaseException:` (re-raising) or `finally` runs for it too")
-        pytest.fail(f"after a save that failed midway ({failure}) the folder holds {left}: {why}",
-                    pytrace=False)
-    if broken:
-        pytest.fail(
-            f"a save that failed midway destroyed the previous checkpoint (loading it raised {broken}): "
-            "write to a temporary file in the same folder, then os.replace it onto the path", pytrace=False,
-        )
-    if epoch != 1:
-        # the same epoch as before the failed save: the old checkpoint is intact, its loading is off
-        pytest.fail(epoch_off(first) if epoch == first and epoch_off(first) else
-                    f"after a failed save the checkpoint says epoch {epoch}, expected the old 1", pytrace=False)
 
 
 class CodeInPickle:
@@ -1439,23 +1561,6 @@ def evil_loaded(lesson):
             if ran:
                 del builtins._kata_09_pwned
     return refused, ran
-
-
-@pytest.mark.points(2)
-def test_load_maps_to_the_cpu_when_map_location_is_left_out(lesson):
-    assert_defaults(lambda **map_location: load_location(lesson, **map_location),
-                    what="load_checkpoint(path, model, optimizer)", map_location="cpu")
-
-
-def test_load_refuses_a_checkpoint_that_runs_code(lesson):
-    refused, ran = evil_loaded(lesson)
-    if ran:
-        pytest.fail((
-            "load_checkpoint ran code hidden in the checkpoint file (unpickling can call any function): "
-            "load it with torch.load(path, map_location=..., weights_only=True)"
-        ), pytrace=False)
-    if refused is None:
-        pytest.fail("load_checkpoint accepted a checkpoint that is not a model at all", pytrace=False)
 
 
 def keep_storage(storage, location):
@@ -1505,24 +1610,6 @@ def load_location(lesson, **map_location) -> str:
     return ", ".join(str(torch.device(m)) if isinstance(m, (str, torch.device)) else repr(m) for m in passed)
 
 
-@pytest.mark.parametrize("location", list(LOCATIONS))
-def test_load_passes_map_location_and_weights_only(lesson, location):
-    calls = load_calls(lesson, location)
-    if len(calls) != 1:
-        pytest.fail(f"load_checkpoint called torch.load {counted(len(calls), 'time')}, expected once", pytrace=False)
-    passed_through, passed, weights_only = calls[0]
-    if not passed_through:
-        pytest.fail((
-            f"load_checkpoint(..., map_location={LOCATIONS_SAID.get(location, repr(LOCATIONS[location]))}) called "
-            f"torch.load with map_location={passed}: pass it through unchanged (None too)"
-        ), pytrace=False)
-    if weights_only is not True:
-        pytest.fail((
-            "load_checkpoint called torch.load without weights_only=True: say it explicitly, so that "
-            "loading never unpickles arbitrary objects"
-        ), pytrace=False)
-
-
 @reads_back
 def mismatched_load(lesson, saved_spare: bool, loaded_spare: bool):
     """save_checkpoint of a SpareHead(spare=saved_spare), then load_checkpoint into a
@@ -1533,18 +1620,6 @@ def mismatched_load(lesson, saved_spare: bool, loaded_spare: bool):
     with scratch_folder() as folder:
         lesson.save_checkpoint(folder / "ckpt.pt", saved, torch.optim.Adam(saved.body.parameters()), epoch=1)
         return as_data(lesson.load_checkpoint(folder / "ckpt.pt", model, optimizer))
-
-
-@pytest.mark.parametrize(("saved_spare", "loaded_spare"), [(True, False), (False, True)], ids=["unexpected key", "missing key"])
-def test_load_refuses_a_model_that_does_not_match(lesson, saved_spare, loaded_spare):
-    expect_raises(
-        lambda: mismatched_load(lesson, saved_spare, loaded_spare), RuntimeError,
-        what=(f"load_checkpoint of a model {'with' if saved_spare else 'without'} a parameter 'spare' into one "
-              f"{'with' if loaded_spare else 'without'} it"),
-        why="load_state_dict is strict (the default, strict=True): a checkpoint that does not fit the model "
-            "must not half-load and leave the rest at its random initialisation.",
-        mention=("spare",),
-    )
 
 
 class FakeCudaRandom:
@@ -1604,27 +1679,6 @@ def cuda_states_restored(lesson, gpus: int):
 SAVED_ON_GPUS = "save_checkpoint(path, model, optimizer, epoch=1) on a machine with 2 GPUs, then "
 
 
-def test_checkpoint_keeps_every_cuda_random_state(lesson):
-    with reported(f"{SAVED_ON_GPUS}load_checkpoint(path, model, optimizer) in a new process on the same machine"):
-        states, _ = cuda_states_restored(lesson, 2)
-    expected = FakeCudaRandom(2, fill=10).get_rng_state_all()  # the machine it was saved on
-    for i, (got, want) in enumerate(zip(states, expected)):
-        if not torch.equal(got, want):
-            pytest.fail((
-                f"save_checkpoint then load_checkpoint on a machine with 2 GPUs: cuda:{i}'s random state is "
-                f"{got.tolist()}, not the saved {want.tolist()}. Save torch.cuda.get_rng_state_all() when CUDA "
-                "is available (every device's) and restore it with torch.cuda.set_rng_state_all."
-            ), pytrace=False)
-    with reported(f"{SAVED_ON_GPUS}load_checkpoint(path, model, optimizer) on a machine without CUDA (a machine "
-                  "without CUDA has no CUDA random state to restore: expected the load to restore none)"):
-        _, sets = cuda_states_restored(lesson, 0)
-    if sets != 0:
-        pytest.fail((
-            "load_checkpoint of a checkpoint written on a GPU machine, on a machine without CUDA, set CUDA "
-            "random states: restore them only where torch.cuda.is_available()"
-        ), pytrace=False)
-
-
 # --- accumulate_gradients ---------------------------------------------------------------------
 
 
@@ -1681,36 +1735,6 @@ def accumulated(lesson, n: int, micro_batches: int, seed: int):
     return as_data(got), gradients(model)
 
 
-@given(st.integers(1, 12).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, n))))
-@example((10, 1))
-@example((10, 2))
-@example((10, 3))
-@example((10, 4))
-@example((10, 10))
-@settings(max_examples=25)  # each example builds a model: keep the lesson's run short
-@pytest.mark.points(3)
-def test_accumulated_gradients_equal_one_big_batch(lesson, case):
-    n, micro_batches = case
-    got, grads = accumulated(lesson, n, micro_batches, seed=n)
-    model = make_model(dtype=torch.float64)
-    x, y = make_data(n, seed=n, dtype=torch.float64)
-    expected_loss, expected = full_batch_gradients(model, x, y)
-    what = f"accumulate_gradients(model, loss_fn, inputs, targets, micro_batches={micro_batches}) for N={n} (chunks {chunks_of(n, micro_batches)})"
-    for name, grad in grads.items():
-        if grad is None:
-            pytest.fail(f"{what} left {attribute(name)}.grad empty", pytrace=False)
-    if not all_close(list(grads.values()), expected):
-        why = accumulation_pitfall(list(grads.values()), model, x, y, micro_batches, expected)
-        if why:
-            pytest.fail(f"{what}: the .grad differs from one full batch's.{why}", pytrace=False)
-    for (name, grad), want in zip(grads.items(), expected):
-        assert_close(grad, want, what=f"{what}: {attribute(name)}.grad vs one full batch")
-    if not (type(got) is float and got == pytest.approx(expected_loss, rel=1e-9)):
-        pytest.fail((
-            "{} returned {}, expected the full-batch loss {} as a Python float".format(what, *shown_pair(got, expected_loss))
-        ), pytrace=False)
-
-
 @beside
 def accumulated_over_stale(lesson) -> dict:
     """accumulate_gradients(..., 3) over make_data(12, float64) on a float64 SpareHead whose .grad held
@@ -1720,27 +1744,6 @@ def accumulated_over_stale(lesson) -> dict:
         p.grad = torch.ones_like(p)
     lesson.accumulate_gradients(model, LOSS, *make_data(12, dtype=torch.float64), 3)
     return gradients(model)
-
-
-def test_accumulate_discards_old_gradients(lesson):
-    after = accumulated_over_stale(lesson)
-    body = SpareHead(dtype=torch.float64).body
-    _, expected = full_batch_gradients(body, *make_data(12, dtype=torch.float64))
-    what = "accumulate_gradients(model, loss_fn, inputs, targets, 3) on a model whose .grad held ones"
-    names = [name for name, _ in body.named_parameters()]
-    grads = [after[f"body.{name}"] for name in names]
-    if not all_close(grads, expected) and all_close(grads, [g + 1 for g in expected]):
-        pytest.fail(f"{what}: every .grad is the full batch's plus those ones: backward() adds to .grad, and the old "
-                    "gradients were never discarded. Clear them (to None) first.", pytrace=False)
-    for name, grad, want in zip(names, grads, expected):
-        assert_close(grad, want, what=f"{attribute('body.' + name)}.grad after {what}")
-    if after["spare"] is not None:
-        pytest.fail(
-            "accumulate_gradients on a model whose .grad held ones: a parameter the loss does not use has "
-            f".grad {after['spare'].tolist()} afterwards, not None. Discard the old gradients with "
-            "model.zero_grad(set_to_none=True): a grad of zeros would be stepped by weight decay or Adam.",
-            pytrace=False,
-        )
 
 
 @beside
@@ -1754,35 +1757,6 @@ def accumulation_watched(lesson, micro_batches: int):
     model.register_forward_pre_hook(lambda m, args: calls.append((len(args[0]), model[0].weight.grad is not None)))
     lesson.accumulate_gradients(model, LOSS, x, y, micro_batches)
     return calls, x, parameters(model)
-
-
-@pytest.mark.parametrize("micro_batches", [2, 3, 7])
-def test_accumulate_runs_one_forward_and_backward_per_chunk(lesson, micro_batches):
-    calls, x, params = accumulation_watched(lesson, micro_batches)
-    what = f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7"
-    sizes = chunks_of(7, micro_batches)
-    if [size for size, _ in calls] != sizes:
-        pytest.fail((
-            f"{what} ran the model on batches of {[size for size, _ in calls]}, expected {sizes} "
-            "(torch.tensor_split(inputs, micro_batches)): the point is never to hold the whole batch's graph"
-        ), pytrace=False)
-    if [filled for _, filled in calls] != [False] + [True] * (len(sizes) - 1):
-        pytest.fail((
-            f"{what}: call backward on each chunk's loss before the next chunk's forward, so each graph is freed"
-        ), pytrace=False)
-    assert_close(x, make_data(7, dtype=torch.float64)[0], what=f"inputs after {what} (must not change)")
-    before = parameters(make_model(dtype=torch.float64))
-    if not all(torch.equal(p, q) for p, q in zip(params.values(), before.values())):
-        pytest.fail(f"{what} changed the parameters: no optimizer step here", pytrace=False)
-
-
-@pytest.mark.parametrize("micro_batches", [0, -1, 8])
-def test_accumulate_refuses_impossible_splits(lesson, micro_batches):
-    expect_raises(
-        lambda: accumulated(lesson, 7, micro_batches, seed=0)[0], ValueError,
-        what=f"accumulate_gradients(..., micro_batches={micro_batches}) for N=7",
-        why="it needs 1 <= micro_batches <= N (an empty chunk's mean loss is nan).",
-    )
 
 
 # --- a real GPU -------------------------------------------------------------------------------
@@ -1817,19 +1791,77 @@ def gpu_round_trip(lesson):
             on_the_cpu(model), on_the_cpu(cpu_model), on_the_cpu(gpu_model))
 
 
-@pytest.mark.cuda
-def test_training_on_the_gpu_with_cpu_batches(lesson):
-    device, loss, result, cpu_epoch, gpu_epoch, trained, on_cpu, back_on_gpu = gpu_round_trip(lesson)
-    if not (isinstance(device, torch.device) and device.type == "cuda"):
-        pytest.fail(f"pick_device() returned {device} on a machine with a GPU", pytrace=False)
-    if type(loss) is not float:
-        pytest.fail(f"train_epoch on the GPU returned {loss!r}, not a Python float", pytrace=False)
-    if not (isinstance(result, tuple) and all(type(v) is float for v in result)):
-        pytest.fail(f"evaluate on the GPU returned {result!r}, not two Python floats", pytrace=False)
-    if cpu_epoch != 1:
-        pytest.fail(f"load_checkpoint of a GPU checkpoint saved with epoch=1 returned {cpu_epoch!r}", pytrace=False)
-    assert_same_parameters(on_cpu, trained, "a GPU checkpoint loaded onto a CPU model", exact=True)
-    if gpu_epoch != 2:
-        pytest.fail(f"load_checkpoint(..., map_location={device}) of a checkpoint saved with epoch=2 returned "
-                    f"{gpu_epoch!r}", pytrace=False)
-    assert_same_parameters(back_on_gpu, on_cpu, "a CPU checkpoint loaded with map_location=cuda", exact=True)
+CONTRACT = """Contract (lesson text, docstrings, hints -> tests):
+pick_device
+- "prefer=None: torch.device('cuda') (no index), else mps, else cpu" -> test_pick_device_default
+- "always a torch.device" -> test_pick_device_default, test_pick_device_honours_what_is_asked
+- "torch.device(prefer) unchanged if it exists (cuda:i: i < count; a tensor's mps:0)" -> test_pick_device_honours_what_is_asked
+- "else RuntimeError, never a silent fallback (cuda on a Mac, cuda:count, meta)" -> test_pick_device_refuses_a_missing_device
+  (a fallback to another device is named as one; a missing device returned as asked is told apart)
+- "the message names the device asked for and every available one" -> test_pick_device_refuses_a_missing_device
+seed_everything
+- "torch, random, NumPy's global generator, a shuffling DataLoader, Dropout repeat; returns None;
+  np.random.default_rng does not count" (the doctest too) -> test_seed_everything_repeats_every_generator
+  (names the generator left unseeded, and default_rng for NumPy's)
+- "another seed gives other numbers" -> test_different_seeds_differ
+- "torch CPU and every CUDA device" -> test_seed_everything_seeds_every_cuda_device
+train_epoch
+- "returns a Python float" -> test_train_epoch_returns_a_float_that_decreases, test_train_epoch_matches_a_plain_loop
+- "mean over samples: a smaller last batch weighs less; batch size is targets' first dim" ->
+  test_train_epoch_matches_a_plain_loop, test_train_epoch_weighs_batches_by_their_samples
+  (the mean of the batch means and a low-precision tensor sum are named when the result is exactly theirs)
+- "one pass over any iterable loader, one optimizer step per batch" -> test_train_epoch_weighs_batches_by_their_samples,
+  test_train_epoch_matches_a_plain_loop
+- "trains in train mode whatever mode the model was in (every submodule)"; "a model that evaluate left in eval mode
+  would train without dropout" -> test_train_epoch_matches_a_plain_loop[eval / Dropout in eval]
+- "each batch (inputs and targets) moved to `device`" -> test_train_epoch_moves_every_batch_to_the_device
+- "backward adds to .grad: each step sees only its own batch's gradient, whatever .grad held (a loop that never
+  clears applies the sum)" -> test_train_epoch_clears_stale_gradients_first,
+  test_train_epoch_matches_a_plain_loop (a loop that never clears, or clears after the step only, is named when the
+  parameters are exactly its)
+- "cleared to None, not zeros (an optimizer skips None, steps zeros)" -> test_train_epoch_sets_gradients_to_none
+- "no graph or tensor outlives its step (a list of loss tensors keeps every graph)" -> test_train_epoch_frees_each_steps_graph,
+  test_train_epoch_matches_a_plain_loop[train, float16]
+evaluate
+- "(mean loss over samples, accuracy) as Python floats; argmax over dim 1" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
+- "eval mode: no dropout, BatchNorm uses and keeps its running stats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode
+- "low precision: per-batch .item(), summed as floats" -> test_evaluate_matches_the_whole_data_set_in_eval_mode[bfloat16]
+- "average over samples, not batches" (named as for train_epoch) -> test_evaluate_matches_the_whole_data_set_in_eval_mode
+- "each batch moved to `device`" -> test_evaluate_moves_every_batch_to_the_device
+- "under torch.inference_mode() (no graph), and only there"; "no_grad is not enough" (named) ->
+  test_evaluate_runs_under_inference_mode
+- "every submodule has the flag it had before"; "putting back 'the model's mode' overwrites a frozen part" ->
+  test_evaluate_restores_every_submodules_mode (names: left in eval mode, one flag for all, the first level only)
+- "however it ends, even by an exception" (the loader raises) -> test_evaluate_restores_modes_when_the_loader_fails
+  (a missing `finally:` named only when nothing was put back; else the pitfall behind the flags that came back)
+checkpoints
+- "model state_dict (parameters and buffers), optimizer state_dict, epoch (an int, as saved)" ->
+  test_load_restores_model_optimizer_and_epoch, test_resumed_training_is_bitwise_identical
+- "random states of torch, random, NumPy (their cached Gaussians too): resuming is bitwise exact";
+  "right after loading, every random state is the one saved, whole" (names the one that is not, or its cached
+  Gaussian) -> test_resumed_training_is_bitwise_identical
+- "CUDA's when available (every device), restored only where CUDA is available" -> test_checkpoint_keeps_every_cuda_random_state
+- "types that weights_only=True accepts, the random states included" (NumPy's array named) -> test_checkpoint_loads_with_weights_only
+  (every test that loads what save_checkpoint wrote says the same when weights_only refuses it: reads_back)
+- "atomic: the old file never rewritten in place; a rename is atomic within one file system only (not from
+  /tmp)"; str or PathLike ->
+  test_save_writes_a_temporary_file_then_renames, test_save_leaves_only_the_checkpoint
+- "a save that fails (an error, Ctrl-C: no Exception) leaves the old checkpoint and nothing else in its folder" -> test_failed_save_keeps_the_old_checkpoint
+- "one torch.load call, map_location passed through unchanged, weights_only=True said explicitly" -> test_load_passes_map_location_and_weights_only
+- `map_location=... = "cpu"` in the signature: left out, torch.load maps to the CPU ->
+  test_load_maps_to_the_cpu_when_map_location_is_left_out
+- "a file that would run code is refused" -> test_load_refuses_a_checkpoint_that_runs_code
+- "strict: missing or unexpected keys raise RuntimeError" -> test_load_refuses_a_model_that_does_not_match
+- "a GPU checkpoint loads on the CPU and back (map_location)" -> test_training_on_the_gpu_with_cpu_batches (cuda)
+accumulate_gradients
+- "the full batch's .grad, whatever the chunk sizes; its loss as a Python float" -> test_accumulated_gradients_equal_one_big_batch
+- "divided by the number of chunks, right only when every chunk has the same size", "left as they are, about
+  micro_batches times too large" (named when the .grad is exactly theirs) -> test_accumulated_gradients_equal_one_big_batch
+- "old gradients discarded (set to None)" (grads plus the old ones named) -> test_accumulate_discards_old_gradients
+- "tensor_split chunks, one forward and backward each, graph freed before the next" ->
+  test_accumulate_runs_one_forward_and_backward_per_chunk
+- "no optimizer step, inputs unchanged" -> test_accumulate_runs_one_forward_and_backward_per_chunk
+- "ValueError unless 1 <= micro_batches <= N" -> test_accumulate_refuses_impossible_splits
+(The text's notes on deterministic kernels, cuDNN, DataLoader workers and moving the model before
+building the optimizer explain; no function here promises them.)
+"""
