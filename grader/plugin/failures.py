@@ -67,6 +67,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+
+# A report crosses between processes as data where pytest-xdist runs the tests (the kit's own
+# suite, README's test command): its failure goes as JSON and comes back as itself.
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report):
+    data = yield
+    if isinstance(data, dict) and isinstance(failure := data.get("kata_failure"), Failure):
+        data["kata_failure"] = failure.to_json()
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: dict):
+    report = yield
+    if isinstance(failure := getattr(report, "kata_failure", None), dict):
+        report.kata_failure = Failure.from_json(failure)
+    return report
+
 def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure, str | None]:
     """(the failure as data, the kit's message to show instead of pytest's, or None)."""
     exc, code, config = excinfo.value, code_of(item), item.config

@@ -199,6 +199,15 @@ def test_not_implemented_from_outside_the_exercises_is_a_real_failure(kit):
     assert "TODO: add" not in result.stdout.str()
 
 
+
+def test_the_failures_cross_from_pytest_xdist_workers_as_themselves(quick_kit):
+    """The kit's own suite runs on every core (pytest-xdist): a failure a worker found reaches
+    the main process as the kit's Failure, so the TODO section reads as in one process."""
+    result = run(quick_kit, "-p", "xdist.plugin", "-n", "2", "exercises/98_demo")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*= TODO =*", "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
 def test_a_torch_ops_not_implemented_error_on_the_learners_line_is_a_failure_not_a_todo(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
         "return a + b", "import torch\n    return torch.remainder(torch.tensor(1j), 2)"))
