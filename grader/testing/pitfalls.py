@@ -10,12 +10,18 @@ A lesson lists its pitfalls as data, each with the code that falls into it:
     told = pitfall_of(got, right, PITFALLS, t, dim) or ""
 
 A pitfall whose code raises is named from the learner's error instead: by pitfall_raising, when
-that code raises the very same error on the same inputs. (grader.pitfalls names the pitfalls an
-error alone gives away, whatever the test.)
+that code raises the very same error on the same inputs; by pitfall_saying, an `ErrorPitfall`,
+when the error says what only that pitfall's error says (and the inputs can raise it so):
+
+    ERRORS = [ErrorPitfall(r"view size is not compatible", VIEW, shows=lambda t: not t.is_contiguous())]
+    told = pitfall_saying(error, ERRORS, t)
+
+(grader.pitfalls names the pitfalls an error alone gives away, whatever the test.)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -68,3 +74,22 @@ def pitfalls_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callabl
     that names a pitfall only where one alone fits (two that give the same result cannot tell which
     one the learner fell into) takes the words of a list of one."""
     return [pitfall.told for pitfall in pitfalls if pitfall_of(got, right, [pitfall], *inputs, match=match) is not None]
+
+
+@dataclass(frozen=True)
+class ErrorPitfall:
+    says: str  # a regular expression searched in the error's message: what only this pitfall's error says
+    told: str | Callable[..., str | None]  # its words, or a function of (the error, *inputs) that gives them
+    shows: Callable[..., bool] = _always  # whether these inputs can raise it so
+
+
+def pitfall_saying(error: BaseException, pitfalls: Iterable[ErrorPitfall], *inputs) -> str | None:
+    """The words of the first of `pitfalls` whose `says` is in `error`'s message and that `inputs`
+    can show, else None. A `told` function that gives None passes over its pitfall: the message
+    fits, but the error (its numbers, the learner's line) is not that pitfall's after all."""
+    for pitfall in pitfalls:
+        if re.search(pitfall.says, str(error)) and pitfall.shows(*inputs):
+            told = pitfall.told(error, *inputs) if callable(pitfall.told) else pitfall.told
+            if told is not None:
+                return told
+    return None

@@ -3,6 +3,7 @@ lesson code knows nothing of grading."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from grader import PACKAGE, source_files
@@ -120,12 +121,11 @@ def _in(module: str, package: str) -> bool:
 
 
 def test_the_plugin_the_remote_protocol_and_the_test_helpers_import_in_one_direction():
-    """plugin/ may import remote/ and testing/; remote/ may import testing/; testing/ imports
-    only itself and grader's own leaf modules (grader/*.py that import none of these layers).
-    No cycle runs through any of them, function-local imports included."""
+    """No module of the grader imports, through others, itself (function-local imports included).
+    plugin/ may import remote/ and testing/; remote/ may import testing/; testing/ imports only
+    itself and grader's own leaf modules (grader/*.py that import none of these layers)."""
     edges = _imports()
-    layered = [cycle for cycle in _cycles(edges) if any(_in(m, layer) for m in cycle for layer in LAYERS)]
-    assert not layered, f"import cycles: {layered}"
+    assert not _cycles(edges), f"import cycles: {_cycles(edges)}"
     upward = sorted((module, dep) for module, deps in edges.items() for dep in deps
                     if (_in(module, "grader.testing") or _in(module, "grader.remote")) and _in(dep, "grader.plugin"))
     assert not upward, f"imports of the plugin from below it: {upward}"
@@ -164,3 +164,24 @@ def test_no_module_of_the_plugin_the_remote_protocol_or_the_test_helpers_keeps_m
                 found.add(f"{module}:{ast.unparse(target)}")
         found.update(f"{module}:global {', '.join(node.names)}" for node in ast.walk(tree) if isinstance(node, ast.Global))
     assert not found - allowed, sorted(found - allowed)
+
+
+def test_no_module_of_the_grader_is_over_400_lines():
+    """One concern a module: a newcomer reads any of them top to bottom in one sitting."""
+    long = {f"grader/{path.relative_to(PACKAGE).as_posix()}": lines for path in source_files()
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"modules over 400 lines: {long}"
+
+
+def test_each_lesson_test_file_starts_with_its_tests():
+    """A lesson's test file reads top down: its first test within its first 80 lines, the helpers and
+    tables after the tests (grader.testing.below) and the contract table at the end (CONTRACT)."""
+    late = {}
+    for path in sorted(ROOT.glob("tests/*/test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        first = min(node.lineno for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"))
+        first = min([first, *(d.lineno for node in tree.body if isinstance(node, ast.FunctionDef)
+                              and node.name.startswith("test_") for d in node.decorator_list)])
+        if first > 80:
+            late[path.relative_to(ROOT).as_posix()] = first
+    assert not late, f"test files whose first test starts after line 80: {late}"

@@ -1,13 +1,16 @@
-"""grader.testing's `below` (a table a test file defines after its tests) and `pitfall_of`
-(a pitfall named only when the learner's result is exactly what it gives)."""
+"""grader.testing's `below` (a table a test file defines after its tests), `pitfall_of`
+(a pitfall named only when the learner's result is exactly what it gives) and `pitfall_saying`
+(a pitfall named from what the learner's error says)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 import torch
 
 from grader.testing import Pitfall, below, pitfall_of
-from grader.testing.pitfalls import pitfall_raising, pitfalls_of
+from grader.testing.pitfalls import ErrorPitfall, pitfall_raising, pitfall_saying, pitfalls_of
 
 
 def test_a_table_defined_below_its_tests_parametrizes_them(pytester: pytest.Pytester):
@@ -74,3 +77,17 @@ def test_every_pitfall_that_fits_is_listed_so_a_test_can_ask_for_one_alone():
     doubled, twice = Pitfall(lambda t: 2 * t, "doubled"), Pitfall(lambda t: t + t, "added to itself")
     assert pitfalls_of(2 * t, 3 * t, [doubled, twice, RAISES], t) == ["doubled", "added to itself"]
     assert pitfalls_of(3 * t, 3 * t, [doubled, twice], t) == []
+
+
+def test_an_error_is_the_pitfalls_when_it_says_what_the_pitfall_says_and_the_inputs_can_show_it():
+    def negative(error, t):  # the message's own number decides
+        index = int(re.search(r"index (-\d+)", str(error))[1])
+        return f"{index} counts from the end" if bool((t == index).any()) else None
+
+    pitfalls = [ErrorPitfall(r"view size is not compatible", "a view", shows=lambda t: not t.is_contiguous()),
+                ErrorPitfall(r"index -\d+ is out of bounds", negative)]
+    assert pitfall_saying(RuntimeError("view size is not compatible with ..."), pitfalls, torch.ones(2, 3).t()) == "a view"
+    assert pitfall_saying(RuntimeError("view size is not compatible with ..."), pitfalls, torch.ones(2, 3)) is None
+    error = IndexError("index -1 is out of bounds for dimension 1 with size 3")
+    assert pitfall_saying(error, pitfalls, torch.tensor([0, -1])) == "-1 counts from the end"
+    assert pitfall_saying(error, pitfalls, torch.tensor([0, 1])) is None
