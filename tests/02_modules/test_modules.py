@@ -1147,19 +1147,30 @@ ONE_NUMBER = ("One number for the whole batch: a mean over every element. Averag
 FIRST_ALONE = "This is member 0's output alone: call every member and average all their outputs."
 
 
+# What an ensemble that falls into each pitfall returns, from its members' outputs stacked.
+ENSEMBLE_PITFALLS = [
+    Pitfall(lambda stacked: stacked.sum(dim=0), "This is the sum of the members' outputs, not their mean: divide by the "
+            "number of members."),
+    Pitfall(lambda stacked: stacked[0], FIRST_ALONE),
+]
+
+
 def mean_mistake(out, outputs: list[torch.Tensor]) -> str:
     """The pitfall behind an ensemble output that is not the mean of `outputs`, when it shows, else ""."""
     if not isinstance(out, torch.Tensor):
         return ""
     stacked = torch.stack(outputs)
-    if out.shape == stacked.shape[1:] and torch.allclose(out, stacked.sum(dim=0), rtol=1e-5, atol=1e-6):
-        return "This is the sum of the members' outputs, not their mean: divide by the number of members."
-    if (out.shape == stacked.shape[1:] and torch.allclose(out, outputs[0], rtol=1e-5, atol=1e-6)
-            and not torch.allclose(outputs[0], stacked.mean(dim=0), rtol=1e-5, atol=1e-6)):
-        return FIRST_ALONE
+    told = pitfall_of(out, stacked.mean(dim=0), ENSEMBLE_PITFALLS, stacked, match=close_as_float32)
+    if told:
+        return told
     if out.dim() == 0 and stacked.dim() > 1:
         return ONE_NUMBER
     return ""
+
+
+def close_as_float32(got: torch.Tensor, wrong: torch.Tensor) -> bool:
+    """Whether two tensors of one shape hold the same values up to float32's rounding (torch.allclose)."""
+    return got.shape == wrong.shape and torch.allclose(got, wrong, rtol=1e-5, atol=1e-6)
 
 
 @beside

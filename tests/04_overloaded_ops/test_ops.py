@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.testing import (
     assert_close, assert_no_loop, assert_speed, below, describe, explained, fail, function_name, functions_called, grad_of,
-    dtype_name, mismatch, quoted, raises_the_same, reported, returned, same, tolerance,
+    dtype_name, mismatch, pitfall_of, pitfall_raising, Pitfall, quoted, reported, returned, same, tolerance,
 )
 from grader.testing.differential import assert_same_as, on_another_default_device
 from grader.testing.strategies import ALL_LAYOUTS, ANY_DTYPE, FLOATS, cast, shapes, tensors, with_layout
@@ -439,22 +439,35 @@ NUMPY_SUM = ("This is NumPy's sum: it gives unsigned sums as uint64 where PyTorc
              "follow .numpy()). Sum with PyTorch's reduction over dim 0.")
 
 
+# What code that falls into each pitfall of row_sum gives, from x. A pitfall is named only where
+# its result is the learner's and not torch.sum(x, dim=0)'s.
+ROW_SUM_PITFALLS = [
+    Pitfall(sum, BUILTIN_SUM, shows=lambda x: x.shape[:1] == (0,)),  # Python's sum() of no rows: its start, the int 0
+    Pitfall(torch.sum, SUM_OF_ALL),
+    Pitfall(lambda x: torch.sum(x, dim=1), SUM_OVER_DIM1),
+    Pitfall(lambda x: torch.from_numpy(x.numpy().sum(0)), NUMPY_SUM, shows=lambda x: x.dtype == torch.uint8),
+]
+
+
 def row_sum_pitfall(x: torch.Tensor, out) -> str | None:
-    """The named pitfall of row_sum whose result `out` is for x (out already known wrong), or None."""
+    """The named pitfall of row_sum whose result `out` is for x (out already known wrong), or None.
+    A sum kept in x's dtype is told from its dtype alone: its values may be right where nothing
+    wraps around."""
     x = x.detach()
-    if not isinstance(out, torch.Tensor):
-        return BUILTIN_SUM if x.shape[0] == 0 and out == 0 else None
-    out = out.detach()
     tol = order_tolerance(x) if x.dtype in FLOATS else {}
-    if out.dim() == 0 < x.dim() - 1 and same(out, torch.sum(x), **tol):
-        return SUM_OF_ALL
-    if x.dim() >= 2 and out.shape == x.shape[:1] + x.shape[2:] and same(out, torch.sum(x, dim=1), **tol):
-        return SUM_OVER_DIM1
-    if out.dtype == torch.uint64 and x.dtype == torch.uint8 and same(out, torch.from_numpy(x.numpy().sum(0))):
-        return NUMPY_SUM
-    if out.dtype == x.dtype != torch.sum(x, dim=0).dtype:
+    got = out.detach() if isinstance(out, torch.Tensor) else out
+    named = pitfall_of(got, torch.sum(x, dim=0), ROW_SUM_PITFALLS, x, match=lambda got, wrong: alike(got, wrong, **tol))
+    if named is None and isinstance(out, torch.Tensor) and out.dtype == x.dtype != torch.sum(x, dim=0).dtype:
         return NARROW_SUM
-    return None
+    return named
+
+
+def alike(got, wrong, **tolerance) -> bool:
+    """Two tensors that `same` accepts, or two Python values that are equal (False and 0.0 are
+    the int 0 here)."""
+    if isinstance(got, torch.Tensor) and isinstance(wrong, torch.Tensor):
+        return same(got, wrong, **tolerance)
+    return not isinstance(got, torch.Tensor) and not isinstance(wrong, torch.Tensor) and got == wrong
 
 
 def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
@@ -470,7 +483,7 @@ def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
         else:
             error = None
     if error is not None:
-        if raises_the_same(lambda: torch.sum(x, dim=1), error):
+        if pitfall_raising(error, ROW_SUM_PITFALLS, x) == SUM_OVER_DIM1:
             fail(f"{what} raised {quoted(error)}: x has no dim 1. {SUM_OVER_DIM1}")
         with reported(what):
             raise error
@@ -479,12 +492,8 @@ def check_row_sum(lesson, x: torch.Tensor, what: str, **tolerance) -> None:
         return
     if not isinstance(out, torch.Tensor):
         wrong = not_a_tensor(what, out, expected, "torch.sum(x, dim=0)")
-        pitfall = row_sum_pitfall(x, out)
-        wrong = f"{wrong}\n{pitfall}" if pitfall else wrong
-    else:
-        pitfall = row_sum_pitfall(x, out)
-        wrong = f"{wrong}\n{pitfall}" if pitfall else wrong
-    fail(wrong)
+    pitfall = row_sum_pitfall(x, out)
+    fail(f"{wrong}\n{pitfall}" if pitfall else wrong)
 
 
 def not_a_tensor(what: str, out, expected: torch.Tensor, against: str) -> str:
@@ -558,17 +567,18 @@ CAST_KEPT = ("This is a cast for accuracy that is never undone: the result must 
              "torch.linalg.vector_norm accumulate in float32 for you, or cast the result back.")
 
 
-def normalize_pitfalls(x: torch.Tensor, eps: float):
-    """What normalize_rows gives after each named pitfall, and the pitfall in words."""
-    yield lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), KEEPDIM
-    if x.dim() >= 2:
-        yield lambda: x / torch.linalg.vector_norm(x).clamp_min(eps), GLOBAL_NORM
-        yield lambda: x / torch.linalg.vector_norm(x, dim=0, keepdim=True).clamp_min(eps), COLUMN_NORM
-    if eps != 1e-12:
-        yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(1e-12), IGNORES_EPS
-    yield lambda: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True), NO_CLAMP
-    yield lambda: x / (torch.linalg.vector_norm(x, dim=-1, keepdim=True) + eps), EPS_ADDED
-    yield lambda: x / (x * x).sum(-1, keepdim=True).sqrt().clamp_min(eps), BY_HAND
+# What code that falls into each pitfall of normalize_rows gives, from (x, eps).
+NORMALIZE_PITFALLS = [
+    Pitfall(lambda x, eps: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), KEEPDIM),
+    Pitfall(lambda x, eps: x / torch.linalg.vector_norm(x).clamp_min(eps), GLOBAL_NORM, shows=lambda x, eps: x.dim() >= 2),
+    Pitfall(lambda x, eps: x / torch.linalg.vector_norm(x, dim=0, keepdim=True).clamp_min(eps), COLUMN_NORM,
+            shows=lambda x, eps: x.dim() >= 2),
+    Pitfall(lambda x, eps: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(1e-12), IGNORES_EPS,
+            shows=lambda x, eps: eps != 1e-12),
+    Pitfall(lambda x, eps: x / torch.linalg.vector_norm(x, dim=-1, keepdim=True), NO_CLAMP),
+    Pitfall(lambda x, eps: x / (torch.linalg.vector_norm(x, dim=-1, keepdim=True) + eps), EPS_ADDED),
+    Pitfall(lambda x, eps: x / (x * x).sum(-1, keepdim=True).sqrt().clamp_min(eps), BY_HAND),
+]
 
 
 @contextmanager
@@ -601,7 +611,7 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
         else:
             error = None
     if error is not None:
-        if raises_the_same(lambda: x / torch.linalg.vector_norm(x, dim=-1).clamp_min(eps), error):
+        if pitfall_raising(error, NORMALIZE_PITFALLS, x, eps) == KEEPDIM:
             fail(f"{what} raised {quoted(error)}. {KEEPDIM}")
         with reported(what, advice=written_into):
             raise error
@@ -613,19 +623,15 @@ def check_normalize(lesson, x: torch.Tensor, what: str, eps: float | None = None
 
 
 def normalize_pitfall(x: torch.Tensor, out, eps: float = 1e-12, **tolerance) -> str | None:
-    """The named pitfall of normalize_rows whose result `out` is for x (out already known wrong), or None."""
+    """The named pitfall of normalize_rows whose result `out` is for x (out already known wrong), or None.
+    A cast never undone is told from the result's dtype alone."""
     if not (isinstance(out, torch.Tensor) and out.is_floating_point()):
         return None
-    got = out.detach()
-    if got.dtype != x.dtype:
+    if out.dtype != x.dtype:
         return CAST_KEPT
-    for pitfall, why in normalize_pitfalls(x.detach(), eps):
-        try:
-            if same(got, pitfall(), **tolerance):
-                return why
-        except RuntimeError:
-            pass
-    return None
+    x = x.detach()
+    return pitfall_of(out.detach(), reference_normalize(x, eps=eps), NORMALIZE_PITFALLS, x, eps,
+                      match=partial(same, **tolerance))
 
 
 def eps_for(dtype: torch.dtype) -> float:

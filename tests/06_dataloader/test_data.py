@@ -12,6 +12,7 @@ import contextlib
 import functools
 import io
 import multiprocessing
+import operator
 import os
 import shutil
 import sys
@@ -30,7 +31,7 @@ from hypothesis.extra import numpy as hnp
 from torch.utils.data import DataLoader, get_worker_info
 from torch.utils.data._utils import worker as _torch_worker
 
-from grader.testing import assert_close, counted, describe, expect_raises, fail, reported, returned
+from grader.testing import ErrorPitfall, Pitfall, assert_close, counted, describe, expect_raises, fail, pitfall_of, pitfall_saying, reported, returned
 from grader.testing.errors import raised
 from grader.testing.scenario import beside
 from grader.testing.strategies import with_layout
@@ -280,11 +281,9 @@ def test_tar_dataset_reads_the_shards_in_the_order_given(lesson):
             fail(failure)  # outside `except`: no chained traceback
         ids = [identify(image, what) for image in images]
         if ids != expected:
-            sorted_order = ids == list(range(N))
             pytest.fail(f"{what}, epoch {epoch}, gave the images {ids}; expected {expected}: outside a worker, read "
                         "every shard in the order given, each from start to end. "
-                        + ("These are the shards in sorted order: keep the paths in the order given." if sorted_order
-                           else ""), pytrace=False)
+                        + (pitfall_of(ids, expected, [SORTED_SHARDS], order, match=operator.eq) or ""), pytrace=False)
 
 
 @pytest.mark.parametrize(("num_shards", "num_workers"), [(5, 2), (5, 3), (4, 4), (3, 4), (1, 2), (4, 3), (3, 1)])
@@ -312,10 +311,10 @@ def test_workers_share_the_shards(lesson, num_shards, num_workers):
     counts = Counter(name for share in shares for name in share)
     repeated = sorted(name for name, times in counts.items() if times > 1)
     if repeated:
-        trap = num_workers > 1 and all(share == names for share in shares)
+        every_shard_each = Pitfall(lambda: [names] * num_workers, DUPLICATES.format(n=num_workers))
         pytest.fail(f"{what}: the shards {repeated} were read by more than one worker (the workers read {shares}); "
-                    "every shard belongs to exactly one worker. " + (DUPLICATES.format(n=num_workers) if trap else ""),
-                    pytrace=False)
+                    "every shard belongs to exactly one worker. "
+                    + (pitfall_of(shares, None, [every_shard_each], match=operator.eq) or ""), pytrace=False)
     missing = [name for name in names if name not in counts]
     if missing:
         pytest.fail(f"{what}: no worker read {missing} (the workers read {shares}); together the shares must "
@@ -501,23 +500,30 @@ RGLOB = ("Path.rglob also searches the subfolders (more/img_10.png is not in roo
          "which looks in root only.")
 
 
+# What only the error of each pitfall says (a DataLoader worker's error carries its traceback in
+# its message: anywhere in it).
+ERRORS = [
+    ErrorPitfall(r"(?s)negative.*stride|stride.*negative", NEGATIVE_STRIDE),
+    ErrorPitfall(r"!buf\.empty\(\)", ZERO_BYTES),
+    ErrorPitfall(r"!_src\.empty\(\)|got NoneType|'NoneType' object is not subscriptable", NONE_FROM_CV2),
+    ErrorPitfall(r"VScn::contains\(scn\)|Invalid number of channels", CHANNELS),
+    ErrorPitfall(r"cannot extract \(sym\)link", LINK),
+    ErrorPitfall(r"'NoneType' object has no attribute 'read'|cannot extract|StreamError", NOT_A_FILE),
+]
+
+
 def cause(exc: BaseException) -> str:
     """The advice for an error one of the lesson's pitfalls raises (also re-raised from a DataLoader
-    worker, whose traceback rides in the message), else "": `reported`'s advice."""
-    text = str(exc)
-    if "negative" in text and "stride" in text:
-        return NEGATIVE_STRIDE
-    if "!buf.empty()" in text:
-        return ZERO_BYTES
-    if "!_src.empty()" in text or "got NoneType" in text or "'NoneType' object is not subscriptable" in text:
-        return NONE_FROM_CV2
-    if "VScn::contains(scn)" in text or "Invalid number of channels" in text:
-        return CHANNELS
-    if "cannot extract (sym)link" in text:
-        return LINK
-    if "'NoneType' object has no attribute 'read'" in text or "cannot extract" in text or "StreamError" in text:
-        return NOT_A_FILE
-    return ""
+    worker), else "": `reported`'s advice."""
+    return pitfall_saying(exc, ERRORS) or ""
+
+
+# What code that falls into a pitfall of the results gives, from the right result.
+READ_AS_BGR = Pitfall(lambda rgb: rgb.flip(-1), BGR_READ)
+DEALT = "They were dealt out like cards (image i into shard i % num_shards): cut contiguous runs instead."
+DEALT_IDS = Pitfall(lambda count, num_shards: dealt(count, num_shards), DEALT)
+SORTED_SHARDS = Pitfall(lambda order: [i for s in sorted(order) for i in shard_ids(len(order))[s]],
+                        "These are the shards in sorted order: keep the paths in the order given.")
 
 
 def wrong_error(mention: tuple[str, ...]):
@@ -554,9 +560,9 @@ def check_each_once(ids: list[int], what: str, expected=range(N), num_workers: i
     repeated = {i: n for i, n in sorted(counts.items()) if n > 1}
     missing = sorted(set(expected) - counts.keys())
     if repeated:
-        every_image_n_times = num_workers > 1 and set(counts) == set(expected) and set(counts.values()) == {num_workers}
+        every_image_each = Pitfall(lambda: Counter(list(expected) * num_workers), DUPLICATES.format(n=num_workers))
         pytest.fail(f"{what} gave images more than once (image: times) {repeated}; each must come exactly once. "
-                    + (DUPLICATES.format(n=num_workers) if every_image_n_times else ""), pytrace=False)
+                    + (pitfall_of(counts, Counter(expected), [every_image_each], match=operator.eq) or ""), pytrace=False)
     if missing:
         pytest.fail(f"{what} never gave the images {missing} ({len(missing)} of {len(expected)}): the shards "
                     "holding them were read by no process.", pytrace=False)
@@ -1055,8 +1061,9 @@ def check_three_uint8_channels(image, expected: torch.Tensor, what: str) -> None
                 if kept else "")
         pytest.fail(f"{what} gave {got}; expected a ({H}, {W}, 3) uint8 tensor whatever the file holds.{flag}",
                     pytrace=False)
-    if torch.equal(image.flip(-1), expected) and not torch.equal(image, expected):
-        pytest.fail(f"{what} gave the image with its channels reversed. {BGR_READ}", pytrace=False)
+    told = pitfall_of(image, expected, [READ_AS_BGR], expected, match=torch.equal)
+    if told:
+        pytest.fail(f"{what} gave the image with its channels reversed. {told}", pytrace=False)
     assert_close(image, expected, rtol=0, atol=0,
                  what=f"{what} (gray repeated in 3 channels, alpha dropped, 16 bits cut to 8)")
 
@@ -1157,8 +1164,8 @@ def out_of_order(ids: list[int], count: int, num_shards: int, what: str) -> None
     __tracebackhide__ = True
     pytest.fail(f"{what}: reading the shards one after another gives the images {ids}; expected them in their "
                 f"original order, {list(range(count))}. "
-                + ("They were dealt out like cards (image i into shard i % num_shards): cut contiguous runs "
-                   "instead." if ids == dealt(count, num_shards) else ""), pytrace=False)
+                + (pitfall_of(ids, list(range(count)), [DEALT_IDS], count, num_shards, match=operator.eq) or ""),
+                pytrace=False)
 
 
 class Shown(str):
@@ -1198,14 +1205,17 @@ def shards_read(ids: list[int], names: list[str], worker: int, num_workers: int,
     whole = [i for name in read for i in held[name]]
     if ids != whole or len(set(read)) != len(read):
         every = [i for name in names for i in held[name]]
-        if num_workers > 1 and ids == every[worker::num_workers]:
-            all_opened = set(opened) >= set(names)
-            pytest.fail(f"{what} gave the images {ids}: those at positions {worker}, {worker + num_workers}, "
-                        f"{worker + 2 * num_workers}, ... of all the shards read one after another ({every})"
-                        + (f", and it opened all {len(names)} shards" if all_opened else "")
-                        + f". A worker reads only its own shards, each whole, from start to end ({names[0]} gives "
-                        f"{held[names[0]]}): split the list of shards between the workers, not the images.",
-                        pytrace=False)
+        all_opened = set(opened) >= set(names)
+        every_nth_image = Pitfall(
+            lambda: every[worker::num_workers],
+            f"those at positions {worker}, {worker + num_workers}, {worker + 2 * num_workers}, ... of all the shards "
+            f"read one after another ({every})" + (f", and it opened all {len(names)} shards" if all_opened else "")
+            + f". A worker reads only its own shards, each whole, from start to end ({names[0]} gives "
+            f"{held[names[0]]}): split the list of shards between the workers, not the images.",
+            shows=lambda: num_workers > 1)
+        told = pitfall_of(ids, None, [every_nth_image], match=operator.eq)
+        if told:
+            pytest.fail(f"{what} gave the images {ids}: {told}", pytrace=False)
         pytest.fail(f"{what} gave the images {ids}; a worker reads each of its shards whole, from start to end, "
                     f"one after another: the shards these images come from, {read}, read so, give {whole}.",
                     pytrace=False)

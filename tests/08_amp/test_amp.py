@@ -42,11 +42,12 @@ CLEAN = None  # a step whose gradients are left alone
 def test_scale_multiplies_the_loss(lesson):
     report = observed(your_first_scale, lesson)
     scale = next(report)
-    require(isinstance(scale, float) and scale == 2.0**16, (
-        f"DynamicLossScaler().get_scale() returned {scale!r} before any step; expected the float 65536.0 (init_scale)"))
+    if not (isinstance(scale, float) and scale == 2.0**16):
+        fail(f"DynamicLossScaler().get_scale() returned {scale!r} before any step; expected the float 65536.0 (init_scale)")
     scaled, requires_grad = next(report)
     assert_close(scaled.detach(), torch.tensor(32768.0), what="DynamicLossScaler().scale(tensor(0.5))")
-    require(requires_grad, "scale(loss) must stay in the autograd graph: multiply the tensor, do not call .item()")
+    if not requires_grad:
+        fail("scale(loss) must stay in the autograd graph: multiply the tensor, do not call .item()")
 
 
 @pytest.mark.public
@@ -56,7 +57,8 @@ def test_scale_after_a_clean_step_and_after_an_inf_step(lesson):
     mine, ref = observed(your_steps, lesson, "sgd", schedule, settings), torch_steps("sgd", schedule, settings)
     next(mine)  # before the first step
     for poison, scale, got, expected in zip(schedule, [2048.0, 1024.0, 2048.0], mine, ref[1:]):
-        require(expected["scale"] == scale, f"torch.amp.GradScaler itself changed: its scale is {expected['scale']}")
+        if expected["scale"] != scale:
+            fail(f"torch.amp.GradScaler itself changed: its scale is {expected['scale']}")
         assert_same_state(expected, got,
                           f"DynamicLossScaler(init_scale=1024., growth_interval=1) after {a_step(poison)}")
 
@@ -101,7 +103,8 @@ def test_a_step_with_non_finite_gradients_changes_nothing(lesson, poison):
     what = f"scaler.step(adam) after a gradient got {poison}"
     assert_skipped(mine[1], mine[2], poison, what, inf_skipped=lambda: skips_inf(lesson))
     result = mine[2]["returned"]
-    require(result is None, f"{what} returned {result!r}; a skipped step returns None")
+    if result is not None:
+        fail(f"{what} returned {result!r}; a skipped step returns None")
     assert_same_state(torch_steps("adam", [CLEAN, poison], {})[2], mine[2], what)
 
 
@@ -109,9 +112,9 @@ def test_growth_waits_for_growth_interval_clean_steps(lesson):
     settings = dict(growth_interval=3, init_scale=8.0)
     scales = [snapshot["scale"] for snapshot in your_steps(lesson, "sgd", [CLEAN] * 7, settings)[1:]]
     expected = [snapshot["scale"] for snapshot in torch_steps("sgd", [CLEAN] * 7, settings)[1:]]
-    require(scales == expected, (
-        f"DynamicLossScaler(init_scale=8., growth_interval=3): the scale after each of 7 clean steps was {scales}, "
-        f"torch's {expected}. Grow only when growth_interval clean steps in a row have passed, then restart the count."))
+    if scales != expected:
+        fail(f"DynamicLossScaler(init_scale=8., growth_interval=3): the scale after each of 7 clean steps was {scales}, "
+             f"torch's {expected}. Grow only when growth_interval clean steps in a row have passed, then restart the count.")
 
 
 def test_unscale_then_clip_matches_torch(lesson):
@@ -120,9 +123,9 @@ def test_unscale_then_clip_matches_torch(lesson):
     for step in range(3):
         got, expected = next(mine), next(ref)
         what = f"step {step}: the gradients after scaler.unscale_(optimizer)"
-        require(not got["replaced"], (
-            f"{what}: the .grad of {listed(got['replaced'])} is a new tensor; unscale_ unscales the gradients IN PLACE "
-            "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled"))
+        if got["replaced"]:
+            fail(f"{what}: the .grad of {listed(got['replaced'])} is a new tensor; unscale_ unscales the gradients IN PLACE "
+                 "(`grad.mul_(inv_scale)` under torch.no_grad()), as torch's does: code holding the .grad tensors sees them unscaled")
         assert_close(got["unscaled"], expected["unscaled"], what=f"{what} (each .grad times 1/S, in place)",
                      explain=lambda: gradient_factor({"grads": expected["unscaled"]},
                                                      {**got, "grads": got["unscaled"]}, after="unscale_"))
@@ -144,11 +147,11 @@ def test_param_groups_and_parameters_without_gradient(lesson):
         # its scales so far those of every step clean, and the poisoned step not skipped.
         blind = (scales == [2.0**16 * 2 ** ((done + 1) // 2) for done in range(step + 1)]
                  and not same(got["params"], expected["params"]))
-        require(got["scale"] == expected["scale"], (
-            f"{what}: {scales_differ(got['scale'], expected['scale'])} "
-            + ("This is the scale of every step clean: the inf in the second param group was not seen. Check the "
-               "gradients of every param group (optimizer.param_groups), skipping those that are None."
-               if blind and poison is not None else SCALE_RULE)))
+        if got["scale"] != expected["scale"]:
+            fail(f"{what}: {scales_differ(got['scale'], expected['scale'])} "
+                 + ("This is the scale of every step clean: the inf in the second param group was not seen. Check the "
+                    "gradients of every param group (optimizer.param_groups), skipping those that are None."
+                    if blind and poison is not None else SCALE_RULE))
         assert_close(got["params"], expected["params"], what=f"{what}: the parameters",
                      explain=lambda: second_group_only(got["params"], expected["params"])
                      or step_fault(expected, got, poison))
@@ -227,8 +230,8 @@ def test_step_returns_what_optimizer_step_returns(lesson):
     why = ("the third step was skipped although its gradients were clean: the inf/nan record of the step "
            "before was not cleared (update() starts a new iteration with none)" if got[2] is None and skipped else
            "return what optimizer.step() returned, and None (without calling it) for a skipped step")
-    require(got == [1, None, 2], (
-        f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: {why}"))
+    if got != [1, None, 2]:
+        fail(f"scaler.step(optimizer) over a clean, an inf and a clean step returned {got}; expected [1, None, 2]: {why}")
 
 
 # --- state_dict -----------------------------------------------------------------------------
@@ -244,25 +247,26 @@ def test_state_dict_matches_torch_and_round_trips(lesson):
     mine = your_steps(lesson, "sgd", schedule, settings)
     got, what = mine[-1]["state_dict"], f"{scaler_call(settings)} after 4 steps [clean, inf, clean, clean]"
     # A step taken on inf leaves inf/nan in the weights: every later step overflows and backs off.
-    require(not isinstance(got, dict) or got.keys() != expected.keys() or got == expected or mine[2]["opt_steps"] == mine[1]["opt_steps"]
-            or all_finite(mine[-1]["params"]), (
-        f"{what}: {state_dict_gaps(got, expected)}. Your parameters hold inf/nan after these steps, so every step "
-        f"after the inf one overflowed.\n{stepped(mine[2], INF)}"))
+    if not (not isinstance(got, dict) or got.keys() != expected.keys() or got == expected or mine[2]["opt_steps"] == mine[1]["opt_steps"]
+            or all_finite(mine[-1]["params"])):
+        fail(f"{what}: {state_dict_gaps(got, expected)}. Your parameters hold inf/nan after these steps, so every step "
+             f"after the inf one overflowed.\n{stepped(mine[2], INF)}")
     assert_same_state_dict(got, expected, what)
     for source, state in (("your", got), ("torch.amp.GradScaler's", expected)):
         restored = your_steps(lesson, "sgd", [], {}, state)[0]  # DynamicLossScaler() loaded with `state`
         what = f"DynamicLossScaler().load_state_dict({source} state_dict)"
         assert_same_state_dict(restored["state_dict"], expected, what)
-        require(restored["scale"] == expected["scale"], f"{what}: get_scale() is {restored['scale']}, expected {expected['scale']}")
+        if restored["scale"] != expected["scale"]:
+            fail(f"{what}: get_scale() is {restored['scale']}, expected {expected['scale']}")
     theirs = torch.amp.GradScaler("cpu")
     theirs.load_state_dict(got)  # and torch's scaler takes yours
     assert_same_state_dict(theirs.state_dict(), expected, "torch.amp.GradScaler('cpu').load_state_dict(your state_dict)")
     # The restored scaler carries on exactly like the original: it grows after one more clean step.
     carried = your_steps(lesson, "sgd", [CLEAN], {}, got)[-1]["scale"]
     original = torch_steps("sgd", [*schedule, CLEAN], settings)[-1]["scale"]
-    require(carried == original == 256.0, (
-        f"after load_state_dict and one more clean step the scale is {carried}, torch's "
-        f"{original}: the growth counter (_growth_tracker) must survive the round trip"))
+    if not (carried == original == 256.0):
+        fail(f"after load_state_dict and one more clean step the scale is {carried}, torch's "
+             f"{original}: the growth counter (_growth_tracker) must survive the round trip")
 
 
 def test_default_settings_and_growth_after_2000_clean_steps_match_torch(lesson):
@@ -308,11 +312,11 @@ def test_disabled_is_a_pass_through(lesson):
         mine = observed(your_pass_through, lesson, state)
         scaled = next(mine)
     ref = list(pass_through(torch.amp.GradScaler("cpu", init_scale=1024.0, enabled=False), state))
-    require(scaled["same"], (
-        f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
-        "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does)"))
-    require(type(scaled["scale"]) is float and scaled["scale"] == 1.0, (
-        f"{scaler}.get_scale() is {scaled['scale']!r}; expected the float 1.0"))
+    if not scaled["same"]:
+        fail(f"DynamicLossScaler(enabled=False).scale(loss) returned {scaled['shown']}; "
+             "a disabled scaler returns the loss itself (`return loss`, as torch.amp.GradScaler does)")
+    if not (type(scaled["scale"]) is float and scaled["scale"] == 1.0):
+        fail(f"{scaler}.get_scale() is {scaled['scale']!r}; expected the float 1.0")
     for poison, expected in zip(DISABLED_STEPS, ref[1:]):
         calls = ("scaler.unscale_(optimizer), scaler.unscale_(optimizer), scaler.step(optimizer), "
                  f"scaler.step(optimizer), scaler.update() with scaler = {scaler}, after a backward with "
@@ -320,21 +324,23 @@ def test_disabled_is_a_pass_through(lesson):
         with disabled_calls(calls):
             got = next(mine)
         what = f"{calls} (every method is a pass-through: step() just calls optimizer.step())"
-        require(got["returned"] == expected["returned"], (
-            f"{what}: the two step() calls returned {got['returned']}; torch.amp.GradScaler(enabled=False) returned "
-            f"{expected['returned']}"))
+        if got["returned"] != expected["returned"]:
+            fail(f"{what}: the two step() calls returned {got['returned']}; torch.amp.GradScaler(enabled=False) returned "
+                 f"{expected['returned']}")
         assert_close(got["params"], expected["params"], what=f"{what}: the parameters")
         assert_close(got["grads"], expected["grads"], what=f"{what}: the gradients (unscale_ must not touch them)")
-        require(got["scale"] == 1.0, f"{what}: get_scale() is {got['scale']}; expected 1.0")
+        if got["scale"] != 1.0:
+            fail(f"{what}: get_scale() is {got['scale']}; expected 1.0")
     with disabled_calls(f"{scaler}.state_dict()"):
         saved = next(mine)
-    require(saved == {}, f"{scaler}.state_dict() is {saved}; expected {{}}")
+    if saved != {}:
+        fail(f"{scaler}.state_dict() is {saved}; expected {{}}")
     with disabled_calls(f"scaler.load_state_dict({{}}), then scaler.load_state_dict(torch.amp.GradScaler('cpu', "
                         f"init_scale=8.).state_dict()) with scaler = {scaler}"):
         state_dict, scale = next(mine)
-    require(state_dict == {} and scale == 1.0, (
-        f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {state_dict}, "
-        f"get_scale() {scale}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)"))
+    if not (state_dict == {} and scale == 1.0):
+        fail(f"DynamicLossScaler(enabled=False).load_state_dict(...) changed it: state_dict() is {state_dict}, "
+             f"get_scale() {scale}; expected {{}} and 1.0 (load_state_dict does nothing when disabled)")
 
 
 # --- train_step -----------------------------------------------------------------------------
@@ -344,9 +350,9 @@ def test_disabled_is_a_pass_through(lesson):
 def test_train_step_returns_a_float(lesson):
     with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss) for {TINY}"):
         loss, keywords, takes_kwargs = first_train_step(lesson)
-    require(type(loss) is float, (
-        f"train_step returned a {type(loss).__name__}; return the loss as a Python float (loss.item()), so the "
-        "caller holds no graph and no tensor"))
+    if type(loss) is not float:
+        fail(f"train_step returned a {type(loss).__name__}; return the loss as a Python float (loss.item()), so the "
+             "caller holds no graph and no tensor")
     x, y = batch()
     assert_close(loss, F.mse_loss(tiny_model()(x), y).item(), rtol=2e-2, atol=1e-3,
                  what="train_step's loss (the loss of the forward pass, before the step)")
@@ -354,10 +360,10 @@ def test_train_step_returns_a_float(lesson):
         param = keywords[name]
         if param is None and takes_kwargs:
             continue  # taken through **kwargs: the calls in the other tests tell
-        require(param is not None and param["kind"] == "KEYWORD_ONLY" and param["has_default"]
-                and param["default"] == default, (
-            f"train_step's parameter {name!r} is {param and param['text']}; keep the signature of the exercise: "
-            f"keyword-only (after `*`), default {default!r}"))
+        if not (param is not None and param["kind"] == "KEYWORD_ONLY" and param["has_default"]
+                and param["default"] == default):
+            fail(f"train_step's parameter {name!r} is {param and param['text']}; keep the signature of the exercise: "
+                 f"keyword-only (after `*`), default {default!r}")
 
 
 @pytest.mark.points(2)
@@ -365,12 +371,12 @@ def test_train_step_returns_a_float(lesson):
 def test_train_step_runs_the_forward_under_autocast(lesson, dtype):
     with stepping(f"train_step(model, optimizer, torch.amp.GradScaler('cpu'), x, y, F.mse_loss, dtype={dtype}) for {TINY}"):
         seen, said, weight = autocast_step(lesson, dtype)
-    require(weight == torch.float32, (
-        f"train_step(..., dtype={dtype}) left the model's weights in {dtype_name(weight)}, not float32.\n{NOT_CONVERTED}"))
+    if weight != torch.float32:
+        fail(f"train_step(..., dtype={dtype}) left the model's weights in {dtype_name(weight)}, not float32.\n{NOT_CONVERTED}")
     wrong = sorted({dtype_name(d) for d in seen if d != dtype})
-    require(seen and not wrong, (
-        f"train_step(..., dtype={dtype}): the matmuls ran in {' and '.join(wrong) or 'nothing'}, not "
-        f"{dtype_name(dtype)}.\n{autocast_advice(said, wrong)}"))
+    if not (seen and not wrong):
+        fail(f"train_step(..., dtype={dtype}): the matmuls ran in {' and '.join(wrong) or 'nothing'}, not "
+             f"{dtype_name(dtype)}.\n{autocast_advice(said, wrong)}")
 
 
 def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
@@ -384,7 +390,8 @@ def test_train_step_autocasts_the_forward_and_the_loss_only(lesson):
         what = f"train_step(..., device_type={device_type!r}, dtype={dtype}) on CPU tensors"
         for where, (enabled, want_dtype) in expected.items():
             got = log.get(where)
-            require(got is not None, f"{what} never ran {where}")
+            if got is None:
+                fail(f"{what} never ran {where}")
             if got == (enabled, want_dtype):
                 continue
             if not cpu:
@@ -411,16 +418,17 @@ def test_train_step_uses_the_scaler_it_is_given_in_order(lesson, max_grad_norm):
         called = scaler_calls(lesson, max_grad_norm)
     calls = [name for name in called if name in ("scale", "unscale_", "step", "update")]
     what = f"train_step(..., max_grad_norm={max_grad_norm})"
-    require(calls, f"{what} called none of the scaler's methods (scale, unscale_, step, update).\n{NOT_GIVEN}")
+    if not calls:
+        fail(f"{what} called none of the scaler's methods (scale, unscale_, step, update).\n{NOT_GIVEN}")
     missing, extra = [m for m in expected if m not in calls], [c for c in calls if c not in expected]
     said = f", but not {listed(missing)}" if missing else "" if extra else ", in this order"
-    require(calls == expected, (
-        f"{what} called the scaler's {listed(calls)}{said}; expected scale(loss).backward()"
-        f"{', unscale_(optimizer) before clipping' if max_grad_norm is not None else ''}, step(optimizer), update()"
-        + (": unscale_ only to clip, when max_grad_norm is given" if "unscale_" in extra else "")
-        + (f"\n{NO_UPDATE}" if "update" in missing else "")
-        + (f"\n{FALSY_NORM}" if max_grad_norm == 0.0 and "unscale_" in missing
-           and "unscale_" in scaler_calls(lesson, 0.05) else "")))
+    if calls != expected:
+        fail(f"{what} called the scaler's {listed(calls)}{said}; expected scale(loss).backward()"
+             f"{', unscale_(optimizer) before clipping' if max_grad_norm is not None else ''}, step(optimizer), update()"
+             + (": unscale_ only to clip, when max_grad_norm is given" if "unscale_" in extra else "")
+             + (f"\n{NO_UPDATE}" if "update" in missing else "")
+             + (f"\n{FALSY_NORM}" if max_grad_norm == 0.0 and "unscale_" in missing
+                and "unscale_" in scaler_calls(lesson, 0.05) else ""))
 
 
 @pytest.mark.points(2)
@@ -468,10 +476,10 @@ def test_checkerboard_trains_in_bfloat16(lesson):
         save_side_by_side(trained["learned"], checker(size, size, 4), os.environ["KATA_IMAGES"])
     # Predicting the mean gives 0.25; the reference reaches 0.03-0.05 from step ~80 on.
     final = sum(losses[-10:]) / 10
-    require(final < 0.1, (
-        f"train_step with DynamicLossScaler and bfloat16 autocast on the 32x32 checkerboard: the mean loss of steps "
-        f"{steps - 10}-{steps} is {final:.3f} (first {losses[0]:.3f}); expected < 0.1. Losses: "
-        f"[{', '.join(f'{v:.3f}' for v in losses[::10])}]"))
+    if not (final < 0.1):
+        fail(f"train_step with DynamicLossScaler and bfloat16 autocast on the 32x32 checkerboard: the mean loss of steps "
+             f"{steps - 10}-{steps} is {final:.3f} (first {losses[0]:.3f}); expected < 0.1. Losses: "
+             f"[{', '.join(f'{v:.3f}' for v in losses[::10])}]")
 
 
 # --- speed ------------------------------------------------------------------------------------
@@ -537,14 +545,6 @@ def test_float16_on_cuda_matches_torch(lesson):
 # and a scaler through a schedule of steps; train_step four times; ...) drives their objects
 # beside their code and returns snapshots as data, and the test runs torch.amp.GradScaler through
 # the same script in its own process and compares. Under `kata grade` only the snapshots cross.
-
-
-def require(ok, message: str) -> None:
-    """Fail with the kit's `message` alone when `ok` is false (a bare assert would add pytest's
-    introspection of the expression, objects' reprs and all)."""
-    __tracebackhide__ = True
-    if not ok:
-        pytest.fail(message, pytrace=False)
 
 
 def tiny_model(seed: int = 0) -> nn.Module:
@@ -798,14 +798,14 @@ def assert_same_state_dict(got, expected: dict, what: str) -> None:
     __tracebackhide__ = True
     if not isinstance(got, dict) or got.keys() != expected.keys():
         shown = show_state_dict(got) if isinstance(got, dict) else repr(got)
-        require(False, f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}: "
-                       "the same keys, with Python numbers as values")
+        fail(f"{what}: state_dict() is {shown}; torch.amp.GradScaler's is {show_state_dict(expected)}: "
+             "the same keys, with Python numbers as values")
     wrong = [k for k in expected if type(got[k]) is not type(expected[k]) or got[k] != expected[k]]
     typed = any(type(got[k]) is not type(expected[k]) for k in wrong)
-    require(not wrong, (
-        f"{what}: {state_dict_gaps(got, expected)}"
-        + (". Hand out Python floats and ints, as torch does (no tensors: `float(...)`, `int(...)`)" if typed
-           else f".\n{tracker_rule(got, expected, what)}" if "_growth_tracker" in wrong else "")))
+    if wrong:
+        fail(f"{what}: {state_dict_gaps(got, expected)}"
+             + (". Hand out Python floats and ints, as torch does (no tensors: `float(...)`, `int(...)`)" if typed
+                else f".\n{tracker_rule(got, expected, what)}" if "_growth_tracker" in wrong else ""))
 
 
 def state_dict_gaps(got: dict, expected: dict) -> str:
@@ -853,9 +853,9 @@ def assert_same_grads(ref: dict, mine: dict, what: str) -> None:
     __tracebackhide__ = True
     got, expected = mine["grads"], ref["grads"]
     cleared = [key for key, grad in expected.items() if grad is not None and got.get(key) is None]
-    require(not cleared, (
-        f"{what}: the .grad of {', '.join(cleared)} is None after the step; torch's gradients are still there. Nothing "
-        "clears the gradients after a step: clear them at the START of a step, before its forward pass."))
+    if cleared:
+        fail(f"{what}: the .grad of {', '.join(cleared)} is None after the step; torch's gradients are still there. Nothing "
+             "clears the gradients after a step: clear them at the START of a step, before its forward pass.")
     assert_close(got, expected, what=f"{what}: the .grad left after the step", explain=lambda: gradient_factor(ref, mine))
 
 
@@ -942,8 +942,10 @@ def assert_same_state(ref: dict, mine: dict, what: str) -> None:
     state and .grad."""
     __tracebackhide__ = True
     scale, expected = mine["scale"], ref["scale"]
-    require(type(scale) is float, f"{what}: get_scale() returned {scale!r}, a {type(scale).__name__}; return a Python float")
-    require(scale == expected, f"{what}: {scales_differ(scale, expected)} {SCALE_RULE}")
+    if type(scale) is not float:
+        fail(f"{what}: get_scale() returned {scale!r}, a {type(scale).__name__}; return a Python float")
+    if scale != expected:
+        fail(f"{what}: {scales_differ(scale, expected)} {SCALE_RULE}")
     assert_same_state_dict(mine["state_dict"], ref["state_dict"], what)
     assert_close(mine["params"], ref["params"], what=f"{what}: the parameters", explain=lambda: gradient_factor(ref, mine))
     assert_close(mine["optimizer"], ref["optimizer"], what=f"{what}: the optimizer state",
