@@ -292,7 +292,7 @@ def test_masked_mean_gradient_is_one_over_the_count(lesson):
 def test_masked_mean_gradcheck_float64(lesson):
     x = seeded(4, 3, dtype=torch.float64, seed=11).requires_grad_()
     mask = torch.tensor([[True, False, True], [False, False, False], [True, True, True], [False, True, False]])
-    fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731
+    fn = lambda t: lesson.masked_mean(t, mask, 0)  # noqa: E731 (the call under test, named once)
     what = (f"masked_mean(x, mask, dim=0) for x of {describe(x)} and a mask with "
             f"{', '.join(map(str, mask.sum(0).tolist()))} True per column")
     with reported(f"{what}, x requiring grad", advice=written_into):

@@ -270,7 +270,7 @@ def test_tar_dataset_reads_the_shards_in_the_order_given(lesson):
         told = what if epoch == 1 else f"{what}, epoch 2,"
         try:
             images = listed(lesson, spec, epoch)
-        except Exception as exc:  # noqa: BLE001 (epoch 2's own failure is named; any error is reported)
+        except Exception as exc:  # epoch 2's own failure is named; any error is reported
             if epoch == 1 or cause(exc):
                 with reported(told, advice=cause):
                     raise
@@ -888,7 +888,7 @@ def shards_refused(lesson, count: int, num_shards: int, then_look: bool = False)
         target = Path(base) / "shards"
         try:
             returned = repr(lesson.write_tar_shards(IMAGES[:count], target, num_shards))
-        except Exception:  # noqa: BLE001 (looked at, by the test, in the call without then_look)
+        except Exception:  # looked at, by the test, in the call without then_look
             if not then_look:
                 raise
         return target.exists() if then_look else returned
@@ -991,7 +991,7 @@ def loader_ids(lesson, what: str, spec: tuple, num_workers: int, batch_size: int
     __tracebackhide__ = True
     try:
         items, opens = loaded(lesson, spec, num_workers, batch_size, epochs, opened is not None)
-    except Exception as exc:  # noqa: BLE001 (what a rerun shows names two pitfalls; any error is reported)
+    except Exception as exc:  # what a rerun shows names two pitfalls; any error is reported
         count, message = shard_count(spec), None
         if cause(exc) or isinstance(exc, TimeoutError):
             pass  # a pitfall the error names itself; or the call's time ran out, which a rerun cannot explain
@@ -1085,7 +1085,7 @@ def made_over_corrupt(lesson) -> dict:
             listing = directory_listing(lesson, "corrupt")
         except NotImplementedError:
             raise
-        except Exception as exc:  # noqa: BLE001 (an error of reading an image is named; any other is reported)
+        except Exception as exc:  # an error of reading an image is named; any other is reported
             if not any(name in str(exc) for name in CORRUPT[1::2]) and cause(exc) is not NONE_FROM_CV2:
                 raise
             listing, message = None, raised(what, exc, READ_IN_INIT)
@@ -1130,7 +1130,7 @@ def write_shards(lesson, images, num_shards: int, what: str, target: str = ".") 
     __tracebackhide__ = True
     try:
         return shards_written(lesson, images, num_shards, target)
-    except Exception as exc:  # noqa: BLE001 (a missing parent is named; any error is reported)
+    except Exception as exc:  # a missing parent is named; any error is reported
         if not (isinstance(exc, FileNotFoundError) and len(Path(target).parts) > 1):  # (else its parent exists)
             with reported(what, advice=cause):
                 raise
