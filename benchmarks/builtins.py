@@ -55,8 +55,12 @@ def pairs():
     yield "batch_gather", "(512, 1000, 16), indices (512,)", with_gather, lambda: gather.batch_gather(tensor, indices)
 
     bits = torch.randn(1_000_000, generator=g) * 1e3
-    yield ("round_to_bfloat16", "(1000000,)",
-           lambda: bits.to(torch.bfloat16).float(), lambda: internals.round_to_bfloat16(bits))
+    yield (
+        "round_to_bfloat16",
+        "(1000000,)",
+        lambda: bits.to(torch.bfloat16).float(),
+        lambda: internals.round_to_bfloat16(bits),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

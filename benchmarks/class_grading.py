@@ -63,11 +63,16 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--keep", type=Path, help="build and grade the class here, and keep it")
-    parser.add_argument("--in-process", action="store_true", help="grade with --in-process (the tests' checks "
-                        "in the student's process)")
+    parser.add_argument(
+        "--in-process", action="store_true", help="grade with --in-process (the tests' checks in the student's process)"
+    )
     for other in OTHERS:
-        parser.add_argument(f"--versus-{other}", type=int, metavar="R",
-                            help=f"grade R times as by default and R times with --{other}, alternately")
+        parser.add_argument(
+            f"--versus-{other}",
+            type=int,
+            metavar="R",
+            help=f"grade R times as by default and R times with --{other}, alternately",
+        )
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="kata-bench-"))
     try:
@@ -94,8 +99,10 @@ def versus(folder: Path, args: argparse.Namespace, other: str, rounds: int) -> N
             out = folder / f"results-{mode}-{round_}"
             walls[mode].append(grade(folder, out, args, [f"--{other}"] if mode == other else []))
     best = {mode: min(w) for mode, w in walls.items()}
-    print(f"class: {args.students} students x 10 lessons, --jobs {args.jobs}, "
-          f"{'no speed tests' if args.no_speed else 'speed tests included'}, {rounds} rounds")
+    print(
+        f"class: {args.students} students x 10 lessons, --jobs {args.jobs}, "
+        f"{'no speed tests' if args.no_speed else 'speed tests included'}, {rounds} rounds"
+    )
     for mode, w in walls.items():
         print(f"{mode}: min {best[mode]:.1f} s ({', '.join(f'{x:.1f}' for x in w)})")
     print(f"{other} / default: {best[other] / best['default']:.3f}")
@@ -104,8 +111,10 @@ def versus(folder: Path, args: argparse.Namespace, other: str, rounds: int) -> N
     runs = {mode: lesson_seconds(folder, mode, rounds) for mode in walls}
     print(f"a correct student's lesson runs, least of {rounds} each (s): lesson, default, {other}, ratio")
     for lesson in sorted(runs["default"]):
-        print(f"  {lesson} {runs['default'][lesson]:.2f} {runs[other][lesson]:.2f} "
-              f"{runs[other][lesson] / runs['default'][lesson]:.2f}")
+        print(
+            f"  {lesson} {runs['default'][lesson]:.2f} {runs[other][lesson]:.2f} "
+            f"{runs[other][lesson] / runs['default'][lesson]:.2f}"
+        )
     total = {mode: sum(seconds.values()) for mode, seconds in runs.items()}
     print(f"  all {total['default']:.2f} {total[other]:.2f} {total[other] / total['default']:.2f}")
 
@@ -122,8 +131,21 @@ def lesson_seconds(folder: Path, mode: str, rounds: int) -> dict[str, float]:
 
 def grade(folder: Path, out: Path, args: argparse.Namespace, extra: list[str]) -> float:
     """Grade the class into `out`; the wall time in seconds. Exits on a failed grading."""
-    command = [sys.executable, "-m", "grader", "--root", str(ROOT), "grade", str(folder / "class"),
-               "--out", str(out), "--jobs", str(args.jobs), *(["--no-speed"] if args.no_speed else []), *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "--root",
+        str(ROOT),
+        "grade",
+        str(folder / "class"),
+        "--out",
+        str(out),
+        "--jobs",
+        str(args.jobs),
+        *(["--no-speed"] if args.no_speed else []),
+        *extra,
+    ]
     print("+", " ".join(command), file=sys.stderr)
     start = time.perf_counter()
     proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -147,13 +169,17 @@ def report(folder: Path, wall: float, args: argparse.Namespace) -> None:
     in_runs = sum(r["seconds"] for r in runs.values())
     in_tests = sum(r["test_seconds"] for r in runs.values())
     fixed = wall - in_runs / args.jobs
-    print(f"class: {args.students} students x 10 lessons ({', '.join(KINDS)} in turn), "
-          f"{'no speed tests' if args.no_speed else 'speed tests included'}, --jobs {args.jobs}, {os.cpu_count()} cores"
-          + (", --in-process" if args.in_process else ""))
+    print(
+        f"class: {args.students} students x 10 lessons ({', '.join(KINDS)} in turn), "
+        f"{'no speed tests' if args.no_speed else 'speed tests included'}, --jobs {args.jobs}, {os.cpu_count()} cores"
+        + (", --in-process" if args.in_process else "")
+    )
     print(f"wall time: {wall:.0f} s = {wall / args.students:.2f} s per student")
     print(f"lesson runs: {len(runs)} distinct submissions of {args.students * 10} (identical ones run once)")
-    print(f"time in runs: {in_runs:.0f} s, of which {in_tests:.0f} s inside tests; overhead beyond the tests "
-          f"{(in_runs - in_tests) / len(runs):.2f} s per run ({100 * (in_runs - in_tests) / in_runs:.0f}%)")
+    print(
+        f"time in runs: {in_runs:.0f} s, of which {in_tests:.0f} s inside tests; overhead beyond the tests "
+        f"{(in_runs - in_tests) / len(runs):.2f} s per run ({100 * (in_runs - in_tests) / in_runs:.0f}%)"
+    )
     print(f"fixed cost (preload, the stubs' runs, writing results), wall minus runs/jobs: {fixed:.0f} s")
     print("mean score: " + ", ".join(f"{kind} {100 * sum(v) / max(1, len(v)):.0f}%" for kind, v in points.items()))
 

@@ -73,8 +73,13 @@ def lazy_torch_imports(command: list[str]) -> tuple[str, ...]:
     From ``-X importtime`` with capture off: a module at the top of its import chain (no
     indentation) named torch.* was imported on its own, after torch, by torch's lazy imports.
     """
-    done = subprocess.run([sys.executable, "-X", "importtime", *command[1:], "-s"], cwd=ROOT,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *command[1:], "-s"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     found = {}
     for line in done.stderr.splitlines():  # "import time: self [us] | cumulative | name"
         match = re.fullmatch(r"import time:\s+\d+ \|\s+(\d+) \| (torch\.\S+)", line)
@@ -99,8 +104,10 @@ def machine() -> str:
         pass
     import torch
 
-    return (f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, torch {torch.__version__}, "
-            f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
+    return (
+        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, torch {torch.__version__}, "
+        f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,8 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         for tree, expect in (("exercises", 1), ("solutions", 0)):
             commands[(lesson.name, tree)] = ([*PYTEST, f"{tree}/{lesson.name}"], expect)
     lazy = {key: lazy_torch_imports(command) for key, (command, _) in commands.items() if key[1]}
-    floors = {modules: ([sys.executable, "-c", f"import torch, {', '.join(modules)}"], 0)
-              for modules in sorted(set(lazy.values())) if modules}
+    floors = {
+        modules: ([sys.executable, "-c", f"import torch, {', '.join(modules)}"], 0)
+        for modules in sorted(set(lazy.values()))
+        if modules
+    }
     commands.update({("floor", modules): command for modules, command in floors.items()})
     times: dict[tuple, list[float]] = {key: [] for key in commands}
     try:
@@ -145,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         stubs, answers = median[(lesson.name, "exercises")], median[(lesson.name, "solutions")]
         flags = [tree for tree, seconds in (("stubs", stubs), ("answers", answers)) if seconds / floor > target]
         missed += [f"{lesson.name} {tree}" for tree in flags]
-        print(f"{lesson.name:20} {stubs:6.2f} s {stubs / floor:5.2f}x {answers:7.2f} s {answers / floor:5.2f}x  "
-              f"<= {target:g}x{'  MISSED: ' + ', '.join(flags) if flags else ''}")
+        print(
+            f"{lesson.name:20} {stubs:6.2f} s {stubs / floor:5.2f}x {answers:7.2f} s {answers / floor:5.2f}x  "
+            f"<= {target:g}x{'  MISSED: ' + ', '.join(flags) if flags else ''}"
+        )
 
     print("\nagainst each run's own floor, import torch and the torch modules the run imports lazily:")
     print(f"{'lesson':20} {'tree':6} {'run':>8} {'floor':>8} {'ratio':>6}  lazily imported")
@@ -154,8 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         for tree, label in (("exercises", "stubs"), ("solutions", "answers")):
             key, modules = (lesson.name, tree), lazy[(lesson.name, tree)]
             own = median[("floor", modules)] if modules else floor
-            print(f"{lesson.name:20} {label:7} {median[key]:6.2f} s {own:6.2f} s {median[key] / own:5.2f}x  "
-                  f"{', '.join(modules) or '-'}")
+            print(
+                f"{lesson.name:20} {label:7} {median[key]:6.2f} s {own:6.2f} s {median[key] / own:5.2f}x  "
+                f"{', '.join(modules) or '-'}"
+            )
 
     if not args.no_suite:
         try:
@@ -165,8 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         over = suite > SUITE_TARGET
         missed += ["whole suite"] if over else []
-        print(f"\nwhole reference suite (python -m pytest solutions, one process): {suite:.1f} s "
-              f"(target <= {SUITE_TARGET:g} s){'  MISSED' if over else ''}")
+        print(
+            f"\nwhole reference suite (python -m pytest solutions, one process): {suite:.1f} s "
+            f"(target <= {SUITE_TARGET:g} s){'  MISSED' if over else ''}"
+        )
     if missed:
         print(f"\nmissed: {', '.join(missed)}")
     return 1 if missed and args.check else 0

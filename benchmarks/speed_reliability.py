@@ -37,15 +37,36 @@ from grader.lessons import KitError, Lesson, chosen_lessons  # noqa: E402 (after
 
 def run_speed_tests(lesson: Lesson, runs: int, *, mutant: Path | None = None) -> dict[str, list[dict]]:
     """{test name: [{outcome, ratio}, ...]} for the lesson's speed tests, each run `runs` times."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")]),
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     with tempfile.TemporaryDirectory(prefix="kata-speed-") as tmp:
         report = Path(tmp) / "report.json"
         impl = [f"--mutant={mutant}"] if mutant else ["--impl=solutions"]
-        subprocess.run([sys.executable, "-m", "pytest", f"tests/{lesson.name}", "-m", "speed", "-q",
-                        "-p", "no:cacheprovider", "-p", "kata_repeat", f"--repeat={runs}",
-                        f"--kata-report={report}", *impl],
-                       cwd=ROOT, env=env, capture_output=True, text=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                f"tests/{lesson.name}",
+                "-m",
+                "speed",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "kata_repeat",
+                f"--repeat={runs}",
+                f"--kata-report={report}",
+                *impl,
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if not report.is_file():
             raise SystemExit(f"pytest wrote no report for {lesson.name} ({mutant or 'solutions'})")
         tests = json.loads(report.read_text(encoding="utf-8"))["tests"]
@@ -60,8 +81,11 @@ def run_speed_tests(lesson: Lesson, runs: int, *, mutant: Path | None = None) ->
 def line(lesson: str, test: str, impl: str, outcomes: list[dict]) -> str:
     passed = sum(o["outcome"] == "passed" for o in outcomes)
     ratios = sorted(o["ratio"] for o in outcomes if o["ratio"] is not None)
-    spread = (f"ratio min {ratios[0]:.2f}x / median {statistics.median(ratios):.2f}x / max {ratios[-1]:.2f}x"
-              if ratios else "no ratio measured")
+    spread = (
+        f"ratio min {ratios[0]:.2f}x / median {statistics.median(ratios):.2f}x / max {ratios[-1]:.2f}x"
+        if ratios
+        else "no ratio measured"
+    )
     return f"{lesson:18} {test:42} {impl:32} passed {passed:2}/{len(outcomes):<2} {spread}"
 
 
@@ -99,8 +123,11 @@ def main(argv: list[str] | None = None) -> int:
             for mutant in lesson.mutants():
                 once = run_speed_tests(lesson, 1, mutant=mutant)
                 # Slow: the test measured a ratio and failed on it (not a mutant that crashed first).
-                slow = [test for test, outcomes in once.items()
-                        if outcomes[0]["outcome"] == "failed" and outcomes[0]["ratio"] is not None]
+                slow = [
+                    test
+                    for test, outcomes in once.items()
+                    if outcomes[0]["outcome"] == "failed" and outcomes[0]["ratio"] is not None
+                ]
                 if not slow:
                     continue
                 for test, outcomes in run_speed_tests(lesson, args.runs, mutant=mutant).items():
@@ -111,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         for spinner in spinners:
             spinner.kill()
             spinner.wait()
-    print(f"false failures: {false_failures}, false passes: {false_passes} "
-          f"({time.perf_counter() - start:.0f} s)")
+    print(f"false failures: {false_failures}, false passes: {false_passes} ({time.perf_counter() - start:.0f} s)")
     return 1 if false_failures or false_passes else 0
 
 

@@ -41,8 +41,13 @@ def timed(checkout: Path, args: list[str], expected: int, program: str = "pytest
     extra = ["-q", "-p", "no:cacheprovider"] if program == "pytest" else []
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", program, *args, *extra], cwd=checkout,
-                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", program, *args, *extra],
+        cwd=checkout,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != expected:
@@ -53,8 +58,10 @@ def timed(checkout: Path, args: list[str], expected: int, program: str = "pytest
 def status_side_by_side(old: Path, rev: str, lesson: str, runs: int) -> None:
     """``kata status`` cold, then after one file of `lesson` changed, in both checkouts."""
     print(f"{'kata status':<26} {rev[:10]:>10} {'this kit':>10}  ratio   {'CPU then':>9} {'CPU now':>9}  ratio")
-    edited = {checkout: min(p for p in (checkout / "exercises" / lesson).glob("*.py") if p.name != "__init__.py")
-              for checkout in (old, ROOT)}
+    edited = {
+        checkout: min(p for p in (checkout / "exercises" / lesson).glob("*.py") if p.name != "__init__.py")
+        for checkout in (old, ROOT)
+    }
     texts = {checkout: path.read_bytes() for checkout, path in edited.items()}
     try:
         for case in ("--no-cache, cold", f"{lesson} changed"):
@@ -69,9 +76,13 @@ def status_side_by_side(old: Path, rev: str, lesson: str, runs: int) -> None:
                     edited[checkout].write_bytes(texts[checkout] + f"\n# changed {number}\n".encode())
                     times[checkout].append(timed(checkout, ["status"], 0, program="grader"))
             (before, cpu_before), (after, cpu_after) = (
-                (min(w for w, _ in times[c]), min(c_ for _, c_ in times[c])) for c in (old, ROOT))
-            print(f"{case:<26} {before:>8.2f} s {after:>8.2f} s  {after / before:.2f}x  "
-                  f"{cpu_before:>7.2f} s {cpu_after:>7.2f} s  {cpu_after / cpu_before:.2f}x", flush=True)
+                (min(w for w, _ in times[c]), min(c_ for _, c_ in times[c])) for c in (old, ROOT)
+            )
+            print(
+                f"{case:<26} {before:>8.2f} s {after:>8.2f} s  {after / before:.2f}x  "
+                f"{cpu_before:>7.2f} s {cpu_after:>7.2f} s  {cpu_after / cpu_before:.2f}x",
+                flush=True,
+            )
         print(f"(minimum of {runs} interleaved runs each)")
     finally:
         for checkout, path in edited.items():
@@ -83,8 +94,11 @@ def main() -> int:
     parser.add_argument("rev", help="the earlier revision (a commit, tag or branch)")
     parser.add_argument("lessons", nargs="*", help="lesson names or numbers (default: all)")
     parser.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
-    parser.add_argument("--status", action="store_true",
-                        help="time `kata status` (cold, and after LESSON changed) instead of each lesson's pytest runs")
+    parser.add_argument(
+        "--status",
+        action="store_true",
+        help="time `kata status` (cold, and after LESSON changed) instead of each lesson's pytest runs",
+    )
     args = parser.parse_intermixed_args()
     try:
         lessons = chosen_lessons(ROOT, args.lessons)
@@ -99,8 +113,10 @@ def main() -> int:
             if args.status:
                 status_side_by_side(old, args.rev, lessons[0].name, args.runs)
                 return 0
-            print(f"{'lesson':<18} {'tree':<10} {args.rev[:10]:>10} {'this kit':>10}  ratio   "
-                  f"{'CPU then':>9} {'CPU now':>9}  ratio")
+            print(
+                f"{'lesson':<18} {'tree':<10} {args.rev[:10]:>10} {'this kit':>10}  ratio   "
+                f"{'CPU then':>9} {'CPU now':>9}  ratio"
+            )
             ratios = []
             for lesson in lessons:
                 for tree, expected in (("exercises", 1), ("solutions", 0)):
@@ -110,12 +126,18 @@ def main() -> int:
                         for checkout in (old, ROOT):
                             times[checkout].append(timed(checkout, command, expected))
                     (before, cpu_before), (after, cpu_after) = (
-                        (min(w for w, _ in times[c]), min(c_ for _, c_ in times[c])) for c in (old, ROOT))
+                        (min(w for w, _ in times[c]), min(c_ for _, c_ in times[c])) for c in (old, ROOT)
+                    )
                     ratios.append(after / before)
-                    print(f"{lesson.name:<18} {tree:<10} {before:>8.2f} s {after:>8.2f} s  {after / before:.2f}x  "
-                          f"{cpu_before:>7.2f} s {cpu_after:>7.2f} s  {cpu_after / cpu_before:.2f}x", flush=True)
-            print(f"ratio this kit / {args.rev}: {min(ratios):.2f}x to {max(ratios):.2f}x "
-                  f"(minimum of {args.runs} interleaved runs each)")
+                    print(
+                        f"{lesson.name:<18} {tree:<10} {before:>8.2f} s {after:>8.2f} s  {after / before:.2f}x  "
+                        f"{cpu_before:>7.2f} s {cpu_after:>7.2f} s  {cpu_after / cpu_before:.2f}x",
+                        flush=True,
+                    )
+            print(
+                f"ratio this kit / {args.rev}: {min(ratios):.2f}x to {max(ratios):.2f}x "
+                f"(minimum of {args.runs} interleaved runs each)"
+            )
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=False)
     return 0

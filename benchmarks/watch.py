@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = Warm.start()  # first: it times the imports (machine() imports torch)
     warm_up = time.perf_counter() - start
     if not warm.ready:
-        parser.error("the warm-up failed: `python -c \"from grader import forking; forking.preload(False)\"` shows why")
+        parser.error('the warm-up failed: `python -c "from grader import forking; forking.preload(False)"` shows why')
     print(machine())
     before = load()
     print(f"median of {args.runs} runs, commands interleaved round by round\n")

@@ -61,8 +61,13 @@ def preload(grading: bool) -> int:
     # reading pyproject.toml (its minversion too) and the debugging plugin import.
     from _pytest.config import default_plugins
 
-    for name in (*(f"_pytest.{plugin}" for plugin in default_plugins), "_pytest.pytester_assertions", "tomllib",
-                 "packaging.version", "pdb"):
+    for name in (
+        *(f"_pytest.{plugin}" for plugin in default_plugins),
+        "_pytest.pytester_assertions",
+        "tomllib",
+        "packaging.version",
+        "pdb",
+    ):
         importlib.import_module(name)
     _hypothesis_constants()
     import gc

@@ -29,8 +29,10 @@ def examples_a_test(environ: Mapping[str, str] = os.environ) -> int:
     """KATA_EXAMPLES, or 25: how many examples each property test runs."""
     value = environ.get("KATA_EXAMPLES", "25")
     if not value.strip().isascii() or not value.strip().isdigit() or int(value) < 1:
-        raise ValueError(f"KATA_EXAMPLES={value!r} is not a number of examples; set a whole number of "
-                         f"1 or more (KATA_EXAMPLES=25 is the default), or unset it.")
+        raise ValueError(
+            f"KATA_EXAMPLES={value!r} is not a number of examples; set a whole number of "
+            f"1 or more (KATA_EXAMPLES=25 is the default), or unset it."
+        )
     return int(value)
 
 
@@ -48,6 +50,7 @@ settings.register_profile(
 settings.register_profile("explore", parent=settings.get_profile("kata"), derandomize=False, max_examples=500)
 # `kata grade`: the same examples and verdicts as "kata", without shrinking a failure to its
 # smallest example (seconds per failing test, for a message nobody reads while a class is graded).
-settings.register_profile("grading", parent=settings.get_profile("kata"),
-                          phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target))
+settings.register_profile(
+    "grading", parent=settings.get_profile("kata"), phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kata"))

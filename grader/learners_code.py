@@ -76,8 +76,7 @@ def is_untouched(obj, code_roots: tuple[Path, ...]) -> bool:
     building one raises, whatever the test then does with it."""
     if isinstance(obj, type):
         obj = obj.__dict__.get("__init__")
-    return (isinstance(obj, FunctionType) and not hasattr(obj, "__wrapped__")
-            and _is_untouched(obj.__code__, code_roots))
+    return isinstance(obj, FunctionType) and not hasattr(obj, "__wrapped__") and _is_untouched(obj.__code__, code_roots)
 
 
 @functools.cache

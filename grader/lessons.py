@@ -1,10 +1,10 @@
 """Where things live: the kit's three trees share one key, the lesson folder name.
 
-    exercises/07_stable/stable.py     the learner's stub
-    solutions/07_stable/stable.py     the same file with the answer
-    tests/07_stable/test_stable.py    tests; test_<stem>.py checks <stem>.py
-    tests/07_stable/mutants/*.py      known-wrong versions the tests must reject
-    tests/07_stable/hints.md          progressive hints, "## Level N" sections
+exercises/07_stable/stable.py     the learner's stub
+solutions/07_stable/stable.py     the same file with the answer
+tests/07_stable/test_stable.py    tests; test_<stem>.py checks <stem>.py
+tests/07_stable/mutants/*.py      known-wrong versions the tests must reject
+tests/07_stable/hints.md          progressive hints, "## Level N" sections
 """
 
 from __future__ import annotations
@@ -78,10 +78,7 @@ class Lesson:
 def all_lessons(root: Path) -> list[Lesson]:
     """Every lesson that has a folder in any of the three trees, in order."""
     names = {
-        p.name
-        for tree in (*IMPLS, "tests")
-        for p in (root / tree).glob("*")
-        if p.is_dir() and LESSON_RE.match(p.name)
+        p.name for tree in (*IMPLS, "tests") for p in (root / tree).glob("*") if p.is_dir() and LESSON_RE.match(p.name)
     }
     return [Lesson(root, name) for name in sorted(names)]
 
@@ -106,8 +103,11 @@ def chosen_lessons(root: Path, names: list[str] | None) -> list[Lesson]:
 def mutant_constant(mutant: Path, name: str) -> str | None:
     """A mutant's module-level ``NAME = "..."`` (its TARGET, EXPECT or VARIES), read, not imported."""
     for node in ast.parse(mutant.read_text(encoding="utf-8"), filename=str(mutant)).body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-                and isinstance(node.value, ast.Constant)):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+        ):
             return str(node.value.value)
     return None
 

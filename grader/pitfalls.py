@@ -20,21 +20,29 @@ class Pitfall(NamedTuple):
 PITFALLS = (
     # torch's NumPy bridge, and only it, raises these: .numpy() on a dtype or device NumPy lacks,
     # torch.from_numpy on what .sum() or indexing of an array gave (a NumPy scalar, not an array).
-    Pitfall(re.compile(r"^TypeError: (?:Got unsupported ScalarType \w+|can't convert \w+ device type tensor to numpy"
-                       r"|expected np\.ndarray \(got numpy\.\w+\))"),
-            "This is a round trip through NumPy, which has no bfloat16, cannot hold a GPU or meta tensor, and "
-            "hands back scalars, not arrays, from a full reduction (autograd does not follow .numpy() either): "
-            "stay in torch operations unless converting is the function's job."),
+    Pitfall(
+        re.compile(
+            r"^TypeError: (?:Got unsupported ScalarType \w+|can't convert \w+ device type tensor to numpy"
+            r"|expected np\.ndarray \(got numpy\.\w+\))"
+        ),
+        "This is a round trip through NumPy, which has no bfloat16, cannot hold a GPU or meta tensor, and "
+        "hands back scalars, not arrays, from a full reduction (autograd does not follow .numpy() either): "
+        "stay in torch operations unless converting is the function's job.",
+    ),
     # autograd's own refusal: an in-place op (+=, x[...] = ..., .add_()) on a leaf that requires
     # grad: a parameter updated outside no_grad, or an input written into.
-    Pitfall(re.compile(r"^RuntimeError: a leaf Variable that requires grad is being used in an in-place operation"),
-            "This is an in-place operation (+=, x[...] = ..., a method ending in _) on a tensor that requires grad, "
-            "which autograd refuses. Into an input: compute a new tensor (x = x + 1) instead of writing into it; "
-            "a parameter you update by hand: update it inside `with torch.no_grad():`."),
+    Pitfall(
+        re.compile(r"^RuntimeError: a leaf Variable that requires grad is being used in an in-place operation"),
+        "This is an in-place operation (+=, x[...] = ..., a method ending in _) on a tensor that requires grad, "
+        "which autograd refuses. Into an input: compute a new tensor (x = x + 1) instead of writing into it; "
+        "a parameter you update by hand: update it inside `with torch.no_grad():`.",
+    ),
     # nn.Module's own refusal: a parameter or submodule assigned before the base class set up its registries.
-    Pitfall(re.compile(r"^AttributeError: cannot assign (?:parameters|module|buffer)s? before Module\.__init__\(\) call"),
-            "Call super().__init__() first in your module's __init__, before assigning any parameter or layer: "
-            "nn.Module sets up the registries they go in."),
+    Pitfall(
+        re.compile(r"^AttributeError: cannot assign (?:parameters|module|buffer)s? before Module\.__init__\(\) call"),
+        "Call super().__init__() first in your module's __init__, before assigning any parameter or layer: "
+        "nn.Module sets up the registries they go in.",
+    ),
 )
 
 

@@ -21,8 +21,16 @@ class Progress:
     """`total` items called `noun` ("students"), `work` units of work in all (default: one an item);
     `verb`: what is done to an item, as in "FAILED to grade x", and as in "graded 3 of 4"."""
 
-    def __init__(self, total: int, noun: str, *, verb: tuple[str, str] = ("do", "done"), work: int | None = None,
-                 stream: TextIO | None = None, log: bool = True) -> None:
+    def __init__(
+        self,
+        total: int,
+        noun: str,
+        *,
+        verb: tuple[str, str] = ("do", "done"),
+        work: int | None = None,
+        stream: TextIO | None = None,
+        log: bool = True,
+    ) -> None:
         self.total, self.noun, self.verb, self.log = total, noun, verb, log
         self.work = total if work is None else work
         self.stream = stream or sys.stderr  # looked up now: a default bound at import would outlive a redirect
@@ -67,8 +75,9 @@ class Progress:
         if self.tty:
             self.stream.write("\r\x1b[K")
         if self.log:
-            self.stream.write(f"{self.verb[1]} {self.items} of {self.total} {self.noun} in "
-                              f"{time.monotonic() - self.start:.0f} s\n")
+            self.stream.write(
+                f"{self.verb[1]} {self.items} of {self.total} {self.noun} in {time.monotonic() - self.start:.0f} s\n"
+            )
         self.stream.flush()
 
     def _draw(self, force: bool = False) -> None:

@@ -24,9 +24,14 @@ _DEBUGGING_HINT = re.compile(r"\s*(?:Hint: enable anomaly detection|HINT: |Hint:
 
 # torch.utils.data's worker re-raises an error in the main process as the same type, its message
 # the worker's whole traceback: "Caught OSError in DataLoader worker process 0.\nOriginal Traceback ..."
-_WORKER = re.compile(r"^Caught \S+ in DataLoader worker process \d+\.\s*\nOriginal Traceback \(most recent call last\):\n")
-_HEADERS = ("Traceback (most recent call last):", "During handling of the above exception",
-            "The above exception was the direct cause")
+_WORKER = re.compile(
+    r"^Caught \S+ in DataLoader worker process \d+\.\s*\nOriginal Traceback \(most recent call last\):\n"
+)
+_HEADERS = (
+    "Traceback (most recent call last):",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+)
 # OpenCV's failed check: "OpenCV(5.0.0) /io/opencv/.../color.cpp:199: error: (-215:Assertion failed) ..."
 _OPENCV = re.compile(r"^OpenCV\([^)]*\) \S+:\d+: error: ")
 
@@ -51,15 +56,14 @@ def _original(text: str) -> str:
     lines = text.splitlines()
     start = None  # the last line that opens the error: unindented, after an indented (a frame's)
     for k in range(1, len(lines)):
-        if (lines[k][:1] not in ("", " ") and lines[k - 1][:1] == " "
-                and not lines[k].startswith(_HEADERS)):
+        if lines[k][:1] not in ("", " ") and lines[k - 1][:1] == " " and not lines[k].startswith(_HEADERS):
             start = k
     if start is None:
         return text
     said = lines[start]
     name, colon, message = said.partition(": ")
     first = message if colon and " " not in name else said
-    return "\n".join([first, *lines[start + 1:]])
+    return "\n".join([first, *lines[start + 1 :]])
 
 
 def error_text(exc: BaseException) -> str:
@@ -73,13 +77,13 @@ def error_text(exc: BaseException) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     first = lines[0] if lines else ""
     if len(first) > SHOWN:  # whole sentences where one ends in reach, else a cut at a word
-        stops = [m.end() for m in re.finditer(r"[.!?](?=\s)", first[:SHOWN + 1]) if m.end() >= SHOWN // 4]
-        return first[:stops[-1]] if stops else first[:SHOWN].rsplit(" ", 1)[0].rstrip(" ,;:") + " ..."
+        stops = [m.end() for m in re.finditer(r"[.!?](?=\s)", first[: SHOWN + 1]) if m.end() >= SHOWN // 4]
+        return first[: stops[-1]] if stops else first[:SHOWN].rsplit(" ", 1)[0].rstrip(" ,;:") + " ..."
     return first.rstrip(" ,;:") + " ..." if len(lines) > 1 else first
 
 
 def quoted(exc: BaseException) -> str:
-    """"TypeError('where() received an invalid combination of arguments ...')": the error as a
+    """ "TypeError('where() received an invalid combination of arguments ...')": the error as a
     kit sentence names it after "raised" (a type outside the builtins with its module:
     "cv2.error('(-215:Assertion failed) !_src.empty() in function ...')")."""
     if isinstance(exc, KeyError) and len(exc.args) == 1 and len(repr(exc.args[0])) <= SHOWN:
@@ -88,7 +92,7 @@ def quoted(exc: BaseException) -> str:
 
 
 def error_line(exc: BaseException) -> str:
-    """"TypeError: where() received ...": the error as the last line of a traceback names it
+    """ "TypeError: where() received ...": the error as the last line of a traceback names it
     (outside the builtins with its module, as Python's own traceback does: "cv2.error: ..."). An
     assert's error stays whole: its lines are pytest's account of the values ("+  where 0 = ...")."""
     text = str(exc) if isinstance(exc, AssertionError) else error_text(exc)
@@ -104,4 +108,3 @@ def repeats(previous: tuple[str, int] | None, file: str, line: int, function: st
     """Whether a traceback's frame (`file`, `line`, `function`) only repeats the one shown
     before it, at (file, line): a comprehension's frame inside the function that runs it."""
     return function in COMPREHENSIONS and previous == (file, line)
-

@@ -72,14 +72,22 @@ class Failure:
     where: str | None = None  # "exercises/07_stable/stable.py:52": the learner's line, where known
 
     def to_json(self) -> dict:
-        return {"kind": self.kind and self.kind.value, "exception": self.exception, "summary": self.summary,
-                "where": self.where}
+        return {
+            "kind": self.kind and self.kind.value,
+            "exception": self.exception,
+            "summary": self.summary,
+            "where": self.where,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> Failure:
         kind = data.get("kind")
-        return cls(Kind(kind) if kind else None, str(data.get("exception", "")), str(data.get("summary", "")),
-                   data.get("where"))
+        return cls(
+            Kind(kind) if kind else None,
+            str(data.get("exception", "")),
+            str(data.get("summary", "")),
+            data.get("where"),
+        )
 
 
 @dataclass(frozen=True)
@@ -139,20 +147,36 @@ class TestResult:
         return self.failure.where if self.failure else None
 
     def to_json(self) -> dict:
-        return {"nodeid": self.nodeid, "outcome": self.outcome.value, "max_points": self.max_points,
-                "public": self.public, "message": self.message,
-                "failure": self.failure and self.failure.to_json(), "speed": list(self.speed), "seconds": self.seconds,
-                **({"inside": True} if self.inside else {}), **({"recorded": True} if self.recorded else {}),
-                **({"held": True} if self.held else {})}
+        return {
+            "nodeid": self.nodeid,
+            "outcome": self.outcome.value,
+            "max_points": self.max_points,
+            "public": self.public,
+            "message": self.message,
+            "failure": self.failure and self.failure.to_json(),
+            "speed": list(self.speed),
+            "seconds": self.seconds,
+            **({"inside": True} if self.inside else {}),
+            **({"recorded": True} if self.recorded else {}),
+            **({"held": True} if self.held else {}),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> TestResult:
         failure = data.get("failure")
-        return cls(str(data["nodeid"]), Outcome(data["outcome"]), float(data.get("max_points", 1.0)),
-                   bool(data.get("public", False)), str(data.get("message") or ""),
-                   Failure.from_json(failure) if failure else None,
-                   tuple(data.get("speed") or ()), float(data.get("seconds", 0.0)), data.get("inside") is True,
-                   data.get("recorded") is True, data.get("held") is True)
+        return cls(
+            str(data["nodeid"]),
+            Outcome(data["outcome"]),
+            float(data.get("max_points", 1.0)),
+            bool(data.get("public", False)),
+            str(data.get("message") or ""),
+            Failure.from_json(failure) if failure else None,
+            tuple(data.get("speed") or ()),
+            float(data.get("seconds", 0.0)),
+            data.get("inside") is True,
+            data.get("recorded") is True,
+            data.get("held") is True,
+        )
 
 
 @dataclass(frozen=True)
@@ -189,7 +213,9 @@ class RunResult:
     code_returncode: int | None = None
     code_overran: bool = False  # ... because the tests' process stopped it: a call ran past its limit
     tampering: list[str] = field(default_factory=list)  # class grading: what the guard or the channel saw
-    review: list[str] = field(default_factory=list)  # class grading, --remote: what a person should read (grader.grading.verdict)
+    review: list[str] = field(
+        default_factory=list
+    )  # class grading, --remote: what a person should read (grader.grading.verdict)
     # class grading, --remote: the protocol's cost of a timed call its tests' process measured
     # (seconds of the code's CPU: on one input, and for each more), where it measured one
     overhead: tuple[float, float] | None = None
@@ -206,9 +232,12 @@ class RunResult:
 
     # What the plugin writes: the part of a run its own process knows.
     def to_json(self) -> dict:
-        return {"exitstatus": self.exitstatus, "collect_errors": [e.to_json() for e in self.collect_errors],
-                "collected": None if self.collected is None else [t.to_json() for t in self.collected],
-                "tests": [t.to_json() for t in self.tests]}
+        return {
+            "exitstatus": self.exitstatus,
+            "collect_errors": [e.to_json() for e in self.collect_errors],
+            "collected": None if self.collected is None else [t.to_json() for t in self.collected],
+            "tests": [t.to_json() for t in self.tests],
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> RunResult:
@@ -240,9 +269,17 @@ class LessonSummary:
         return self.state is State.DONE
 
     def to_json(self) -> dict:
-        return {"lesson": self.lesson, "state": self.state.value, "passed": self.passed, "total": self.total,
-                "points": self.points, "max_points": self.max_points, "first_todo": self.first_todo,
-                "problem": self.problem, **({"held": self.held} if self.held else {})}
+        return {
+            "lesson": self.lesson,
+            "state": self.state.value,
+            "passed": self.passed,
+            "total": self.total,
+            "points": self.points,
+            "max_points": self.max_points,
+            "first_todo": self.first_todo,
+            "problem": self.problem,
+            **({"held": self.held} if self.held else {}),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> LessonSummary:
@@ -267,8 +304,12 @@ def summarize(lesson: str, run: RunResult) -> LessonSummary:
     todos = [t for t in counted if t.outcome is Outcome.TODO]
     broken = [t for t in counted if t.outcome is Outcome.BROKEN]
     summary = LessonSummary(
-        lesson, State.IN_PROGRESS, passed=len(passed), total=len(counted),
-        points=sum(t.points for t in passed), max_points=sum(t.max_points for t in counted),
+        lesson,
+        State.IN_PROGRESS,
+        passed=len(passed),
+        total=len(counted),
+        points=sum(t.points for t in passed),
+        max_points=sum(t.max_points for t in counted),
         held=sum(t.max_points for t in passed if t.held),
         first_todo=next((t.where for t in todos if t.where), None),
     )

@@ -70,8 +70,11 @@ class RunningTest:
     def patched_modules(self) -> list[str]:
         """The modules' attributes the test has patched with its `monkeypatch`, e.g.
         ["torch.finfo"]: the code under test in another process does not see them."""
-        return [f"{obj.__name__}.{name}" for obj, name, _ in getattr(self.monkeypatch, "_setattr", ())
-                if isinstance(obj, ModuleType)]
+        return [
+            f"{obj.__name__}.{name}"
+            for obj, name, _ in getattr(self.monkeypatch, "_setattr", ())
+            if isinstance(obj, ModuleType)
+        ]
 
     def notes(self) -> TestNotes:
         return TestNotes(tuple(self.review), self.recorded, self.unremotable)

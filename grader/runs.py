@@ -42,8 +42,15 @@ def run_pytest(root: Path, args: list[str], *, timeout: float = RUN_TIMEOUT) -> 
         stopped = False
         with open(Path(tmp) / "output.txt", "w+", encoding="utf-8", errors="replace") as out:
             # A file, not a pipe: a process that floods its output cannot block on a full pipe.
-            proc = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                command,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             try:
                 returncode = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:

@@ -45,10 +45,15 @@ def _is_super_init(statement: ast.stmt) -> bool:
     """``super().__init__()``, nothing passed."""
     call = statement.value if isinstance(statement, ast.Expr) else None
     return (
-        isinstance(call, ast.Call) and not call.args and not call.keywords
-        and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"
-        and isinstance(call.func.value, ast.Call) and not call.func.value.args
-        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+        isinstance(call, ast.Call)
+        and not call.args
+        and not call.keywords
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__init__"
+        and isinstance(call.func.value, ast.Call)
+        and not call.func.value.args
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
     )
 
 

@@ -19,7 +19,11 @@ class Column:
 
 def format_table(rows: list[list[str]], columns: list[Column], sep: str = "") -> list[str]:
     """The rows as lines (no newline), cells joined by `sep`; trailing spaces removed."""
-    widths = [max([column.width, *(len(row[i]) for row in rows)]) if column.fit else column.width
-              for i, column in enumerate(columns)]
-    return [sep.join(f"{cell:{column.align}{width}}" for cell, column, width in zip(row, columns, widths)).rstrip()
-            for row in rows]
+    widths = [
+        max([column.width, *(len(row[i]) for row in rows)]) if column.fit else column.width
+        for i, column in enumerate(columns)
+    ]
+    return [
+        sep.join(f"{cell:{column.align}{width}}" for cell, column, width in zip(row, columns, widths)).rstrip()
+        for row in rows
+    ]

@@ -36,7 +36,9 @@ def regions(source: str, where: str = "<source>") -> list[tuple[int, int]]:
         marker = line.strip()
         if marker == BEGIN:
             if start is not None:
-                raise KitError(f"{where}:{number}: {BEGIN} inside the region opened at line {start}; close that one first")
+                raise KitError(
+                    f"{where}:{number}: {BEGIN} inside the region opened at line {start}; close that one first"
+                )
             start = number
         elif marker == END:
             if start is None:
@@ -77,11 +79,11 @@ def stub_of(source: str, where: str = "<source>") -> str:
     for begin, end in reversed(spans):
         if _in_function(tree, begin):
             indent = re.match(r"[ \t]*", lines[begin - 1]).group()
-            lines[begin - 1:end] = [f"{indent}{STUB}\n"]
+            lines[begin - 1 : end] = [f"{indent}{STUB}\n"]
         else:  # helpers: out, with the blank lines that set them apart
             while end < len(lines) and not lines[end].strip():
                 end += 1
-            lines[begin - 1:end] = []
+            lines[begin - 1 : end] = []
     return "".join(lines)
 
 
@@ -123,8 +125,10 @@ def write(lesson: Lesson) -> list[Path]:
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.description = ("Write exercises/NN (the stubs) from solutions/NN (each lesson's one source, its "
-                          "answers between ### BEGIN SOLUTION and ### END SOLUTION).")
+    parser.description = (
+        "Write exercises/NN (the stubs) from solutions/NN (each lesson's one source, its "
+        "answers between ### BEGIN SOLUTION and ### END SOLUTION)."
+    )
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a stub is stale")
 

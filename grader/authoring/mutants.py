@@ -62,7 +62,6 @@ class LessonScore:
         return (self.count("killed") + self.count("equivalent")) / len(self.mutants)
 
 
-
 def operators():
     """(name, operator) for each of cosmic-ray's operators that needs no arguments."""
     import cosmic_ray.plugins
@@ -95,13 +94,22 @@ def mutants_of(lesson: Lesson) -> list[Mutant]:
                 if mutated is None or mutated == code:
                     continue
                 new_lines = mutated.splitlines()
-                lineno = next((i for i, (a, b) in enumerate(zip(lines, new_lines)) if a != b), min(len(lines), len(new_lines)))
-                found.append(Mutant(
-                    lesson=lesson, stem=stem, operator=name, occurrence=occurrence, code=mutated,
-                    lineno=lineno + 1, function=holders.get(lineno + 1, "<module>"),
-                    line=code_of(lines[lineno] if lineno < len(lines) else ""),
-                    mutated=code_of(new_lines[lineno] if lineno < len(new_lines) else ""),
-                ))
+                lineno = next(
+                    (i for i, (a, b) in enumerate(zip(lines, new_lines)) if a != b), min(len(lines), len(new_lines))
+                )
+                found.append(
+                    Mutant(
+                        lesson=lesson,
+                        stem=stem,
+                        operator=name,
+                        occurrence=occurrence,
+                        code=mutated,
+                        lineno=lineno + 1,
+                        function=holders.get(lineno + 1, "<module>"),
+                        line=code_of(lines[lineno] if lineno < len(lines) else ""),
+                        mutated=code_of(new_lines[lineno] if lineno < len(new_lines) else ""),
+                    )
+                )
         found += _unset_defaults(lesson, stem, code, holders)
     return found
 
@@ -119,14 +127,22 @@ def _unset_defaults(lesson: Lesson, stem: str, code: str, holders: dict[int, str
         for occurrence, default in enumerate(d for d in defaults if not _numeric(d)):
             start, end = default.lineno - 1, default.end_lineno - 1
             # ast's columns count UTF-8 bytes, not characters
-            head = lines[start].encode()[:default.col_offset].decode()
-            tail = lines[end].encode()[default.end_col_offset:].decode()
-            mutated = "".join([*lines[:start], head, "object()", tail, *lines[end + 1:]])
-            found.append(Mutant(
-                lesson=lesson, stem=stem, operator=UNSET_DEFAULT, occurrence=occurrence, code=mutated,
-                lineno=start + 1, function=holders.get(start + 1, "<module>"), line=code_of(lines[start]),
-                mutated=code_of(head + "object()" + tail),
-            ))
+            head = lines[start].encode()[: default.col_offset].decode()
+            tail = lines[end].encode()[default.end_col_offset :].decode()
+            mutated = "".join([*lines[:start], head, "object()", tail, *lines[end + 1 :]])
+            found.append(
+                Mutant(
+                    lesson=lesson,
+                    stem=stem,
+                    operator=UNSET_DEFAULT,
+                    occurrence=occurrence,
+                    code=mutated,
+                    lineno=start + 1,
+                    function=holders.get(start + 1, "<module>"),
+                    line=code_of(lines[start]),
+                    mutated=code_of(head + "object()" + tail),
+                )
+            )
     return found
 
 
@@ -140,8 +156,12 @@ def _annotations(code: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """The (start, end) positions, as (line, column), of the annotations in a module that has
     ``from __future__ import annotations``: kept as strings, never evaluated. None otherwise."""
     tree = ast.parse(code)
-    if not any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
-               and any(alias.name == "annotations" for alias in node.names) for node in tree.body):
+    if not any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    ):
         return []
     found = []
     for node in ast.walk(tree):

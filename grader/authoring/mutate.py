@@ -54,8 +54,10 @@ def equivalents(lesson: Lesson) -> list[dict]:
     for record in records:
         missing = {"line", "mutant", "why"} - set(record)
         if missing or not str(record.get("why", "")).strip():
-            raise KitError(f"{path}: every [[mutant]] needs line, mutant and a non-empty why; {record} lacks "
-                           f"{', '.join(sorted(missing)) or 'a reason'}")
+            raise KitError(
+                f"{path}: every [[mutant]] needs line, mutant and a non-empty why; {record} lacks "
+                f"{', '.join(sorted(missing)) or 'a reason'}"
+            )
     return records
 
 
@@ -64,8 +66,9 @@ def mark_equivalents(score: LessonScore) -> None:
     used = set()
     for mutant in score.mutants:
         for number, record in enumerate(records):
-            if ((code_of(record["line"]), code_of(record["mutant"])) == (mutant.line, mutant.mutated)
-                    and record.get("function", mutant.function) == mutant.function):
+            if (code_of(record["line"]), code_of(record["mutant"])) == (mutant.line, mutant.mutated) and record.get(
+                "function", mutant.function
+            ) == mutant.function:
                 mutant.fate, mutant.why = "equivalent", record["why"]
                 used.add(number)
                 break
@@ -110,7 +113,6 @@ def run_mutants(mutants: list[Mutant], *, jobs: int, out) -> None:
         execute(runs, jobs=jobs, on_done=finished)
 
 
-
 # --- the command -----------------------------------------------------------------------------------------
 
 
@@ -119,32 +121,59 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         "Mutation testing with cosmic-ray: every single-point mutant of solutions/NN/*.py runs against "
         "the lesson's tests. A mutant is killed when a test fails, equivalent when "
         f"tests/NN/{EQUIVALENTS} records why no test can tell it apart, and survives otherwise. "
-        "Exits 1 when a lesson scores under --fail-under.")
+        "Exits 1 when a lesson scores under --fail-under."
+    )
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="pytest runs at once (default: the number of cores)")
-    parser.add_argument("--fail-under", type=float, default=95.0, metavar="PERCENT",
-                        help="the least share of mutants killed or recorded equivalent, per lesson (default 95)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="pytest runs at once (default: the number of cores)"
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=float,
+        default=95.0,
+        metavar="PERCENT",
+        help="the least share of mutants killed or recorded equivalent, per lesson (default 95)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants without running them")
     parser.add_argument("-v", "--verbose", action="store_true", help="each mutant's fate, and the equivalent ones")
-    parser.add_argument("--write-docs", action="store_true",
-                        help=f"put the measured lessons' rows, dated and fingerprinted, in {DOCS.as_posix()}'s table")
+    parser.add_argument(
+        "--write-docs",
+        action="store_true",
+        help=f"put the measured lessons' rows, dated and fingerprinted, in {DOCS.as_posix()}'s table",
+    )
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
     try:
         import cosmic_ray  # noqa: F401 (only whether it is installed)
     except ImportError:
-        print("mutate: cosmic-ray is not installed here; install the kit's authoring tools:\n"
-              '    pip install -c constraints.txt -e ".[dev]"', file=sys.stderr)
+        print(
+            "mutate: cosmic-ray is not installed here; install the kit's authoring tools:\n"
+            '    pip install -c constraints.txt -e ".[dev]"',
+            file=sys.stderr,
+        )
         return 2
     lessons = chosen_lessons(root, args.lessons)
-    return mutate(lessons, jobs=max(1, args.jobs), fail_under=args.fail_under, list_only=args.list,
-                  verbose=args.verbose, docs_root=root if args.write_docs else None)
+    return mutate(
+        lessons,
+        jobs=max(1, args.jobs),
+        fail_under=args.fail_under,
+        list_only=args.list,
+        verbose=args.verbose,
+        docs_root=root if args.write_docs else None,
+    )
 
 
-def mutate(lessons: list[Lesson], *, jobs: int, fail_under: float = 95.0, list_only: bool = False,
-           verbose: bool = False, docs_root: Path | None = None, out=None) -> int:
+def mutate(
+    lessons: list[Lesson],
+    *,
+    jobs: int,
+    fail_under: float = 95.0,
+    list_only: bool = False,
+    verbose: bool = False,
+    docs_root: Path | None = None,
+    out=None,
+) -> int:
     out = out or sys.stdout
     scores = [LessonScore(lesson, mutants_of(lesson)) for lesson in lessons]
     for score in scores:
@@ -153,10 +182,17 @@ def mutate(lessons: list[Lesson], *, jobs: int, fail_under: float = 95.0, list_o
     if list_only:
         for score in scores:
             for m in score.mutants:
-                print(f"{m.label}: {m.line}  ->  {m.mutated}" + ("  [equivalent]" if m.fate == "equivalent" else ""), file=out)
+                print(
+                    f"{m.label}: {m.line}  ->  {m.mutated}" + ("  [equivalent]" if m.fate == "equivalent" else ""),
+                    file=out,
+                )
         return 0
-    print(f"mutate: {sum(len(s.mutants) for s in scores)} mutants of {len(scores)} lesson(s), "
-          f"{len(pending)} to run on {jobs} worker(s)", file=out, flush=True)
+    print(
+        f"mutate: {sum(len(s.mutants) for s in scores)} mutants of {len(scores)} lesson(s), "
+        f"{len(pending)} to run on {jobs} worker(s)",
+        file=out,
+        flush=True,
+    )
     start = time.perf_counter()
     run_mutants(pending, jobs=jobs, out=out)
     failed = _report(scores, fail_under, verbose, out)
@@ -179,12 +215,19 @@ def _report(scores: list[LessonScore], fail_under: float, verbose: bool, out) ->
         if shown or s.stale:
             print(f"\n{s.lesson.name}:", file=out)
         for m in shown:
-            note = {"killed": f"killed by {m.killer}", "equivalent": f"equivalent: {m.why}",
-                    "untested": f"UNTESTED: {m.killer}", "survived": "SURVIVED"}[m.fate]
+            note = {
+                "killed": f"killed by {m.killer}",
+                "equivalent": f"equivalent: {m.why}",
+                "untested": f"UNTESTED: {m.killer}",
+                "survived": "SURVIVED",
+            }[m.fate]
             print(f"  {m.label}: {note}\n      - {m.line}\n      + {m.mutated}", file=out)
         for record in s.stale:
-            print(f"  stale record in tests/{s.lesson.name}/{EQUIVALENTS}: no mutant turns {record['line']!r} "
-                  f"into {record['mutant']!r}; remove it", file=out)
+            print(
+                f"  stale record in tests/{s.lesson.name}/{EQUIVALENTS}: no mutant turns {record['line']!r} "
+                f"into {record['mutant']!r}; remove it",
+                file=out,
+            )
         if 100 * s.score < fail_under or s.stale:
             failed = True
     return failed

@@ -24,8 +24,12 @@ def fingerprint(lesson: Lesson) -> str:
     import grader.testing
 
     testing = Path(grader.testing.__file__).parent
-    files = {f"{lesson.name}/{p.relative_to(lesson.root).as_posix()}": p for tree in ("solutions", "tests")
-             for p in lesson.dir(tree).rglob("*") if p.is_file() and _decides(p.relative_to(lesson.dir(tree)))}
+    files = {
+        f"{lesson.name}/{p.relative_to(lesson.root).as_posix()}": p
+        for tree in ("solutions", "tests")
+        for p in lesson.dir(tree).rglob("*")
+        if p.is_file() and _decides(p.relative_to(lesson.dir(tree)))
+    }
     files |= {f"grader/testing/{p.name}": p for p in _testing_modules(lesson, testing)}
     files |= {f"grader/authoring/{name}": Path(__file__).with_name(name) for name in MUTATION_MODULES}
     digest = hashlib.sha256()
@@ -38,8 +42,9 @@ def _decides(relative: Path) -> bool:
     """Whether a file of a lesson's folder can change what its mutants do (hints, the
     hand-written mutants and the transcript of what they print cannot; neither can Python's
     caches)."""
-    return (relative.parts[0] not in ("mutants", "__pycache__", "hints.md", "transcript.md")
-            and relative.suffix != ".pyc")
+    return (
+        relative.parts[0] not in ("mutants", "__pycache__", "hints.md", "transcript.md") and relative.suffix != ".pyc"
+    )
 
 
 def _testing_modules(lesson: Lesson, testing: Path) -> list[Path]:
@@ -71,7 +76,9 @@ def documented(root: Path) -> dict[str, list[str]]:
     """The rows of docs/MUTATION.md's table, by lesson: its cells as written."""
     match = TABLE.search((root / DOCS).read_text(encoding="utf-8"))
     if match is None:
-        raise KitError(f"{root / DOCS} has no table of scores (a fenced block whose first line starts with 'lesson  mutants')")
+        raise KitError(
+            f"{root / DOCS} has no table of scores (a fenced block whose first line starts with 'lesson  mutants')"
+        )
     return {cells[0]: cells for cells in (line.split() for line in match.group(1).splitlines()[1:]) if cells}
 
 
@@ -88,9 +95,16 @@ def write_docs(root: Path, scores: list[LessonScore], today: str | None = None) 
     text = "".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() + "\n" for row in table)
     old = path.read_text(encoding="utf-8")
     match = TABLE.search(old)
-    path.write_text(old[:match.start(1)] + text + old[match.end(1):], encoding="utf-8")
+    path.write_text(old[: match.start(1)] + text + old[match.end(1) :], encoding="utf-8")
 
 
 def cells(s: LessonScore) -> list[str]:
-    return [s.lesson.name, str(len(s.mutants)), str(s.count("killed")), str(s.count("equivalent")),
-            str(s.count("survived")), str(s.count("untested")), f"{100 * s.score:.1f}%"]
+    return [
+        s.lesson.name,
+        str(len(s.mutants)),
+        str(s.count("killed")),
+        str(s.count("equivalent")),
+        str(s.count("survived")),
+        str(s.count("untested")),
+        f"{100 * s.score:.1f}%",
+    ]

@@ -110,7 +110,9 @@ def _cut(source: str, cuts: list[tuple[int, int]]) -> str:
         indent = _indent(lines[start - 1])
         while start > 1 and _is_comment(lines[start - 2]) and _indent(lines[start - 2]) == indent:
             start -= 1
-        while end < len(lines) and (_is_blank(lines[end]) or (_is_comment(lines[end]) and _indent(lines[end]) > indent)):
+        while end < len(lines) and (
+            _is_blank(lines[end]) or (_is_comment(lines[end]) and _indent(lines[end]) > indent)
+        ):
             end += 1
         drop.update(range(start - 1, end))
     drop |= _orphaned_headers(lines, drop)
@@ -133,7 +135,11 @@ def _orphaned_headers(lines: list[str], drop: set[int]) -> set[int]:
             continue  # what it heads is still there
         kept_after = [n for n in after if n not in drop]
         nxt = kept_after[0] if kept_after else len(lines)
-        if nxt == len(lines) or _indent(lines[nxt]) < indent or (_is_comment(lines[nxt]) and _indent(lines[nxt]) == indent):
+        if (
+            nxt == len(lines)
+            or _indent(lines[nxt]) < indent
+            or (_is_comment(lines[nxt]) and _indent(lines[nxt]) == indent)
+        ):
             orphans.update(range(first, nxt))
     return orphans
 

@@ -36,8 +36,12 @@ SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install -c constra
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("outdir", metavar="OUTDIR", type=Path,
-                        help="folder to write the bundle to; it must not exist or be empty, and lie outside the kit")
+    parser.add_argument(
+        "outdir",
+        metavar="OUTDIR",
+        type=Path,
+        help="folder to write the bundle to; it must not exist or be empty, and lie outside the kit",
+    )
     parser.epilog += f"""
   kata {name} /tmp/kata-student && (cd /tmp && zip -r kata-student.zip kata-student)
 The bundle has the stubs, the public tests (@pytest.mark.public) and the tooling: no solutions/,
@@ -66,8 +70,12 @@ class Bundle:
         """Copy the folder `source` to `rel`, without caches; only the files in `only`, if given."""
         for path in sorted(source.rglob("*")):
             parts = path.relative_to(source).parts
-            if (path.is_file() and not path.name.endswith(".pyc") and not set(parts) & set(JUNK)
-                    and (only is None or path in only)):
+            if (
+                path.is_file()
+                and not path.name.endswith(".pyc")
+                and not set(parts) & set(JUNK)
+                and (only is None or path in only)
+            ):
                 self.write(Path(rel, *parts), path.read_bytes())
 
 
@@ -75,7 +83,9 @@ def release(root: Path, outdir: Path) -> int:
     out = _check_outdir(root, outdir)
     missing = [name for name in REQUIRED_ROOT_FILES if not (root / name).is_file()]
     if missing:
-        raise KitError(f"{root} has no {' or '.join(missing)}, which the bundle needs for its tests to run; restore it from git and try again")
+        raise KitError(
+            f"{root} has no {' or '.join(missing)}, which the bundle needs for its tests to run; restore it from git and try again"
+        )
     lessons = sorted(p.name for p in (root / "exercises").iterdir() if p.is_dir() and LESSON_RE.match(p.name))
     if not lessons:
         raise KitError(f"{root / 'exercises'} has no lesson folders (NN_topic): nothing to release")
@@ -94,9 +104,13 @@ def release(root: Path, outdir: Path) -> int:
 def _check_outdir(root: Path, outdir: Path) -> Path:
     out = outdir.expanduser().resolve()
     if out.is_relative_to(root.resolve()):
-        raise KitError(f"{outdir} is inside the kit ({root}); write the bundle outside it, e.g. `kata release ../kata-student`")
+        raise KitError(
+            f"{outdir} is inside the kit ({root}); write the bundle outside it, e.g. `kata release ../kata-student`"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise KitError(f"{outdir} already exists and is not an empty folder; pick another OUTDIR or delete that one first")
+        raise KitError(
+            f"{outdir} already exists and is not an empty folder; pick another OUTDIR or delete that one first"
+        )
     return out
 
 
@@ -117,16 +131,20 @@ def _release_lesson(root: Path, name: str) -> LessonRelease:
     for stub in lesson_files(root / "exercises" / name):
         lesson.files[pristine_dir(Path(), name) / stub.name] = stub.read_bytes()
         if stub.suffix == ".py" and not stub.name.startswith("_") and not _is_stub(stub):
-            _warn(f"exercises/{name}/{stub.name} has no `raise NotImplementedError`: is it an answer? "
-                  "It is in the bundle; check it, put the stub back (git checkout) and release again if it is.")
+            _warn(
+                f"exercises/{name}/{stub.name} has no `raise NotImplementedError`: is it an answer? "
+                "It is in the bundle; check it, put the stub back (git checkout) and release again if it is."
+            )
     for path in lesson_files(root / "tests" / name):  # top level only: no mutants/
         data = path.read_bytes()
         if path.name.startswith("test") and path.suffix == ".py":
             try:
                 reduced = reduce_tests(data.decode("utf-8"), str(path))
             except SyntaxError as exc:
-                raise KitError(f"{path} does not parse (line {exc.lineno}: {exc.msg}), so its hidden tests cannot be "
-                               "cut out; fix it and release again") from None
+                raise KitError(
+                    f"{path} does not parse (line {exc.lineno}: {exc.msg}), so its hidden tests cannot be "
+                    "cut out; fix it and release again"
+                ) from None
             data = reduced.text.encode("utf-8")
             lesson.kept += len(reduced.kept)
             lesson.dropped += len(reduced.dropped)
@@ -157,8 +175,6 @@ def _copy_tooling(bundle: Bundle) -> None:
             bundle.write(name, data)
         else:
             _warn(f"the kit has no {name}; the bundle goes without it")
-
-
 
 
 def student_readme(lessons: list[str]) -> str:
@@ -211,10 +227,14 @@ def _print_summary(bundle: Bundle, lessons: list[LessonRelease]) -> None:
     for lesson in lessons:
         print(f"{lesson.name:<{width}}  {lesson.kept:>17}  {lesson.dropped:>20}")
     kept, dropped = sum(lesson.kept for lesson in lessons), sum(lesson.dropped for lesson in lessons)
-    print(f"release: {len(lessons)} lessons, {kept} public tests kept, {dropped} hidden tests dropped, "
-          f"{len(bundle.written)} files written to {bundle.out}")
-    print(f"Next: try it (cd {bundle.out} && {SETUP} && pytest exercises/{lessons[0].name}), "
-          "then zip the folder and hand it out.")
+    print(
+        f"release: {len(lessons)} lessons, {kept} public tests kept, {dropped} hidden tests dropped, "
+        f"{len(bundle.written)} files written to {bundle.out}"
+    )
+    print(
+        f"Next: try it (cd {bundle.out} && {SETUP} && pytest exercises/{lessons[0].name}), "
+        "then zip the folder and hand it out."
+    )
 
 
 def _warn(message: str) -> None:

@@ -16,13 +16,20 @@ from grader import module_file
 # grade cells call ("Check your work"). The bundle's grader/ is these and every module of the
 # package they import (`learner_modules`), so class grading, verify, release, the notebook
 # builders and the tooling's own tests stay out without being named.
-LEARNER_ENTRY = ("grader.__main__", "grader.cli", "grader.plugin", "grader.testing", "grader.learner",
-                 "grader.notebooks.grade_cell")
+LEARNER_ENTRY = (
+    "grader.__main__",
+    "grader.cli",
+    "grader.plugin",
+    "grader.testing",
+    "grader.learner",
+    "grader.notebooks.grade_cell",
+)
 
 
 def learner_modules(package: Path) -> set[Path]:
     """The files of `package` (a grader/ folder) that LEARNER_ENTRY names, and every module of
     the package they import, read from their import statements (with the packages' __init__)."""
+
     def module(dotted: str) -> Path | None:
         path = module_file(dotted, package)
         return path if path.is_file() else None  # a name imported from a module, not a module

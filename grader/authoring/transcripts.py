@@ -34,8 +34,10 @@ _VOLATILE = [  # (pattern, placeholder), in order
     (re.compile(r"\b\d+(?:\.\d+\s?s|(?:\.\d+)?\s?(?:ms|µs|us|ns))\b"), "<time>"),  # (not "the 1s")
     (re.compile(r"\b\d+\.\d+x\b"), "<ratio>x"),  # a measured 3.52x, not the lesson's 5x^2 + 3
     # a speed test's measured ratio in words (grader.testing.speed.plainly), not what it must reach
-    (re.compile(r"\b(?:ran about as fast as|ran [\d.]+ times as fast as|took [\d.]+ times as long as)"),
-     "<measured speed against>"),
+    (
+        re.compile(r"\b(?:ran about as fast as|ran [\d.]+ times as fast as|took [\d.]+ times as long as)"),
+        "<measured speed against>",
+    ),
     # an object's id() (a KeyError of a dict keyed by one: 15 digits), not a float's fraction or a size
     (re.compile(r"(?<![\d.])\b\d{14,}\b(?!\.\d)"), "<id>"),
     # a Python float's full repr (0.8892...: 12 decimals or more): its last digits may differ on
@@ -119,11 +121,16 @@ def transcript(lesson, stub_output: str, mutant_outputs: list[tuple[Path, str]])
         f"and machines is a placeholder ({_PLACEHOLDERS}), a speed test's failure (which moves with the machine's load) "
         "is left out, and a mutant's file is named as the lesson's file in exercises/. `kata verify` fails when a run reads otherwise; "
         f"`python -m grader verify {name} --write-transcripts` writes this file again. Review its diff as code.\n",
-        "## The untouched stub\n", _fenced(messages(stub_output, lesson.root)),
+        "## The untouched stub\n",
+        _fenced(messages(stub_output, lesson.root)),
     ]
     for mutant, output in sorted(mutant_outputs):
         varies = mutant_constant(mutant, "VARIES")  # why its messages differ from run to run
-        told = f"(not recorded: what it prints varies from run to run: {varies})" if varies else messages(output, lesson.root)
+        told = (
+            f"(not recorded: what it prints varies from run to run: {varies})"
+            if varies
+            else messages(output, lesson.root)
+        )
         # a message that names the file alone ("(at crashes_on_missing_grad.py:10)") names the learner's
         told = re.sub(rf"(?<![\w/.]){re.escape(mutant.name)}\b", f"{_module(lesson.root, name)}.py", told)
         parts += [f"## mutants/{mutant.name}: {_summary(mutant)}\n", _fenced(told)]
@@ -139,11 +146,15 @@ def drift(committed: str | None, current: str, lesson) -> str | None:
         return f"{where} is missing: write it with `{rewrite}`, then read it."
     if committed == current:
         return None
-    diff = list(difflib.unified_diff(committed.splitlines(), current.splitlines(), "committed", "this run",
-                                     lineterm="", n=1))
+    diff = list(
+        difflib.unified_diff(committed.splitlines(), current.splitlines(), "committed", "this run", lineterm="", n=1)
+    )
     shown = diff[:30] + ([f"... ({len(diff) - 30} more lines of diff)"] if len(diff) > 30 else [])
-    return (f"{where} is not what a learner reads now:\n" + "\n".join(shown)
-            + f"\n  If the change is meant, write it again with `{rewrite}` and review its diff.")
+    return (
+        f"{where} is not what a learner reads now:\n"
+        + "\n".join(shown)
+        + f"\n  If the change is meant, write it again with `{rewrite}` and review its diff."
+    )
 
 
 def _fenced(text: str) -> str:

@@ -38,7 +38,9 @@ def _functions(tree: ast.Module):
 def check_trees(lesson: Lesson, problem: Problem) -> None:
     for tree in ("exercises", "solutions", "tests"):
         if not lesson.dir(tree).is_dir():
-            problem(f"{tree}/{lesson.name}/ is missing: every lesson has a folder in exercises/, solutions/ and tests/.")
+            problem(
+                f"{tree}/{lesson.name}/ is missing: every lesson has a folder in exercises/, solutions/ and tests/."
+            )
     if not lesson.dir("solutions").is_dir():
         return
     if not lesson.modules("solutions"):
@@ -76,35 +78,44 @@ def _check_module(lesson: Lesson, problem: Problem, stem: str, stub_source: str)
         if isinstance(stub, ast.ClassDef):
             methods = [n for n in stub.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if not any(has_todo_raise(m) for m in methods):
-                problem(f"solutions/{rel}: class {name} has no method left for the learner "
-                        "(no answer region in any of them).")
+                problem(
+                    f"solutions/{rel}: class {name} has no method left for the learner "
+                    "(no answer region in any of them)."
+                )
             continue
         if has_todo_raise(ref):
             problem(f"solutions/{rel}:{ref.lineno}: {name} still raises NotImplementedError.")
         if not has_todo_raise(stub):
             if "." not in name:
-                problem(f"solutions/{rel}:{ref.lineno}: {name} has no answer region "
-                        f"({BEGIN} ... {END}), so its stub is the answer.")
+                problem(
+                    f"solutions/{rel}:{ref.lineno}: {name} has no answer region "
+                    f"({BEGIN} ... {END}), so its stub is the answer."
+                )
             continue
-        body = stub_lines[stub.lineno - 1:stub.end_lineno]
+        body = stub_lines[stub.lineno - 1 : stub.end_lineno]
         if not any("# TODO:" in line for line in body):
-            problem(f"solutions/{rel}:{ref.lineno}: {name} has no `# TODO:` comment beside its answer region "
-                    "saying what to build.")
+            problem(
+                f"solutions/{rel}:{ref.lineno}: {name} has no `# TODO:` comment beside its answer region "
+                "saying what to build."
+            )
 
 
 def _check_hints(lesson: Lesson, problem: Problem) -> None:
     hints = lesson.hints()
     rel = lesson.hints_file.relative_to(lesson.root)
     if len(hints) < MIN_HINT_LEVELS or not all(hints):
-        problem(f"{rel}: needs at least {MIN_HINT_LEVELS} non-empty '## Level N' sections "
-                       f"(found {sum(map(bool, hints))}).")
+        problem(
+            f"{rel}: needs at least {MIN_HINT_LEVELS} non-empty '## Level N' sections (found {sum(map(bool, hints))})."
+        )
         return
     text = "\n".join(hints)
     for path in sorted(lesson.dir("solutions").glob("*.py")):
         for line in _code_lines(path):
             if line in text:
-                problem(f"{rel}: a hint quotes the reference solution ({path.name}: `{line}`); "
-                               "hints point the way, they never give the code.")
+                problem(
+                    f"{rel}: a hint quotes the reference solution ({path.name}: `{line}`); "
+                    "hints point the way, they never give the code."
+                )
 
 
 def _code_lines(path: Path) -> set[str]:

@@ -66,8 +66,13 @@ class Run:
         """This run as a job for grader.grading.sandbox, forked from the preloaded verify process."""
         from grader.grading.sandbox import Job
 
-        return Job(name=f"{self.lesson.name} {self.label}", workdir=self.lesson.root,
-                   args=pytest_args(*self.args()), home=home, tag=self)
+        return Job(
+            name=f"{self.lesson.name} {self.label}",
+            workdir=self.lesson.root,
+            args=pytest_args(*self.args()),
+            home=home,
+            tag=self,
+        )
 
     @property
     def failed_to_run(self) -> str | None:
@@ -123,30 +128,37 @@ def judge_runs(result: LessonResult) -> None:
         result.problem(f"{name} ({runs}): collection error in {where}:\n{_indent(message)}")
     for run in (ref, stub, *result.mutants):
         if run.failed_to_run:
-            result.problem(f"{name} ({run.label}): the pytest run {run.failed_to_run}. Its output:\n"
-                           f"{_indent(run.result.output[-3000:])}")
+            result.problem(
+                f"{name} ({run.label}): the pytest run {run.failed_to_run}. Its output:\n"
+                f"{_indent(run.result.output[-3000:])}"
+            )
     if ref.failed_to_run is None:
         if not ref.tests:
             result.problem(f"{name}: no tests were collected from tests/{name}/ (pytest exit 5 is not a pass).")
         for test in ref.tests:
             if test.outcome not in (Outcome.PASSED, Outcome.SKIPPED):
-                result.problem(f"{name}: {test.nodeid} is {test.outcome} against solutions/:\n"
-                               f"{_indent(test.message)}")
+                result.problem(f"{name}: {test.nodeid} is {test.outcome} against solutions/:\n{_indent(test.message)}")
         public = sum(t.public for t in ref.tests)
         if public < MIN_PUBLIC_TESTS:
-            result.problem(f"{name}: {public} test(s) marked @pytest.mark.public; a student release needs at "
-                           f"least {MIN_PUBLIC_TESTS} for quick feedback.")
+            result.problem(
+                f"{name}: {public} test(s) marked @pytest.mark.public; a student release needs at "
+                f"least {MIN_PUBLIC_TESTS} for quick feedback."
+            )
     if stub.failed_to_run is None:
         for test in stub.tests:
             if test.outcome is Outcome.PASSED:
-                result.problem(f"{name}: {test.nodeid} passes against the untouched stubs; a test that passes "
-                               "before the learner wrote anything checks nothing. Make it call the code.")
+                result.problem(
+                    f"{name}: {test.nodeid} passes against the untouched stubs; a test that passes "
+                    "before the learner wrote anything checks nothing. Make it call the code."
+                )
             elif test.outcome is Outcome.BROKEN:
                 result.problem(f"{name}: the stubs cannot be imported:\n{_indent(test.message)}")
                 break
     if not result.mutants:
-        result.problem(f"{name}: no mutants in tests/{name}/mutants/; add the naive versions from the seed "
-                       "and the bugs learners make.")
+        result.problem(
+            f"{name}: no mutants in tests/{name}/mutants/; add the naive versions from the seed "
+            "and the bugs learners make."
+        )
     for run in result.mutants:
         if not run.tested:
             continue  # reported above; a run that tested nothing says nothing about the mutant
@@ -154,15 +166,22 @@ def judge_runs(result: LessonResult) -> None:
         if broken:
             result.problem(f"{name}: mutant {run.mutant.name} does not load:\n{_indent(broken[0].message)}")
         elif not killers(run):
-            result.problem(f"{name}: mutant {run.mutant.name} SURVIVED: every test passed against it. "
-                           f"Add a test it fails ({_doc(run.mutant)})")
+            result.problem(
+                f"{name}: mutant {run.mutant.name} SURVIVED: every test passed against it. "
+                f"Add a test it fails ({_doc(run.mutant)})"
+            )
         elif run.expect and not named(run):
             killed = set(killers(run))
-            said = "\n".join(f"{t.nodeid.split('::', 1)[-1]}: {t.message.strip().splitlines()[0] if t.message.strip() else ''}"
-                             for t in run.tests if t.nodeid in killed)
-            result.problem(f"{name}: mutant {run.mutant.name} is caught, but no failure names its pitfall: "
-                           f"none matches EXPECT = {run.expect!r} ({_doc(run.mutant)}). Its failures said:\n"
-                           f"{_indent(said)}")
+            said = "\n".join(
+                f"{t.nodeid.split('::', 1)[-1]}: {t.message.strip().splitlines()[0] if t.message.strip() else ''}"
+                for t in run.tests
+                if t.nodeid in killed
+            )
+            result.problem(
+                f"{name}: mutant {run.mutant.name} is caught, but no failure names its pitfall: "
+                f"none matches EXPECT = {run.expect!r} ({_doc(run.mutant)}). Its failures said:\n"
+                f"{_indent(said)}"
+            )
 
 
 def check_transcript(result: LessonResult, write: bool) -> None:
@@ -172,8 +191,9 @@ def check_transcript(result: LessonResult, write: bool) -> None:
     if result.problems:
         return
     lesson = result.lesson
-    current = transcripts.transcript(lesson, result.exercises.result.output,
-                                     [(run.mutant, run.result.output) for run in result.mutants])
+    current = transcripts.transcript(
+        lesson, result.exercises.result.output, [(run.mutant, run.result.output) for run in result.mutants]
+    )
     file = transcripts.path(lesson)
     if write:
         file.write_text(current, encoding="utf-8")
@@ -228,13 +248,18 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         "exercises/, the stubs are what solutions/ makes, hints exist, every mutant in "
         "tests/NN/mutants/ is rejected by at least one test (whose message matches the mutant's "
         "EXPECT, if it has one), and what the stub's and the mutants' runs print is the committed "
-        "tests/NN/transcript.md. Exits 1 on any problem.")
+        "tests/NN/transcript.md. Exits 1 on any problem."
+    )
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="pytest runs at once (default: the number of cores)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="pytest runs at once (default: the number of cores)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="show each run and each mutant's fate")
-    parser.add_argument("--write-transcripts", action="store_true",
-                        help="write each lesson's tests/NN/transcript.md (what a learner reads) from these runs")
+    parser.add_argument(
+        "--write-transcripts",
+        action="store_true",
+        help="write each lesson's tests/NN/transcript.md (what a learner reads) from these runs",
+    )
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
@@ -244,14 +269,18 @@ def run(args: argparse.Namespace, root: Path) -> int:
     return verify(lessons, jobs=max(1, args.jobs), verbose=args.verbose, write_transcripts=args.write_transcripts)
 
 
-def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, write_transcripts: bool = False,
-           out=None) -> int:
+def verify(
+    lessons: list[Lesson], *, jobs: int, verbose: bool = False, write_transcripts: bool = False, out=None
+) -> int:
     out = out or sys.stdout  # looked up now: a default bound at import would outlive a redirect
     missing = missing_dependencies()
     if missing:
-        print(f"verify: {sys.executable} cannot import {', '.join(missing)}, which every lesson's tests need.\n"
-              "Activate the kit's environment (. .venv/bin/activate) or install it there:\n"
-              "    pip install -c constraints.txt -e \".[dev]\"", file=out)
+        print(
+            f"verify: {sys.executable} cannot import {', '.join(missing)}, which every lesson's tests need.\n"
+            "Activate the kit's environment (. .venv/bin/activate) or install it there:\n"
+            '    pip install -c constraints.txt -e ".[dev]"',
+            file=out,
+        )
         return 2
     results = [LessonResult(lesson) for lesson in lessons]
     runs: list[Run] = []
@@ -276,7 +305,11 @@ def verify(lessons: list[Lesson], *, jobs: int, verbose: bool = False, write_tra
         nonlocal done
         done += 1
         if verbose:
-            print(f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.result.seconds:.1f} s", file=out, flush=True)
+            print(
+                f"  [{done}/{len(runs)}] {run.lesson.name} {run.label}: {run.result.seconds:.1f} s",
+                file=out,
+                flush=True,
+            )
 
     execute(runs, jobs=jobs, on_done=finished)
     for result in results:  # after the runs: these import the lesson's modules, which must not be forked
@@ -324,14 +357,16 @@ def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
     for r in results:
         ref, stub = r.solutions, r.exercises
         caught = sum(bool(killers(m)) for m in r.mutants)
-        rows.append((
-            r.lesson.name,
-            f"{ref.count(Outcome.PASSED)}/{len(ref.tests)} pass"
-            + (f", {ref.count(Outcome.SKIPPED)} skip" if ref.count(Outcome.SKIPPED) else ""),
-            f"{stub.count(Outcome.TODO, Outcome.FAILED)}/{len(stub.tests)} todo/fail",
-            f"{caught}/{len(r.mutants)}",
-            "ok" if not r.problems else "FAIL",
-        ))
+        rows.append(
+            (
+                r.lesson.name,
+                f"{ref.count(Outcome.PASSED)}/{len(ref.tests)} pass"
+                + (f", {ref.count(Outcome.SKIPPED)} skip" if ref.count(Outcome.SKIPPED) else ""),
+                f"{stub.count(Outcome.TODO, Outcome.FAILED)}/{len(stub.tests)} todo/fail",
+                f"{caught}/{len(r.mutants)}",
+                "ok" if not r.problems else "FAIL",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     print("", file=out)
     for row in rows:
@@ -340,6 +375,11 @@ def _print_table(results: list[LessonResult], verbose: bool, out) -> None:
         for r in results:
             for m in r.mutants:
                 k = killers(m)
-                fate = (f"caught by {k[0].split('::', 1)[-1]}" if k else
-                        "SURVIVED" if m.tested else "not tested (see the problems below)")
+                fate = (
+                    f"caught by {k[0].split('::', 1)[-1]}"
+                    if k
+                    else "SURVIVED"
+                    if m.tested
+                    else "not tested (see the problems below)"
+                )
                 print(f"  {r.lesson.name} mutant {m.mutant.stem}: {fate}", file=out)

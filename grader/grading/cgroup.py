@@ -47,8 +47,11 @@ class Groups:
             folder.mkdir(exist_ok=True)
             made.append(folder)
         # (no swap on top: v1's memsw, where swap is counted, must come after the limit it bounds)
-        limits = {"memory.max": memory, "memory.swap.max": 0, "pids.max": processes} if self.version == 2 else {
-            "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory, "pids.max": processes}
+        limits = (
+            {"memory.max": memory, "memory.swap.max": 0, "pids.max": processes}
+            if self.version == 2
+            else {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory, "pids.max": processes}
+        )
         for file, value in limits.items():
             folder = next((f for f in made if (f / file).exists()), None)
             if folder is not None:

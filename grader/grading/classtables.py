@@ -38,8 +38,15 @@ def write_tables(records: list[dict], out: Path) -> None:
     writer.writerow(["student", *lessons, "total", "max_points", "flags"])
     for record in records:
         flags = record.get("flags", []) + ([f"failed to grade: {record['failed']}"] if record.get("failed") else [])
-        writer.writerow([record["student"], *(f"{points[record['student']].get(lesson, 0.0):g}" for lesson in lessons),
-                         f"{record['points']:g}", f"{record['max_points']:g}", " | ".join(flags)])
+        writer.writerow(
+            [
+                record["student"],
+                *(f"{points[record['student']].get(lesson, 0.0):g}" for lesson in lessons),
+                f"{record['points']:g}",
+                f"{record['max_points']:g}",
+                " | ".join(flags),
+            ]
+        )
     write_text(out / "class.csv", rows.getvalue())
     summary = summary_table(records, lessons, points, maximum)
     write_text(out / "summary.txt", summary)
@@ -50,12 +57,20 @@ def write_tables(records: list[dict], out: Path) -> None:
 def summary_table(records: list[dict], lessons: list[str], points: dict, maximum: dict) -> str:
     """Points per student and lesson (a lesson by its number), the maximum and the mean; then
     the flagged lessons and the students who could not be graded, one line each."""
-    rows = [["student", *(lesson[:2] for lesson in lessons), "total", ""],
-            ["(max)", *(f"{maximum[lesson]:g}" for lesson in lessons), f"{sum(maximum.values()):g}", ""]]
+    rows = [
+        ["student", *(lesson[:2] for lesson in lessons), "total", ""],
+        ["(max)", *(f"{maximum[lesson]:g}" for lesson in lessons), f"{sum(maximum.values()):g}", ""],
+    ]
     for record in records:
         mark = " !" if record.get("flags") or record.get("failed") else ""
-        rows.append([record["student"], *(f"{points[record['student']].get(lesson, 0.0):g}" for lesson in lessons),
-                     f"{record['points']:g}", mark])
+        rows.append(
+            [
+                record["student"],
+                *(f"{points[record['student']].get(lesson, 0.0):g}" for lesson in lessons),
+                f"{record['points']:g}",
+                mark,
+            ]
+        )
     if records:
         means = [sum(points[r["student"]].get(lesson, 0.0) for r in records) / len(records) for lesson in lessons]
         overall = sum(r["points"] for r in records) / len(records)
@@ -73,13 +88,17 @@ def summary_table(records: list[dict], lessons: list[str], points: dict, maximum
     text += "".join(f"{what}\n" for what in sorted({r.get("options", {}).get("memory") for r in records} - {None}))
     inside = [r.get("checked_inside") or {} for r in records]
     if any(i.get("max_points") for i in inside):
-        text += (f"  of which in the students' processes (tests that cannot run otherwise): "
-                 f"{sum(i.get('points', 0) for i in inside):g} of {sum(i.get('max_points', 0) for i in inside):g} "
-                 "points, each student's in students/<name>.json (checked_inside)\n")
+        text += (
+            f"  of which in the students' processes (tests that cannot run otherwise): "
+            f"{sum(i.get('points', 0) for i in inside):g} of {sum(i.get('max_points', 0) for i in inside):g} "
+            "points, each student's in students/<name>.json (checked_inside)\n"
+        )
     if held := [r for r in records if r.get("held")]:
-        text += (f"held for a person: {sum(r['held']['points'] for r in held):g} points of {len(held)} student(s), "
-                 "passed on what their code's process recorded, in a lesson whose source is flagged; "
-                 "not in the totals (students/<name>.json: held)\n")
+        text += (
+            f"held for a person: {sum(r['held']['points'] for r in held):g} points of {len(held)} student(s), "
+            "passed on what their code's process recorded, in a lesson whose source is flagged; "
+            "not in the totals (students/<name>.json: held)\n"
+        )
     if problems:
         text += "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n" + "\n".join(problems) + "\n"
     if failed:
@@ -101,8 +120,11 @@ def merge(folders: list[Path], out: Path) -> int:
                 continue
             previous = chosen.get(record["student"])
             if previous and previous[1] != folder:
-                print(f"warning: {record['student']} was graded in both {previous[1]} and {folder}; "
-                      "keeping the later one", file=sys.stderr)
+                print(
+                    f"warning: {record['student']} was graded in both {previous[1]} and {folder}; "
+                    "keeping the later one",
+                    file=sys.stderr,
+                )
                 if previous[0].get("graded_at", "") > record.get("graded_at", ""):
                     continue
             chosen[record["student"]] = (record, folder)

@@ -73,8 +73,11 @@ def _serve(job: Job, limits: Limits, connection: socket.socket, memory: int, mak
             seccomp.no_processes()
     except Unavailable as error:
         if job.view is not None:  # (--trusted: no boundary was asked for)
-            print(f"kata grade: the code's process could not be kept from making processes: {error}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"kata grade: the code's process could not be kept from making processes: {error}",
+                file=sys.stderr,
+                flush=True,
+            )
             return 71
     clean_environment(job)
     Server(connection, memory).serve()

@@ -68,12 +68,19 @@ def clean_environment(job: Job) -> None:
     folders on sys.path (`import solutions` fails)."""
     home = str(job.home)
     os.environ.clear()
-    os.environ.update({
-        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": os.path.join(home, "tmp"),
-        "LANG": "C.UTF-8", "HYPOTHESIS_PROFILE": "grading", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-        # Scanning every installed package for pytest plugins costs time in every run: name the two needed.
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-    })
+    os.environ.update(
+        {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": home,
+            "TMPDIR": os.path.join(home, "tmp"),
+            "LANG": "C.UTF-8",
+            "HYPOTHESIS_PROFILE": "grading",
+            "OMP_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # Scanning every installed package for pytest plugins costs time in every run: name the two needed.
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        }
+    )
     import tempfile
 
     import hypothesis.configuration

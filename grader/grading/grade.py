@@ -45,46 +45,100 @@ CPU_PER_WALL = 1.25
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("class_dir", nargs="?", type=Path, metavar="CLASS_DIR",
-                        help="one folder per student, each holding an exercises/ tree")
-    parser.add_argument("--out", type=Path, required=True, metavar="RESULTS_DIR",
-                        help="where the results go (students/*.json, class.csv, summary.txt)")
-    parser.add_argument("--merge", nargs="+", type=Path, metavar="RESULTS_DIR",
-                        help="grade nothing: combine these results folders (shards) into --out")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="lesson runs at once (default: the number of cores)")
+    parser.add_argument(
+        "class_dir",
+        nargs="?",
+        type=Path,
+        metavar="CLASS_DIR",
+        help="one folder per student, each holding an exercises/ tree",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="RESULTS_DIR",
+        help="where the results go (students/*.json, class.csv, summary.txt)",
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS_DIR",
+        help="grade nothing: combine these results folders (shards) into --out",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="lesson runs at once (default: the number of cores)"
+    )
     parser.add_argument("--lessons", nargs="+", metavar="LESSON", help="only these lessons (default: all)")
     parser.add_argument("--students", nargs="+", metavar="NAME", help="only these students (default: all)")
-    parser.add_argument("--shard", type=parse_shard, metavar="I/N",
-                        help="grade the I-th of N slices of the class (1 <= I <= N); merge them with --merge")
+    parser.add_argument(
+        "--shard",
+        type=parse_shard,
+        metavar="I/N",
+        help="grade the I-th of N slices of the class (1 <= I <= N); merge them with --merge",
+    )
     parser.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     parser.add_argument("--force", action="store_true", help="grade again students whose files did not change")
     checks = parser.add_mutually_exclusive_group()
-    checks.add_argument("--remote", dest="remote", action="store_true", default=True,
-                        help="(the default) run the tests, with their checks, in a process of their own, outside the "
-                        "boundary, and only the students' code behind it, answering their calls; the tests that cannot "
-                        "run so (the kit's answer shows which) run again in the student's process (docs/INSTRUCTORS.md)")
-    checks.add_argument("--in-process", dest="remote", action="store_false",
-                        help="run the tests, with their checks, in the student's process, behind the boundary: faster, "
-                        "and as trustworthy as checks made beside the code they check (docs/INSTRUCTORS.md)")
-    parser.add_argument("--trusted", action="store_true",
-                        help="run the students' code without the OS boundary (namespaces): only for work you trust, "
-                        "on a machine where namespaces cannot be made")
+    checks.add_argument(
+        "--remote",
+        dest="remote",
+        action="store_true",
+        default=True,
+        help="(the default) run the tests, with their checks, in a process of their own, outside the "
+        "boundary, and only the students' code behind it, answering their calls; the tests that cannot "
+        "run so (the kit's answer shows which) run again in the student's process (docs/INSTRUCTORS.md)",
+    )
+    checks.add_argument(
+        "--in-process",
+        dest="remote",
+        action="store_false",
+        help="run the tests, with their checks, in the student's process, behind the boundary: faster, "
+        "and as trustworthy as checks made beside the code they check (docs/INSTRUCTORS.md)",
+    )
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="run the students' code without the OS boundary (namespaces): only for work you trust, "
+        "on a machine where namespaces cannot be made",
+    )
     default = Limits()
     limits = parser.add_argument_group("limits for one student's lesson")
-    limits.add_argument("--timeout", type=float, default=default.wall, metavar="S",
-                        help=f"wall-clock seconds (default {default.wall:g}; CPU seconds: {CPU_PER_WALL:g}x this)")
-    limits.add_argument("--test-timeout", type=float, default=default.test_timeout, metavar="S",
-                        help=f"seconds per test (default {default.test_timeout:g})")
-    limits.add_argument("--memory", type=parse_size, default=default.memory, metavar="SIZE",
-                        help=f"memory beyond what the grader itself maps, e.g. {size_text(default.memory)} (default) "
-                        "or 512M")
-    limits.add_argument("--max-file", type=parse_size, default=default.file_size, metavar="SIZE",
-                        help="the size any one file it writes may reach, its output included "
-                        f"(default {size_text(default.file_size)})")
-    limits.add_argument("--max-output", type=parse_size, default=default.output, metavar="SIZE",
-                        help=f"output kept in the log, e.g. {size_text(default.output)} (default); "
-                        "the middle of more is cut")
+    limits.add_argument(
+        "--timeout",
+        type=float,
+        default=default.wall,
+        metavar="S",
+        help=f"wall-clock seconds (default {default.wall:g}; CPU seconds: {CPU_PER_WALL:g}x this)",
+    )
+    limits.add_argument(
+        "--test-timeout",
+        type=float,
+        default=default.test_timeout,
+        metavar="S",
+        help=f"seconds per test (default {default.test_timeout:g})",
+    )
+    limits.add_argument(
+        "--memory",
+        type=parse_size,
+        default=default.memory,
+        metavar="SIZE",
+        help=f"memory beyond what the grader itself maps, e.g. {size_text(default.memory)} (default) or 512M",
+    )
+    limits.add_argument(
+        "--max-file",
+        type=parse_size,
+        default=default.file_size,
+        metavar="SIZE",
+        help=f"the size any one file it writes may reach, its output included (default {size_text(default.file_size)})",
+    )
+    limits.add_argument(
+        "--max-output",
+        type=parse_size,
+        default=default.output,
+        metavar="SIZE",
+        help=f"output kept in the log, e.g. {size_text(default.output)} (default); the middle of more is cut",
+    )
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -120,8 +174,10 @@ def run(args: argparse.Namespace, root: Path) -> int:
     if args.merge:
         return merge(args.merge, args.out)
     if args.class_dir is None:
-        raise KitError("say which class to grade: kata grade CLASS_DIR --out RESULTS_DIR "
-                       "(or combine shards with kata grade --merge RESULTS_DIR... --out RESULTS_DIR)")
+        raise KitError(
+            "say which class to grade: kata grade CLASS_DIR --out RESULTS_DIR "
+            "(or combine shards with kata grade --merge RESULTS_DIR... --out RESULTS_DIR)"
+        )
     if not args.class_dir.is_dir():
         raise KitError(f"{args.class_dir} is not a folder: CLASS_DIR holds one folder per student")
     if os.name != "posix" or not hasattr(os, "fork"):
@@ -129,10 +185,25 @@ def run(args: argparse.Namespace, root: Path) -> int:
     from grader.grading.schedule import Grading
 
     lessons = chosen_lessons(root, args.lessons)
-    limits = Limits(wall=args.timeout, cpu=CPU_PER_WALL * args.timeout, memory=args.memory, output=args.max_output,
-                    file_size=args.max_file, test_timeout=args.test_timeout)
-    grading = Grading(root, lessons, args.out, limits, speed=not args.no_speed, jobs=max(1, args.jobs),
-                      hidden=(args.class_dir,), trusted=args.trusted, remote=args.remote)
+    limits = Limits(
+        wall=args.timeout,
+        cpu=CPU_PER_WALL * args.timeout,
+        memory=args.memory,
+        output=args.max_output,
+        file_size=args.max_file,
+        test_timeout=args.test_timeout,
+    )
+    grading = Grading(
+        root,
+        lessons,
+        args.out,
+        limits,
+        speed=not args.no_speed,
+        jobs=max(1, args.jobs),
+        hidden=(args.class_dir,),
+        trusted=args.trusted,
+        remote=args.remote,
+    )
     roster = [s for s in find_students(args.class_dir) if s.folder.resolve() != args.out.resolve()]
     if args.students:
         unknown = sorted(set(args.students) - {s.name for s in roster})
@@ -141,5 +212,5 @@ def run(args: argparse.Namespace, root: Path) -> int:
         roster = [s for s in roster if s.name in args.students]
     if args.shard:
         i, n = args.shard
-        roster = roster[i - 1::n]
+        roster = roster[i - 1 :: n]
     return grading.run(roster, force=args.force)

@@ -67,8 +67,13 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     build.add_argument("--lessons", nargs="+", metavar="LESSON", help="only these lessons (default: all)")
     build.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     run_parser = actions.add_parser("run", help="grade /autograder/submission (what run_autograder calls)")
-    run_parser.add_argument("--autograder", type=Path, default=Path("/autograder"), metavar="DIR",
-                            help="the autograder's folder: DIR/submission in, DIR/results/results.json out")
+    run_parser.add_argument(
+        "--autograder",
+        type=Path,
+        default=Path("/autograder"),
+        metavar="DIR",
+        help="the autograder's folder: DIR/submission in, DIR/results/results.json out",
+    )
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
@@ -94,15 +99,23 @@ def build(root: Path, out: Path, lessons: list[str] | None, speed: bool = True) 
         for tree in ("exercises", "solutions"):
             if (root / tree / "__init__.py").is_file():
                 _add(bundle, f"{tree}/__init__.py", (root / tree / "__init__.py").read_bytes())
-        folders = [root / "grader"] + [root / tree / name for tree in ("exercises", "solutions", "tests") for name in chosen]
+        folders = [root / "grader"] + [
+            root / tree / name for tree in ("exercises", "solutions", "tests") for name in chosen
+        ]
         for folder in folders:
             for path in sorted(folder.rglob("*")):
                 rel = path.relative_to(root)
-                if path.is_file() and not path.is_symlink() and not set(rel.parts) & set(JUNK) \
-                        and rel.parts[:2] != ("grader", "tests"):
+                if (
+                    path.is_file()
+                    and not path.is_symlink()
+                    and not set(rel.parts) & set(JUNK)
+                    and rel.parts[:2] != ("grader", "tests")
+                ):
                     _add(bundle, rel.as_posix(), path.read_bytes())
-    print(f"wrote {out}: {len(chosen)} lesson{'s' if len(chosen) != 1 else ''} ({', '.join(chosen)}); upload it as "
-          "the autograder of a Gradescope programming assignment (Ubuntu base image)")
+    print(
+        f"wrote {out}: {len(chosen)} lesson{'s' if len(chosen) != 1 else ''} ({', '.join(chosen)}); upload it as "
+        "the autograder of a Gradescope programming assignment (Ubuntu base image)"
+    )
     return 0
 
 
@@ -123,21 +136,47 @@ def grade_submission(root: Path, autograder: Path) -> int:
     results = autograder / "results" / "results.json"
     with tempfile.TemporaryDirectory(prefix="kata-gradescope-") as scratch:
         work = Path(scratch) / "class" / STUDENT / "exercises"
-        taken = lay_out(autograder / "submission", work, {stub.name: lesson.name for lesson in lessons
-                                                           for stub in (root / "exercises" / lesson.name).glob("*.py")
-                                                           if stub.name != "__init__.py"})
+        taken = lay_out(
+            autograder / "submission",
+            work,
+            {
+                stub.name: lesson.name
+                for lesson in lessons
+                for stub in (root / "exercises" / lesson.name).glob("*.py")
+                if stub.name != "__init__.py"
+            },
+        )
         out = Path(scratch) / "results"
-        command = [sys.executable, "-m", "grader", "--root", str(root), "grade", str(work.parent.parent), "--out",
-                   str(out), "--lessons", *(lesson.name for lesson in lessons), *([] if config.get("speed", True)
-                                                                                   else ["--no-speed"])]
+        command = [
+            sys.executable,
+            "-m",
+            "grader",
+            "--root",
+            str(root),
+            "grade",
+            str(work.parent.parent),
+            "--out",
+            str(out),
+            "--lessons",
+            *(lesson.name for lesson in lessons),
+            *([] if config.get("speed", True) else ["--no-speed"]),
+        ]
         proc = subprocess.run(command, capture_output=True, text=True)
         sys.stdout.write(proc.stdout)
         sys.stderr.write(proc.stderr)
         record_path = out / "students" / f"{STUDENT}.json"
         if not record_path.is_file():
             why = (proc.stderr.strip().splitlines() or ["kata grade wrote no result"])[-1]
-            write_json(results, {"score": 0.0, "output": f"This submission could not be graded: {why}",
-                                 "stdout_visibility": "hidden", "tests": []}, indent=1)
+            write_json(
+                results,
+                {
+                    "score": 0.0,
+                    "output": f"This submission could not be graded: {why}",
+                    "stdout_visibility": "hidden",
+                    "tests": [],
+                },
+                indent=1,
+            )
             return 1
         write_json(results, gradescope_results(json.loads(record_path.read_text(encoding="utf-8")), taken), indent=1)
     return 0
@@ -168,16 +207,31 @@ def lay_out(submission: Path, work: Path, lesson_of: dict[str, str]) -> list[str
 
 def gradescope_results(record: dict, taken: list[str]) -> dict:
     """A student's results file (kata grade's) as Gradescope's results.json."""
-    tests = [{"name": test["name"], "score": test["points"], "max_score": test["max_points"],
-              "status": "passed" if test["status"] == "pass" else "failed",
-              "output": "passed" if test["status"] == "pass" and not test.get("held")
-              else test.get("message") or test["status"],
-              "visibility": "visible" if test.get("public") else "after_published"}
-             for test in record.get("tests", [])]
-    lines = [f"{e['lesson']}: {e['points']:g}/{e['max_points']:g} points, {e['state']}"
-             + (f" ({e['problem']})" if e.get("problem") else "") for e in record.get("lessons", [])]
+    tests = [
+        {
+            "name": test["name"],
+            "score": test["points"],
+            "max_score": test["max_points"],
+            "status": "passed" if test["status"] == "pass" else "failed",
+            "output": "passed"
+            if test["status"] == "pass" and not test.get("held")
+            else test.get("message") or test["status"],
+            "visibility": "visible" if test.get("public") else "after_published",
+        }
+        for test in record.get("tests", [])
+    ]
+    lines = [
+        f"{e['lesson']}: {e['points']:g}/{e['max_points']:g} points, {e['state']}"
+        + (f" ({e['problem']})" if e.get("problem") else "")
+        for e in record.get("lessons", [])
+    ]
     if record.get("flags"):
         lines += ["", "Flagged for your instructor to read:"] + [f"  {flag}" for flag in record["flags"]]
     lines += ["", "Files taken:"] + [f"  {line}" for line in taken or ["(none)"]]
-    return {"score": record.get("points", 0.0), "output": "\n".join(lines), "stdout_visibility": "hidden",
-            "tests": tests, "extra_data": {"max_points": record.get("max_points"), "kit": record.get("kit")}}
+    return {
+        "score": record.get("points", 0.0),
+        "output": "\n".join(lines),
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"max_points": record.get("max_points"), "kit": record.get("kit")},
+    }

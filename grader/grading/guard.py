@@ -26,19 +26,48 @@ import grader.results
 # Third-party modules whose functions and classes the tests rely on. Only callables are
 # compared: a module's data (sys.stdout under capture, flags) legitimately changes during a run.
 WATCHED_MODULES = (
-    "builtins", "os", "math", "json", "importlib",
-    "torch", "torch.testing", "torch.testing._comparison", "torch.nn.functional", "torch.autograd",
-    "numpy", "numpy.testing",
-    "pytest", "_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.outcomes", "_pytest.main",
-    "_pytest.fixtures", "_pytest.skipping", "_pytest.terminal", "_pytest.nodes", "pytest_timeout",
-    "pluggy", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
-    "hypothesis", "hypothesis.core",
+    "builtins",
+    "os",
+    "math",
+    "json",
+    "importlib",
+    "torch",
+    "torch.testing",
+    "torch.testing._comparison",
+    "torch.nn.functional",
+    "torch.autograd",
+    "numpy",
+    "numpy.testing",
+    "pytest",
+    "_pytest.runner",
+    "_pytest.reports",
+    "_pytest.python",
+    "_pytest.outcomes",
+    "_pytest.main",
+    "_pytest.fixtures",
+    "_pytest.skipping",
+    "_pytest.terminal",
+    "_pytest.nodes",
+    "pytest_timeout",
+    "pluggy",
+    "pluggy._callers",
+    "pluggy._hooks",
+    "pluggy._manager",
+    "hypothesis",
+    "hypothesis.core",
 )
 # Third-party classes whose methods decide an outcome (a test's report, a comparison, the hook calls).
 WATCHED_CLASSES = (
-    "torch.Tensor", "torch._C.TensorBase", "_pytest.python.Function", "_pytest.reports.TestReport",
-    "_pytest.runner.CallInfo", "_pytest.nodes.Item", "pluggy._hooks.HookCaller", "pluggy._hooks.HookImpl",
-    "pluggy._manager.PluginManager", "_pytest.config.Config",
+    "torch.Tensor",
+    "torch._C.TensorBase",
+    "_pytest.python.Function",
+    "_pytest.reports.TestReport",
+    "_pytest.runner.CallInfo",
+    "_pytest.nodes.Item",
+    "pluggy._hooks.HookCaller",
+    "pluggy._hooks.HookImpl",
+    "pluggy._manager.PluginManager",
+    "_pytest.config.Config",
 )
 # The kit's own packages that run inside a test session: the plugin and the tests' helpers.
 # Every module of theirs loaded at snapshot time is watched, whole, with the classes it defines.
@@ -62,8 +91,11 @@ def kit_modules(writer: type | None = None) -> list[str]:
 
 def _defined_in(module: object) -> list[type]:
     """The classes a module defines (not those it imports)."""
-    return [value for value in list(vars(module).values())
-            if isinstance(value, type) and value.__module__ == module.__name__]
+    return [
+        value
+        for value in list(vars(module).values())
+        if isinstance(value, type) and value.__module__ == module.__name__
+    ]
 
 
 def _resolve(dotted: str):
@@ -121,10 +153,12 @@ class Guard:
         if name in self.holders:
             return
         self.holders[name] = holder
-        self.originals[name] = [(attr, value) for attr, value in list(vars(holder).items())
-                                if callable(value) or hasattr(value, "__get__")]  # functions, classes, descriptors
-        self.codes[name] = [(attr, value, value.__code__) for attr, value in self.originals[name]
-                            if isinstance(value, FunctionType)]
+        self.originals[name] = [
+            (attr, value) for attr, value in list(vars(holder).items()) if callable(value) or hasattr(value, "__get__")
+        ]  # functions, classes, descriptors
+        self.codes[name] = [
+            (attr, value, value.__code__) for attr, value in self.originals[name] if isinstance(value, FunctionType)
+        ]
 
     def check(self, config: pytest.Config | None = None) -> list[str]:
         """What has been tampered with since the snapshot, one line each ([] when nothing)."""
@@ -141,8 +175,11 @@ class Guard:
             if len(problems) >= 10:
                 break
         for owner, functions in self.codes.items():
-            problems += [f"{owner}.{attr}'s code was replaced" for attr, function, code in functions
-                         if function.__code__ is not code][:10 - len(problems)]
+            problems += [
+                f"{owner}.{attr}'s code was replaced"
+                for attr, function, code in functions
+                if function.__code__ is not code
+            ][: 10 - len(problems)]
         problems += _canaries()
         if _hooks_on_calls() != self.hooks_on_calls:
             problems.append("a trace or profile function was set (sys.settrace, sys.setprofile or threading's)")
@@ -186,8 +223,12 @@ def _canaries() -> list[str]:
         torch.testing.assert_close(a, a.clone())
     except Exception:  # noqa: BLE001 (any error here is tampering)
         problems.append("torch.testing.assert_close rejected two equal tensors")
-    for name, verdict in (("torch.allclose", lambda: torch.allclose(a, b)), ("torch.equal", lambda: torch.equal(a, b)),
-                          ("Tensor.__eq__", lambda: bool((a == b).any())), ("pytest.approx", lambda: 2.0 == pytest.approx(1.0))):
+    for name, verdict in (
+        ("torch.allclose", lambda: torch.allclose(a, b)),
+        ("torch.equal", lambda: torch.equal(a, b)),
+        ("Tensor.__eq__", lambda: bool((a == b).any())),
+        ("pytest.approx", lambda: 2.0 == pytest.approx(1.0)),
+    ):
         try:
             if verdict():
                 problems.append(f"{name} called two different values equal")

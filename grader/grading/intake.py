@@ -31,8 +31,11 @@ class Student:
 
 def find_students(class_dir: Path) -> list[Student]:
     """One Student per folder of CLASS_DIR (hidden folders skipped), sorted by name."""
-    return [Student(p.name, p) for p in sorted(class_dir.iterdir(), key=lambda p: p.name)
-            if p.is_dir() and not p.name.startswith((".", "_"))]
+    return [
+        Student(p.name, p)
+        for p in sorted(class_dir.iterdir(), key=lambda p: p.name)
+        if p.is_dir() and not p.name.startswith((".", "_"))
+    ]
 
 
 def read_work(student: Student, lessons: list[Lesson]) -> None:

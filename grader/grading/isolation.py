@@ -34,14 +34,14 @@ from pathlib import Path
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-NAMESPACES = {"user": CLONE_NEWUSER, "mount": CLONE_NEWNS, "pid": CLONE_NEWPID, "network": CLONE_NEWNET,
-              "ipc": CLONE_NEWIPC, "uts": CLONE_NEWUTS}
+NAMESPACES = dict(
+    user=CLONE_NEWUSER, mount=CLONE_NEWNS, pid=CLONE_NEWPID, network=CLONE_NEWNET, ipc=CLONE_NEWIPC, uts=CLONE_NEWUTS
+)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 1, 0x8000, -100
-SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442},
-            "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
+SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442}, "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -71,8 +71,9 @@ class View:
     processes: int = 256  # processes and threads the run may have at once
 
     @classmethod
-    def for_grading(cls, *, kit: Path, copy: Path, home: Path, hidden: tuple[Path, ...], disk: int,
-                    processes: int) -> View:
+    def for_grading(
+        cls, *, kit: Path, copy: Path, home: Path, hidden: tuple[Path, ...], disk: int, processes: int
+    ) -> View:
         """The view of a `kata grade` run: the system, Python's prefixes and the kit's grader
         package read-only, the copy and its home; the kit's solutions/ and tests/ and `hidden`
         (the class, the results) covered wherever they fall inside what is shown."""
@@ -81,8 +82,15 @@ class View:
         # them (the folder kata grade was started in, PYTHONPATH) may hold anything and is not.
         readable = [Path(p) for p in SYSTEM] + sorted(prefixes) + [kit / "grader"]
         secret = (kit / "solutions", kit / "tests", *hidden)
-        return cls(readable=tuple(readable), hidden=tuple(secret), copy=copy, home=home, mount_root=home / ".root",
-                   disk=disk, processes=processes)
+        return cls(
+            readable=tuple(readable),
+            hidden=tuple(secret),
+            copy=copy,
+            home=home,
+            mount_root=home / ".root",
+            disk=disk,
+            processes=processes,
+        )
 
 
 def enter(view: View) -> None:
@@ -226,8 +234,12 @@ def _build_root(view: View, run_uid: int, run_gid: int) -> None:
         open(f"{root}/dev/{name}", "a").close()
         _mount(f"/dev/{name}", f"{root}/dev/{name}", None, MS_BIND, None, f"show /dev/{name}")
     _tmpfs(root + "/dev/shm", f"mode=1777,{size}")
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                         ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{root}/dev/{name}")
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None, "mount /proc")

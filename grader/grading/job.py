@@ -56,16 +56,20 @@ class Limits:
 # than the run may: the memory limit is each process's (RLIMIT_AS), and no cgroup is made that
 # would count them together. (At 16, the cap itself made 06's loaders time out under load.)
 WORKER_TASKS = 32
-MEMORY_SHARED = (f"memory: the limit is each process's; where the code may make processes (a DataLoader's "
-                 f"workers), at most {WORKER_TASKS} processes and threads, each with 1/{WORKER_TASKS} of it")
+MEMORY_SHARED = (
+    f"memory: the limit is each process's; where the code may make processes (a DataLoader's "
+    f"workers), at most {WORKER_TASKS} processes and threads, each with 1/{WORKER_TASKS} of it"
+)
 
 
 def memory_note(limits: Limits) -> str:
     """How a run's memory is limited, for summary.txt."""
     if limits.cgroups is None:
         return MEMORY_SHARED + "; no cgroup: tmpfs and memfd pages do not count"
-    return (f"memory: each run's code processes together, by {limits.cgroups.describe()}; and each process's, "
-            f"where the code may make processes at most {WORKER_TASKS}, each with 1/{WORKER_TASKS} of it")
+    return (
+        f"memory: each run's code processes together, by {limits.cgroups.describe()}; and each process's, "
+        f"where the code may make processes at most {WORKER_TASKS}, each with 1/{WORKER_TASKS} of it"
+    )
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,9 @@ class SessionKind:
 
 # The kinds of session, a table: grader.grading.sessions reads their settings, never their names.
 CODE_PROCESS = SessionKind("with the code in a process of its own", code_process=True)
-CODE_MAKING_PROCESSES = SessionKind("with the code in a process that may make processes", code_process=True,
-                                    makes_processes=True)
+CODE_MAKING_PROCESSES = SessionKind(
+    "with the code in a process that may make processes", code_process=True, makes_processes=True
+)
 STUDENTS_PROCESS = SessionKind("in the student's process", code_process=False)
 
 

@@ -37,8 +37,11 @@ class KitFiles:
         for name in ("conftest.py", "pyproject.toml", "exercises/__init__.py"):
             files[name] = (root / name).read_bytes() if (root / name).is_file() else b""
         for lesson in lessons:
-            stubs[lesson.name] = {p.name: p.read_bytes() for p in sorted(lesson.dir("exercises").glob("*"))
-                                  if p.is_file() and "__pycache__" not in p.parts}
+            stubs[lesson.name] = {
+                p.name: p.read_bytes()
+                for p in sorted(lesson.dir("exercises").glob("*"))
+                if p.is_file() and "__pycache__" not in p.parts
+            }
             stubs[lesson.name].setdefault("__init__.py", b"")
             for path in sorted(lesson.tests_dir.rglob("*")):
                 rel = path.relative_to(root)
@@ -58,13 +61,20 @@ class KitFiles:
         tests = list(self.test_files().values())
         for data in tests:
             untouched.parsed(data.decode("utf-8"))
-        forking.rewrite_ahead([*tests, *(data for name, data in self.files.items() if Path(name).name == "conftest.py")])
+        forking.rewrite_ahead(
+            [*tests, *(data for name, data in self.files.items() if Path(name).name == "conftest.py")]
+        )
 
     def test_files(self, lesson: str | None = None) -> dict[str, bytes]:
         """The lessons' test files (tests/NN/test_X.py, by path in a copy), or one lesson's."""
-        return {name: data for name, data in self.files.items()
-                if (path := PurePosixPath(name)).parts[0] == "tests" and path.name.startswith("test_")
-                and path.suffix == ".py" and (lesson is None or path.parent == PurePosixPath("tests", lesson))}
+        return {
+            name: data
+            for name, data in self.files.items()
+            if (path := PurePosixPath(name)).parts[0] == "tests"
+            and path.name.startswith("test_")
+            and path.suffix == ".py"
+            and (lesson is None or path.parent == PurePosixPath("tests", lesson))
+        }
 
     def answers(self, lesson: str) -> dict[str, bytes]:
         """The kit's answer to `lesson`: its solutions/ files, as a student's would be laid over the stubs."""
@@ -74,6 +84,10 @@ class KitFiles:
     def overlay(self, lesson: str, work: dict[str, bytes]) -> dict[str, bytes]:
         """The student's files that differ from the stub (an untouched stub is no work)."""
         return {name: data for name, data in sorted(work.items()) if self.stubs[lesson].get(name) != data}
+
+    def answer_overlay(self, lesson: str) -> dict[str, bytes]:
+        """The kit's answer to `lesson` as a student's work laid over the stubs."""
+        return self.overlay(lesson, self.answers(lesson))
 
     def write_copy(self, folder: Path, lesson: str, overlay: dict[str, bytes]) -> None:
         for rel, data in self._for(lesson).items():
@@ -85,16 +99,22 @@ class KitFiles:
         """The kit's files in a grading copy that are not as written (the run rewrote its tests?)."""
         expected = self._for(lesson)
         files, deeper = files_under(folder, max_depth=MAX_DEPTH)
-        found = {p.relative_to(folder).as_posix() for p in files
-                 if "__pycache__" not in p.parts and p.parts[len(folder.parts)] != "exercises"}
+        found = {
+            p.relative_to(folder).as_posix()
+            for p in files
+            if "__pycache__" not in p.parts and p.parts[len(folder.parts)] != "exercises"
+        }
         problems = [rel for rel in sorted(expected) if read_regular(folder / rel) != expected[rel]]
         problems += sorted(rel for rel in found - set(expected) if rel.endswith(".py") or rel.endswith(".toml"))
         return problems + ([f"folders more than {MAX_DEPTH} deep"] if deeper else [])
 
     def _for(self, lesson: str) -> dict[str, bytes]:
         """The kit's files in a copy for `lesson`: the tests of no other lesson."""
-        return {rel: data for rel, data in self.files.items()
-                if not rel.startswith("tests/") or rel.startswith(f"tests/{lesson}/")}
+        return {
+            rel: data
+            for rel, data in self.files.items()
+            if not rel.startswith("tests/") or rel.startswith(f"tests/{lesson}/")
+        }
 
 
 def run_key(lesson: str, overlay: dict[str, bytes]) -> str:

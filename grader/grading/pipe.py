@@ -36,8 +36,9 @@ class PipeWriter:
     `guarded`: whether to run the tamper checks; a process the student's code does not run in
     (the tests' own under --remote) has nothing to check."""
 
-    def __init__(self, fd: int, hold: Callable[[TestResult, TestNotes], bool] | None = None, *,
-                 guarded: bool = True) -> None:
+    def __init__(
+        self, fd: int, hold: Callable[[TestResult, TestNotes], bool] | None = None, *, guarded: bool = True
+    ) -> None:
         self.fd = fd
         self.guarded = guarded
         self.guard: Guard | None = None
@@ -46,11 +47,14 @@ class PipeWriter:
         self.exitstatus: int | None = None  # held back, with `hold`
         self.code_process = CodeProcessEnd(gone=False, overran=False, overhead=None)  # (as told at the end)
 
-    def pytest_kata_collected(self, config: pytest.Config, collected: list[TestInfo],
-                              errors: list[CollectError]) -> None:
+    def pytest_kata_collected(
+        self, config: pytest.Config, collected: list[TestInfo], errors: list[CollectError]
+    ) -> None:
         self._send(protocol.collected_event(collected, errors))
         if self.guarded:
-            self.guard = Guard(type(self), frozenset(config.rootpath / info.nodeid.partition("::")[0] for info in collected))
+            self.guard = Guard(
+                type(self), frozenset(config.rootpath / info.nodeid.partition("::")[0] for info in collected)
+            )
             self._check(config)
 
     def pytest_kata_result(self, config: pytest.Config, result: TestResult, notes: TestNotes) -> None:

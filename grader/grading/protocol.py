@@ -97,7 +97,7 @@ class Reader:
     def feed(self, line: bytes) -> None:
         """One line. Anything that does not fit the protocol is tampering."""
         try:
-            (kind, payload), = json.loads(line).items()
+            ((kind, payload),) = json.loads(line).items()
         except (ValueError, AttributeError, TypeError):
             self._tamper("an unreadable line appeared on the results channel", once=False)
             return

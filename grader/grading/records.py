@@ -23,8 +23,9 @@ from grader.results import State
 FLAGGED = (State.TAMPERED, State.STOPPED)  # a person should look at these lessons
 
 
-def write_student(out: Path, student: Student, lessons: list[Lesson], verdicts: dict[str, LessonVerdict],
-                  stamp: dict) -> dict:
+def write_student(
+    out: Path, student: Student, lessons: list[Lesson], verdicts: dict[str, LessonVerdict], stamp: dict
+) -> dict:
     """Write the student's file and logs; `stamp`: the kit's digest and the options. Returns the record."""
     summaries = [verdicts[lesson.name].summary for lesson in lessons]
     data = exercism([(lesson, verdicts[lesson.name].run) for lesson in lessons], summaries)
@@ -38,29 +39,55 @@ def write_student(out: Path, student: Student, lessons: list[Lesson], verdicts: 
         entry["files"] = sorted(student.files.get(lesson.name, {}))
         write_text(logs / f"{lesson.name}.txt", verdict.run.output)
     inside = [t for lesson in lessons for t in verdicts[lesson.name].run.tests if t.inside]
-    data.update({
-        "student": student.name, "points": sum(s.points for s in summaries),
-
-        "max_points": sum(s.max_points for s in summaries), "ignored": student.ignored,
-        "flags": [f"{s.lesson}: {s.problem}" for s in summaries if s.state in FLAGGED]
-        + [f"{lesson.name}: read the code: {note}" for lesson in lessons for note in verdicts[lesson.name].run.review],
-        "fingerprint": student.fingerprint, **stamp, "graded_at": _now(),
-    })
+    data.update(
+        {
+            "student": student.name,
+            "points": sum(s.points for s in summaries),
+            "max_points": sum(s.max_points for s in summaries),
+            "ignored": student.ignored,
+            "flags": [f"{s.lesson}: {s.problem}" for s in summaries if s.state in FLAGGED]
+            + [
+                f"{lesson.name}: read the code: {note}"
+                for lesson in lessons
+                for note in verdicts[lesson.name].run.review
+            ],
+            "fingerprint": student.fingerprint,
+            **stamp,
+            "graded_at": _now(),
+        }
+    )
     if held := [t for lesson in lessons for t in verdicts[lesson.name].run.tests if t.held]:
         data["held"] = {"points": sum(t.max_points for t in held), "tests": [t.nodeid for t in held]}
     if inside:  # kata grade --remote: the points of tests that ran with their checks in the student's process
-        data["checked_inside"] = {"points": sum(t.points for t in inside), "max_points": sum(t.max_points for t in inside)}
+        data["checked_inside"] = {
+            "points": sum(t.points for t in inside),
+            "max_points": sum(t.max_points for t in inside),
+        }
     write_json(out / "students" / f"{student.name}.json", data, indent=1)
     return data
 
 
 def write_failed(out: Path, student: Student, max_points: float, stamp: dict) -> None:
     """The file of a student who could not be graded at all (student.problem says why)."""
-    write_json(out / "students" / f"{student.name}.json", {
-        "version": 3, "status": "error", "message": student.problem, "tests": [], "lessons": [],
-        "student": student.name, "points": 0.0, "max_points": max_points, "ignored": student.ignored,
-        "flags": [], "failed": student.problem, "fingerprint": None, **stamp, "graded_at": _now(),
-    })
+    write_json(
+        out / "students" / f"{student.name}.json",
+        {
+            "version": 3,
+            "status": "error",
+            "message": student.problem,
+            "tests": [],
+            "lessons": [],
+            "student": student.name,
+            "points": 0.0,
+            "max_points": max_points,
+            "ignored": student.ignored,
+            "flags": [],
+            "failed": student.problem,
+            "fingerprint": None,
+            **stamp,
+            "graded_at": _now(),
+        },
+    )
 
 
 def how_graded(record: dict) -> tuple[str, str]:

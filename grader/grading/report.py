@@ -88,21 +88,29 @@ def lesson_views(records: list[dict]) -> list[dict]:
     views = []
     for lesson in sorted(points):
         scores = points[lesson]
-        rates = sorted(((len(tests[lesson][name]) / takers[lesson][name], name, takers[lesson][name])
-                        for name in tests[lesson]), key=lambda r: (r[0], r[1]))
+        rates = sorted(
+            ((len(tests[lesson][name]) / takers[lesson][name], name, takers[lesson][name]) for name in tests[lesson]),
+            key=lambda r: (r[0], r[1]),
+        )
         common = sorted(failures[lesson].items(), key=lambda item: (-len(item[1][1]), item[0]))[:TOP_FAILURES]
-        views.append({
-            "name": lesson, "max_points": maximum[lesson], "students": len(scores),
-            "mean": statistics.fmean(scores) if scores else 0.0,
-            "median": statistics.median(scores) if scores else 0.0,
-            "full": sum(1 for s in scores if s >= maximum[lesson] > 0),
-            "scores": scores,
-            "tests": [{"name": name, "rate": rate, "takers": n} for rate, name, n in rates],
-            "failures": [{"key": key, "example": example, "students": sorted(students)}
-                         for key, (example, students) in common],
-            "seconds_median": statistics.median(seconds[lesson]) if seconds[lesson] else None,
-            "seconds_max": max(seconds[lesson]) if seconds[lesson] else None,
-        })
+        views.append(
+            {
+                "name": lesson,
+                "max_points": maximum[lesson],
+                "students": len(scores),
+                "mean": statistics.fmean(scores) if scores else 0.0,
+                "median": statistics.median(scores) if scores else 0.0,
+                "full": sum(1 for s in scores if s >= maximum[lesson] > 0),
+                "scores": scores,
+                "tests": [{"name": name, "rate": rate, "takers": n} for rate, name, n in rates],
+                "failures": [
+                    {"key": key, "example": example, "students": sorted(students)}
+                    for key, (example, students) in common
+                ],
+                "seconds_median": statistics.median(seconds[lesson]) if seconds[lesson] else None,
+                "seconds_max": max(seconds[lesson]) if seconds[lesson] else None,
+            }
+        )
     return views
 
 
@@ -131,7 +139,7 @@ def score_plot(scores: list[float], maximum: float, title: str) -> str:
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
         plt.close(figure)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]  # the markup alone, without the XML prologue and doctype
+    return text[text.index("<svg") :]  # the markup alone, without the XML prologue and doctype
 
 
 def render(records: list[dict]) -> str:
@@ -142,15 +150,23 @@ def render(records: list[dict]) -> str:
     lessons = lesson_views(records)
     for view in lessons:
         view["plot"] = Markup(score_plot(view["scores"], view["max_points"], view["name"]))  # drawn here
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                                     lstrip_blocks=True)
+    environment = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
     template = environment.from_string(TEMPLATE.read_text(encoding="utf-8"))
     flagged = [(r["student"], flag) for r in records for flag in r.get("flags", [])]
     failed = [(r["student"], r["failed"]) for r in records if r.get("failed")]
     options = sorted({how_graded(r) for r in records})
     total = sum(view["max_points"] for view in lessons)
-    return template.render(lessons=lessons, records=records, flagged=flagged, failed=failed, options=options,
-                           total=total, mean=statistics.fmean(r["points"] for r in records) if records else 0.0)
+    return template.render(
+        lessons=lessons,
+        records=records,
+        flagged=flagged,
+        failed=failed,
+        options=options,
+        total=total,
+        mean=statistics.fmean(r["points"] for r in records) if records else 0.0,
+    )
 
 
 def write_report(records: list[dict], out: Path) -> Path | None:
@@ -159,8 +175,11 @@ def write_report(records: list[dict], out: Path) -> Path | None:
         import jinja2  # noqa: F401 (only whether the instructor extra is installed)
         import matplotlib  # noqa: F401 (the same)
     except ImportError as exc:
-        print(f"report.html not written: it needs {exc.name}, from the kit's instructor extra "
-              "(pip install -c constraints.txt -e \".[instructor]\")", file=sys.stderr)
+        print(
+            f"report.html not written: it needs {exc.name}, from the kit's instructor extra "
+            '(pip install -c constraints.txt -e ".[instructor]")',
+            file=sys.stderr,
+        )
         return None
     path = out / "report.html"
     write_text(path, render(records))

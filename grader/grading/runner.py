@@ -70,7 +70,9 @@ def _report_unimportable(job: Job, path: Path, error: SyntaxError, channel_fd: i
     print(f"{message}\nNo test ran: every test imports {path.name}.", flush=True)
     writer = PipeWriter(channel_fd, guarded=False)
     writer.announce(list(job.expected))
-    writer.send([TestResult(t.nodeid, Outcome.BROKEN, t.max_points, t.public, message, failure) for t in job.expected], [])
+    writer.send(
+        [TestResult(t.nodeid, Outcome.BROKEN, t.max_points, t.public, message, failure) for t in job.expected], []
+    )
     writer.exitstatus = 1  # pytest's: tests failed
     writer.finish()
     return 1

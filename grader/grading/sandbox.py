@@ -61,8 +61,7 @@ def why_ended(run: RunResult, limits: Limits, out_of_memory: bool = False) -> st
     if run.stopped:
         return f"stopped after {limits.wall:g} s, the time limit for a lesson (something loops or waits)"
     if run.code_overran:
-        return ("stopped: a call of its code ran past its time limit with the alarm that ends it switched off "
-                "or blocked")
+        return "stopped: a call of its code ran past its time limit with the alarm that ends it switched off or blocked"
     if signum == signal.SIGXCPU or (signum == signal.SIGKILL and run.cpu_seconds >= limits.cpu):
         return f"used up its {limits.cpu:g} s of CPU time and was stopped"
     if signum == signal.SIGXFSZ:
@@ -71,13 +70,20 @@ def why_ended(run: RunResult, limits: Limits, out_of_memory: bool = False) -> st
         return None
     if signum is not None:
         name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
-        why = (" (out of memory: its processes together reached the run's limit)" if out_of_memory
-               else " (out of memory?)" if signum == signal.SIGKILL else "")
+        why = (
+            " (out of memory: its processes together reached the run's limit)"
+            if out_of_memory
+            else " (out of memory?)"
+            if signum == signal.SIGKILL
+            else ""
+        )
         return f"crashed: killed by {name}{why}"
     if run.collected is None:
         return f"ended (exit status {returncode}) before its tests were collected"
-    return (f"ended (exit status {returncode}) before its tests finished: "
-            "the code under test called os._exit, sys.exit or the like")
+    return (
+        f"ended (exit status {returncode}) before its tests finished: "
+        "the code under test called os._exit, sys.exit or the like"
+    )
 
 
 def preload() -> None:
@@ -90,8 +96,7 @@ def preload() -> None:
     import grader.grading.runner  # noqa: F401 (imported ahead, for every forked run)
 
 
-def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits,
-             on_done: Callable[[Job, RunResult], None]) -> None:
+def run_jobs(jobs: Iterable[Job], *, parallel: int, limits: Limits, on_done: Callable[[Job, RunResult], None]) -> None:
     """Run `jobs` (a lazy iterable is fine), `parallel` at a time; call on_done(job, run) as each
     ends, `run` holding what its channel reported and how its process ended (`ended`: why it
     did not finish normally, None when it did).
@@ -216,8 +221,12 @@ class _Run:
         sys.stdout.flush()
         sys.stderr.flush()
         if limits.cgroups is not None:  # the run's code processes, bounded together (and the shared memory)
-            limits = replace(limits, cgroup=limits.cgroups.make(f"kata-{os.getpid()}-{time.monotonic_ns()}",
-                                                                limits.memory + shared.SIZE, limits.processes))
+            limits = replace(
+                limits,
+                cgroup=limits.cgroups.make(
+                    f"kata-{os.getpid()}-{time.monotonic_ns()}", limits.memory + shared.SIZE, limits.processes
+                ),
+            )
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read_fd)
@@ -318,4 +327,3 @@ def read_cut(path: Path, limit: int) -> str:
     except OSError:
         return ""
     return data.decode("utf-8", "replace")
-

@@ -25,8 +25,17 @@ from typing import Iterator
 from grader.files import remove_tree
 from grader.grading import cgroup, classtables, isolation, records, sandbox
 from grader.grading.intake import Student, read_work
-from grader.grading.job import (ALL_IN_THE_STUDENTS_PROCESS, CODE_MAKING_PROCESSES, CODE_PROCESS, STUDENTS_PROCESS,
-                                Found, Job, Limits, Session, memory_note)
+from grader.grading.job import (
+    ALL_IN_THE_STUDENTS_PROCESS,
+    CODE_MAKING_PROCESSES,
+    CODE_PROCESS,
+    STUDENTS_PROCESS,
+    Found,
+    Job,
+    Limits,
+    Session,
+    memory_note,
+)
 from grader.grading.kitfiles import SCRATCH_PREFIX, KitFiles, run_key
 from grader.grading.verdict import LessonVerdict, judge
 from grader.lessons import KitError, Lesson
@@ -43,8 +52,19 @@ CHECKS_OUTSIDE = "in a process of their own, the student's code answering calls"
 class Grading:
     """One class's grading: its kit files, its options, and the verdicts so far, by run key."""
 
-    def __init__(self, root: Path, lessons: list[Lesson], out: Path, limits: Limits, *, speed: bool,
-                 jobs: int, hidden: tuple[Path, ...] = (), trusted: bool = False, remote: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        lessons: list[Lesson],
+        out: Path,
+        limits: Limits,
+        *,
+        speed: bool,
+        jobs: int,
+        hidden: tuple[Path, ...] = (),
+        trusted: bool = False,
+        remote: bool = True,
+    ) -> None:
         if not trusted:  # the runs' code processes bounded together, where the machine allows it
             limits = replace(limits, cgroups=cgroup.find())
         self.root, self.lessons, self.out, self.limits, self.speed, self.jobs = root, lessons, out, limits, speed, jobs
@@ -53,11 +73,19 @@ class Grading:
         self.trusted = trusted
         self.remote = remote  # the tests' checks outside the students' process (grader.remote)
         self.kit = KitFiles.read(root, lessons)
-        self.options = {"lessons": [lesson.name for lesson in lessons], "speed": speed,
-                        "limits": {"wall": limits.wall, "cpu": limits.cpu, "memory": limits.memory,
-                                   "test_timeout": limits.test_timeout},
-                        "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION, "memory": memory_note(limits),
-                        "checks": CHECKS_OUTSIDE if remote else CHECKS_INSIDE}
+        self.options = {
+            "lessons": [lesson.name for lesson in lessons],
+            "speed": speed,
+            "limits": {
+                "wall": limits.wall,
+                "cpu": limits.cpu,
+                "memory": limits.memory,
+                "test_timeout": limits.test_timeout,
+            },
+            "isolation": ISOLATION_NONE if trusted else isolation.DESCRIPTION,
+            "memory": memory_note(limits),
+            "checks": CHECKS_OUTSIDE if remote else CHECKS_INSIDE,
+        }
         self.verdicts: dict[str, LessonVerdict] = {}  # run key -> the verdict on that run
         self.expected: dict[str, list[TestInfo]] = {}  # lesson -> the tests its stub's run collected
         self.skipped: dict[str, set[str]] = {}  # lesson -> the tests skipped on this machine (CUDA ones)
@@ -106,9 +134,13 @@ class Grading:
                 unchanged += 1
             else:
                 todo.append(student)
-        print(f"grading {len(todo)} student{'s' if len(todo) != 1 else ''} x {len(self.lessons)} lessons, "
-              f"{self.jobs} at a time" + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
-              + f"; results in {self.out}", file=sys.stderr)
+        print(
+            f"grading {len(todo)} student{'s' if len(todo) != 1 else ''} x {len(self.lessons)} lessons, "
+            f"{self.jobs} at a time"
+            + (f" ({unchanged} unchanged since the last run, skipped)" if unchanged else "")
+            + f"; results in {self.out}",
+            file=sys.stderr,
+        )
         sandbox.preload()  # first: a Ctrl-C meanwhile ends the process there, with nothing to clean up
         self.kit.parse_tests()
         self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX)).resolve()
@@ -131,8 +163,9 @@ class Grading:
                 classtables.write_class(self.out)
         return 1 if schedule.failed else 0
 
-    def job(self, name: str, lesson: str, overlay: dict[str, bytes], key: str,
-            sessions: tuple[Session, ...] | None = None) -> Job:
+    def job(
+        self, name: str, lesson: str, overlay: dict[str, bytes], key: str, sessions: tuple[Session, ...] | None = None
+    ) -> Job:
         """A run of `lesson` with `overlay` laid over its stubs, in a grading copy of its own, its
         tests in `sessions`; None: the lesson's (`sessions`), with the protocol's cost of a timed
         call as the kit's answers' runs measured it."""
@@ -143,19 +176,33 @@ class Grading:
         # CUDA tests stay: the plugin skips them where there is no GPU, and skipped tests count
         # on neither side (the parent never touches CUDA, so a child may).
         args = pytest_args(f"exercises/{lesson}", "--color=no", *([] if self.speed else ["-m", "not speed"]))
-        return Job(name=name, workdir=home / "kit", args=args, home=home, tag=(lesson, key), view=self.view(home),
-                   remote=self.root.resolve() if self.remote else None,
-                   sessions=self.sessions(lesson) if sessions is None else sessions,
-                   overhead=self.overhead if sessions is None else None,
-                   expected=tuple(self.expected.get(lesson, ())), imports=self.imports(lesson, overlay))
+        return Job(
+            name=name,
+            workdir=home / "kit",
+            args=args,
+            home=home,
+            tag=(lesson, key),
+            view=self.view(home),
+            remote=self.root.resolve() if self.remote else None,
+            sessions=self.sessions(lesson) if sessions is None else sessions,
+            overhead=self.overhead if sessions is None else None,
+            expected=tuple(self.expected.get(lesson, ())),
+            imports=self.imports(lesson, overlay),
+        )
 
     def sessions(self, lesson: str) -> tuple[Session, ...]:
         """A student's run of `lesson`: with the checks apart, the code in a code process, but for
         the tests `find_fallbacks` found cannot run so, each in a session of its own kind."""
         if not self.remote:
             return ALL_IN_THE_STUDENTS_PROCESS
-        later = [Session(kind, tests) for kind, tests in ((CODE_MAKING_PROCESSES, self.processes.get(lesson)),
-                                                           (STUDENTS_PROCESS, self.fallbacks.get(lesson))) if tests]
+        later = [
+            Session(kind, tests)
+            for kind, tests in (
+                (CODE_MAKING_PROCESSES, self.processes.get(lesson)),
+                (STUDENTS_PROCESS, self.fallbacks.get(lesson)),
+            )
+            if tests
+        ]
         return (Session(CODE_PROCESS), *later)
 
     def imports(self, lesson: str, overlay: dict[str, bytes]) -> tuple[str, ...]:
@@ -168,9 +215,14 @@ class Grading:
         """What a run in `home` sees behind the namespaces; None with --trusted."""
         if self.trusted:
             return None
-        return isolation.View.for_grading(kit=self.root.resolve(), copy=home / "kit", home=home,
-                                          hidden=(*self.hidden, self.scratch), disk=self.limits.disk,
-                                          processes=self.limits.processes)
+        return isolation.View.for_grading(
+            kit=self.root.resolve(),
+            copy=home / "kit",
+            home=home,
+            hidden=(*self.hidden, self.scratch),
+            disk=self.limits.disk,
+            processes=self.limits.processes,
+        )
 
     def check_isolation(self) -> None:
         """Say which boundary the runs get; refuse to grade when the namespaces cannot be made,
@@ -183,11 +235,13 @@ class Grading:
         why = isolation.probe(self.view(home))
         remove_tree(home)
         if why:
-            raise KitError(f"kata grade runs every student's code behind Linux namespaces (user, mount, PID, "
-                           f"network), and they cannot be made here: {why}. Unprivileged user namespaces may be "
-                           "switched off (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or a "
-                           "container's seccomp profile). Work you trust can be graded without that boundary: "
-                           "kata grade --trusted (docs/INSTRUCTORS.md)")
+            raise KitError(
+                f"kata grade runs every student's code behind Linux namespaces (user, mount, PID, "
+                f"network), and they cannot be made here: {why}. Unprivileged user namespaces may be "
+                "switched off (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or a "
+                "container's seccomp profile). Work you trust can be graded without that boundary: "
+                "kata grade --trusted (docs/INSTRUCTORS.md)"
+            )
         print(f"isolation: {isolation.DESCRIPTION}", file=sys.stderr)
 
     def baseline(self) -> None:
@@ -200,16 +254,21 @@ class Grading:
             lesson, key = job.tag
             if not run.collected or run.collect_errors:
                 errors = "; ".join(e.message.strip().splitlines()[-1] for e in run.collect_errors)
-                raise KitError(f"lesson {lesson}: its tests could not be collected in a grading copy "
-                               f"({errors or run.ended or 'no tests'}):\n{run.output[-2000:]}")
+                raise KitError(
+                    f"lesson {lesson}: its tests could not be collected in a grading copy "
+                    f"({errors or run.ended or 'no tests'}):\n{run.output[-2000:]}"
+                )
             passed = [t.nodeid for t in run.tests if t.outcome is Outcome.PASSED]
             if passed:  # a student who left the lesson alone would score these
-                raise KitError(f"lesson {lesson}: the kit's exercises/{lesson} passes {len(passed)} test(s) "
-                               f"({passed[0]}, ...): grading needs the untouched stubs there "
-                               f"(`kata reset {lesson}` puts them back, keeping a backup)")
+                raise KitError(
+                    f"lesson {lesson}: the kit's exercises/{lesson} passes {len(passed)} test(s) "
+                    f"({passed[0]}, ...): grading needs the untouched stubs there "
+                    f"(`kata reset {lesson}` puts them back, keeping a backup)"
+                )
             if run.tampering:
-                raise KitError(f"lesson {lesson}: the tamper checks flag the untouched stub: "
-                               + "; ".join(run.tampering))
+                raise KitError(
+                    f"lesson {lesson}: the tamper checks flag the untouched stub: " + "; ".join(run.tampering)
+                )
             self.expected[lesson] = run.collected
             self.skipped[lesson] = {t.nodeid for t in run.tests if t.outcome is Outcome.SKIPPED}
             self.verdicts[key] = self.verdict(job, run)
@@ -222,24 +281,30 @@ class Grading:
         own process."""
         runs: list[tuple[Job, RunResult]] = []
         sessions = (Session(CODE_PROCESS), Session(STUDENTS_PROCESS, Found.CANNOT_CROSS))
-        jobs = [self.job(f"(answer)/{lesson.name}", lesson.name, self.kit.overlay(lesson.name, self.kit.answers(lesson.name)),
-                         "", sessions) for lesson in self.lessons]
+        answer = self.kit.answer_overlay
+        jobs = [
+            self.job(f"(answer)/{lesson.name}", lesson.name, answer(lesson.name), "", sessions)
+            for lesson in self.lessons
+        ]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
             # Where the kit's own answer or data broke the protocol, its tests would all fall back, unseen.
             refused = [t.nodeid for t in run.tests if t.failure is not None and t.failure.exception == "Refused"]
+            ended = f"the code's process ended (status {run.code_returncode}) while the kit's answer's tests called it"
             if run.code_returncode is not None or refused:
-                raise KitError(f"lesson {job.tag[0]}: " + (f"the code's process could not read what {refused[0]} sent it"
-                               if refused else f"the code's process ended (status {run.code_returncode}) while the "
-                               "kit's answer's tests called it") + ":\n" + run.output[-2000:])
+                why = f"the code's process could not read what {refused[0]} sent it" if refused else ended
+                raise KitError(f"lesson {job.tag[0]}: {why}:\n{run.output[-2000:]}")
             if run.review:  # the source check would flag every student who writes it as the kit does
-                raise KitError(f"lesson {job.tag[0]}: the kit's answer is flagged by the check of its source: "
-                               + "; ".join(run.review))
+                flagged = "; ".join(run.review)
+                raise KitError(
+                    f"lesson {job.tag[0]}: the kit's answer is flagged by the check of its source: {flagged}"
+                )
             # The answer passes every test in its own process (`kata verify`): any it does not
             # pass here cannot be checked from another process (it reads memory addresses, or
             # patches or reads torch's state in the tests' process), nor any it passed only there.
             self.fallbacks[job.tag[0]] = frozenset(
-                t.nodeid for t in run.tests if t.inside or t.outcome not in (Outcome.PASSED, Outcome.SKIPPED))
+                t.nodeid for t in run.tests if t.inside or t.outcome not in (Outcome.PASSED, Outcome.SKIPPED)
+            )
             remove_tree(job.home)
         if measured := [run.overhead for _, run in runs if run.overhead is not None]:
             self.overhead = (min(one for one, _ in measured), min(each for _, each in measured))
@@ -250,22 +315,38 @@ class Grading:
         against a code process that may make processes, where nothing is timed or recorded:
         they run so for every student, and only the rest in the student's process."""
         runs: list[tuple[Job, RunResult]] = []
-        jobs = [self.job(f"(answer, processes)/{lesson}", lesson, self.kit.overlay(lesson, self.kit.answers(lesson)), "",
-                         (Session(CODE_PROCESS), Session(CODE_MAKING_PROCESSES, tests)))
-                for lesson, tests in self.fallbacks.items() if tests]
+        sessions = {
+            lesson: (Session(CODE_PROCESS), Session(CODE_MAKING_PROCESSES, tests))
+            for lesson, tests in self.fallbacks.items()
+            if tests
+        }
+        answer = self.kit.answer_overlay
+        jobs = [
+            self.job(f"(answer, processes)/{lesson}", lesson, answer(lesson), "", sessions[lesson])
+            for lesson in sessions
+        ]
         sandbox.run_jobs(jobs, parallel=self.jobs, limits=self.limits, on_done=lambda job, run: runs.append((job, run)))
         for job, run in runs:
             lesson = job.tag[0]
-            passed = frozenset(t.nodeid for t in run.tests if t.nodeid in self.fallbacks[lesson]
-                               and t.outcome is Outcome.PASSED and not t.inside)
+            passed = frozenset(
+                t.nodeid
+                for t in run.tests
+                if t.nodeid in self.fallbacks[lesson] and t.outcome is Outcome.PASSED and not t.inside
+            )
             self.processes[lesson] = passed
             self.fallbacks[lesson] -= passed
             remove_tree(job.home)
 
     def verdict(self, job: Job, run: RunResult) -> LessonVerdict:
         lesson = job.tag[0]
-        return judge(lesson, run, self.limits, expected=self.expected.get(lesson, []),
-                     skipped=self.skipped.get(lesson, set()), rewritten=self.kit.changed(job.workdir, lesson))
+        return judge(
+            lesson,
+            run,
+            self.limits,
+            expected=self.expected.get(lesson, []),
+            skipped=self.skipped.get(lesson, set()),
+            rewritten=self.kit.changed(job.workdir, lesson),
+        )
 
     def max_points(self) -> float:
         return sum(t.max_points for tests in self.expected.values() for t in tests)
@@ -312,7 +393,8 @@ class Schedule:
         self.progress.advance()
         if len(self.done[student.name]) == len(self.grading.lessons):
             grading = self.grading
-            record = records.write_student(grading.out, student, grading.lessons, self.done.pop(student.name),
-                                           grading.stamp)
+            record = records.write_student(
+                grading.out, student, grading.lessons, self.done.pop(student.name), grading.stamp
+            )
             flags = f"; {len(record['flags'])} flagged" if record["flags"] else ""
             self.progress.step(student.name, f"{record['points']:g}/{record['max_points']:g} points{flags}")

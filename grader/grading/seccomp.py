@@ -71,7 +71,11 @@ def program(machine: str, processes: bool = False) -> bytes:
         code += [(_JEQ, "deny", None, nr) for nr in others]
         code += [(_JEQ, None, "allow", clone), (_LD_W_ABS, None, None, _ARG0), (_JSET, "allow", "deny", _CLONE_THREAD)]
     labels = {"allow": len(code), "deny": len(code) + 1, "nosys": len(code) + 2}
-    code += [(_RET, None, None, _ALLOW), (_RET, None, None, _ERRNO | errno.EPERM), (_RET, None, None, _ERRNO | errno.ENOSYS)]
+    code += [
+        (_RET, None, None, _ALLOW),
+        (_RET, None, None, _ERRNO | errno.EPERM),
+        (_RET, None, None, _ERRNO | errno.ENOSYS),
+    ]
     out = b""
     for at, (op, true, false, k) in enumerate(code):
         jt, jf = ((labels[j] - at - 1) if j else 0 for j in (true, false))

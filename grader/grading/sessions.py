@@ -40,12 +40,16 @@ def run_sessions(job: Job, limits: Limits, channel_fd: int) -> int:
     for session in later:  # each forked now, from the state every run starts from
         children.append(_Child.fork(job, limits, session, close=[channel_fd, *_descriptors(children)]))
     # The run's end is held back too wherever this process has more to send after its session.
-    writer = PipeWriter(channel_fd, _held_back(later) if first.kind.code_process or later else None,
-                        guarded=job.guarded and not first.kind.code_process)
+    writer = PipeWriter(
+        channel_fd,
+        _held_back(later) if first.kind.code_process or later else None,
+        guarded=job.guarded and not first.kind.code_process,
+    )
     code = None
     if first.kind.code_process:
-        code = CodeProcess.fork(job, limits, first.kind.makes_processes,
-                                keep_from_code=[channel_fd, *_descriptors(children)])
+        code = CodeProcess.fork(
+            job, limits, first.kind.makes_processes, keep_from_code=[channel_fd, *_descriptors(children)]
+        )
     overhead = ["--kata-overhead", "{:.9f}:{:.9f}".format(*job.overhead)] if code and job.overhead else []
     named = _named(later)
     status = _session(job, limits, first.kind, writer, code, *overhead, plugins=[_Defer(named)] if named else [])
@@ -86,8 +90,15 @@ def _descriptors(children: list[_Child]) -> list[int]:
     return [fd for child in children for fd in (child.ask, child.answer)]
 
 
-def _session(job: Job, limits: Limits, kind: SessionKind, writer: PipeWriter, code: CodeProcess | None, *options: str,
-             plugins: list) -> int:
+def _session(
+    job: Job,
+    limits: Limits,
+    kind: SessionKind,
+    writer: PipeWriter,
+    code: CodeProcess | None,
+    *options: str,
+    plugins: list,
+) -> int:
     """One pytest session in this process, set up as its kind says: as the tests' process of
     `code`, or behind the boundary with the code; its exit status (71: the boundary could not be
     made)."""
@@ -148,8 +159,15 @@ class _Child:
         kind = self.session.kind
         inside = not kind.code_process
         why = f"the run {kind.where} {run.ended or 'ended before it reported'}"
-        results = [replace(done.get(r.nodeid) or replace(r, outcome=Outcome.ERROR, message=why, failure=None),
-                           max_points=r.max_points, public=r.public, inside=inside) for r in held]
+        results = [
+            replace(
+                done.get(r.nodeid) or replace(r, outcome=Outcome.ERROR, message=why, failure=None),
+                max_points=r.max_points,
+                public=r.public,
+                inside=inside,
+            )
+            for r in held
+        ]
         return results, [f"{kind.where}: {problem}" for problem in run.tampering] if inside else []
 
 
@@ -159,8 +177,9 @@ def _run_later(job: Job, limits: Limits, kind: SessionKind, ask: int, channel_fd
         nodeids = set(json.load(names))
     if not nodeids:
         return 0
-    code = CodeProcess.fork(job, limits, kind.makes_processes, keep_from_code=[channel_fd]) \
-        if kind.code_process else None
+    code = (
+        CodeProcess.fork(job, limits, kind.makes_processes, keep_from_code=[channel_fd]) if kind.code_process else None
+    )
     writer = PipeWriter(channel_fd, guarded=job.guarded and not kind.code_process)
     return _session(job, limits, kind, writer, code, plugins=[_Only(nodeids)])
 
@@ -174,8 +193,12 @@ class _Defer:
     def pytest_collection_modifyitems(self, config, items) -> None:
         for item in items:
             if item.nodeid in self.nodeids:
-                item.add_marker(pytest.mark.skip(reason="runs in a session of its own: its code needs processes, or "
-                                                        "cannot be called from another process"))
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason="runs in a session of its own: its code needs processes, or "
+                        "cannot be called from another process"
+                    )
+                )
 
 
 class _Only:

@@ -32,13 +32,17 @@ class LessonVerdict:
 
     def timings(self) -> dict[str, float]:
         """What the run cost, for the student's record."""
-        return {"seconds": round(self.run.seconds, 2), "cpu_seconds": round(self.run.cpu_seconds, 2),
-                "test_seconds": round(sum(t.seconds for t in self.run.tests), 2),
-                "max_rss_mib": round(self.run.max_rss_mib, 1)}
+        return {
+            "seconds": round(self.run.seconds, 2),
+            "cpu_seconds": round(self.run.cpu_seconds, 2),
+            "test_seconds": round(sum(t.seconds for t in self.run.tests), 2),
+            "max_rss_mib": round(self.run.max_rss_mib, 1),
+        }
 
 
-def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInfo], skipped: set[str],
-          rewritten: list[str]) -> LessonVerdict:
+def judge(
+    lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInfo], skipped: set[str], rewritten: list[str]
+) -> LessonVerdict:
     """The verdict on `run`. expected: the lesson's tests with their points, as its untouched
     stub's run collected them (empty for that run itself); skipped: the tests its stub's run
     skipped; rewritten: the copy's own files the run changed."""
@@ -46,8 +50,9 @@ def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInf
     # it collected: a run that announces tests of its own (or other points) does not raise its
     # maximum. Only the stubs' own runs, which make `expected`, are graded on their collection.
     collected = expected or run.collected or []
-    tampering = run.tampering + (["changed the grading copy's own files: " + ", ".join(rewritten[:5])]
-                                 if rewritten else [])
+    tampering = run.tampering + (
+        ["changed the grading copy's own files: " + ", ".join(rewritten[:5])] if rewritten else []
+    )
     known = {t.nodeid for t in collected}
     foreign = [t.nodeid for t in (run.collected or []) if t.nodeid not in known]
     if expected and foreign:
@@ -61,12 +66,14 @@ def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInf
         if test.nodeid in skipped:  # never counts, run or not, whatever the run says of it
             result = _unreported(test, Outcome.SKIPPED, "skipped on this machine")
         elif result is None:
-            result = _unreported(test, Outcome.ERROR,
-                                 f"no result: the run {run.ended}" if run.ended else "no result was reported")
+            result = _unreported(
+                test, Outcome.ERROR, f"no result: the run {run.ended}" if run.ended else "no result was reported"
+            )
         if tampering and test.nodeid not in skipped:  # a test this machine skips counts for no one
             message = "not graded: tampering detected (" + "; ".join(tampering[:3]) + ")"
-            result = replace(result, outcome=Outcome.ERROR, message=message,
-                             failure=Failure(Kind.TAMPERED, "", message))
+            result = replace(
+                result, outcome=Outcome.ERROR, message=message, failure=Failure(Kind.TAMPERED, "", message)
+            )
         elif run.review and result.recorded and result.outcome is Outcome.PASSED:
             result = replace(result, held=True)  # it passed on the word of code whose source is flagged
         tests.append(result)
@@ -81,8 +88,9 @@ def judge(lesson: str, run: RunResult, limits: Limits, *, expected: list[TestInf
     elif out_of_memory:
         summary.problem = f"ran out of memory (limit {limits.memory >> 20} MiB)"
     elif _ran_into(tests, Kind.FILE_SIZE):
-        summary.problem = (f"wrote more than {limits.file_size >> 20} MiB to one file (printed too much?); "
-                           "the write failed")
+        summary.problem = (
+            f"wrote more than {limits.file_size >> 20} MiB to one file (printed too much?); the write failed"
+        )
     return LessonVerdict(graded, summary)
 
 

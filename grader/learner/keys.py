@@ -53,4 +53,3 @@ class Keys:
             with contextlib.suppress(termios.error):
                 termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
             self.saved = None
-

@@ -148,4 +148,3 @@ def _signal_group(child: subprocess.Popen | Forked, signum: int) -> None:
     except ProcessLookupError:  # it exited meanwhile, or (forked an instant ago) has no group of its own yet
         with contextlib.suppress(ProcessLookupError):
             os.kill(child.pid, signum)
-

@@ -56,10 +56,15 @@ def choose(root: Path, cache: Cache | None = None) -> Lesson | None:
     lessons = all_lessons(root)
     begun = {lesson.name: started(lesson) for lesson in lessons}
     ran = [lesson for lesson in lessons if begun[lesson.name] is not False]
-    status = dict(zip((lesson.name for lesson in ran), statuses(ran, cache=cache or Cache(root), jobs=os.cpu_count() or 1)))
+    status = dict(
+        zip((lesson.name for lesson in ran), statuses(ran, cache=cache or Cache(root), jobs=os.cpu_count() or 1))
+    )
     unfinished = [lesson for lesson in lessons if lesson.name not in status or not status[lesson.name].done]
-    in_progress = [lesson for lesson in unfinished if begun[lesson.name]
-                   or (begun[lesson.name] is None and status[lesson.name].state is not State.NOT_STARTED)]
+    in_progress = [
+        lesson
+        for lesson in unfinished
+        if begun[lesson.name] or (begun[lesson.name] is None and status[lesson.name].state is not State.NOT_STARTED)
+    ]
     return next(iter(in_progress + unfinished), None)
 
 

@@ -31,18 +31,27 @@ from grader.stubs import first_line
 
 MESSAGE_LIMIT = 65535  # exercism's limit on a message
 # What a held test (grader.results.TestResult.held) says in place of its points.
-HELD = ("passed; its points are held for a person: its check rests on what the code's process recorded, "
-        "which that code could switch off, and the lesson is flagged: read the code")
-EXERCISM_STATUS = {Outcome.PASSED: "pass", Outcome.FAILED: "fail", Outcome.TODO: "fail", Outcome.TIMEOUT: "fail",
-                   Outcome.ERROR: "error", Outcome.BROKEN: "error"}
+HELD = (
+    "passed; its points are held for a person: its check rests on what the code's process recorded, "
+    "which that code could switch off, and the lesson is flagged: read the code"
+)
+EXERCISM_STATUS = {
+    Outcome.PASSED: "pass",
+    Outcome.FAILED: "fail",
+    Outcome.TODO: "fail",
+    Outcome.TIMEOUT: "fail",
+    Outcome.ERROR: "error",
+    Outcome.BROKEN: "error",
+}
 
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write exercism's results.json (v3) there")
     parser.add_argument("--gradescope", type=Path, metavar="PATH", help="write Gradescope's results.json there")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="lessons run at once (default: the number of cores)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="lessons run at once (default: the number of cores)"
+    )
 
 
 def run(args: argparse.Namespace, root: Path) -> int:
@@ -58,8 +67,10 @@ def run(args: argparse.Namespace, root: Path) -> int:
             write_json(path, data, indent=2)
             print(f"wrote {path}")
     points = sum(s.points for s in summaries)
-    print(f"{sum(s.done for s in summaries)} of {len(summaries)} lessons done, "
-          f"{points:g}/{sum(s.max_points for s in summaries):g} points")
+    print(
+        f"{sum(s.done for s in summaries)} of {len(summaries)} lessons done, "
+        f"{points:g}/{sum(s.max_points for s in summaries):g} points"
+    )
     return 0
 
 
@@ -70,13 +81,21 @@ def exercism(results: list[tuple[Lesson, RunResult]], summaries: list[LessonSumm
             problems.append(f"{lesson.name}: {summary.problem}")
         for test in _graded(pytest_run):
             status = EXERCISM_STATUS.get(test.outcome, "error")
-            tests.append({
-                "name": _name(test), "status": status,
-                "message": HELD if test.held else None if status == "pass" else test.message[:MESSAGE_LIMIT],
-                "test_code": source_of_test(lesson.root, test.nodeid), "task_id": int(lesson.name[:2]),
-                "lesson": lesson.name, "points": test.points, "max_points": test.max_points, "public": test.public,
-                "speed": list(test.speed), **({"held": True} if test.held else {}),
-            })
+            tests.append(
+                {
+                    "name": _name(test),
+                    "status": status,
+                    "message": HELD if test.held else None if status == "pass" else test.message[:MESSAGE_LIMIT],
+                    "test_code": source_of_test(lesson.root, test.nodeid),
+                    "task_id": int(lesson.name[:2]),
+                    "lesson": lesson.name,
+                    "points": test.points,
+                    "max_points": test.max_points,
+                    "public": test.public,
+                    "speed": list(test.speed),
+                    **({"held": True} if test.held else {}),
+                }
+            )
     if not tests:
         status = "error"
     elif all(t["status"] == "pass" for t in tests) and not problems:
@@ -88,8 +107,13 @@ def exercism(results: list[tuple[Lesson, RunResult]], summaries: list[LessonSumm
     message = "\n".join(problems)[:MESSAGE_LIMIT] or None
     if status == "error" and not message:
         message = "no test could run: " + next((t["message"] for t in tests if t["message"]), "no tests were collected")
-    return {"version": 3, "status": status, "message": message, "tests": tests,
-            "lessons": [_lesson_summary(s) for s in summaries]}
+    return {
+        "version": 3,
+        "status": status,
+        "message": message,
+        "tests": tests,
+        "lessons": [_lesson_summary(s) for s in summaries],
+    }
 
 
 def gradescope(results: list[tuple[Lesson, RunResult]], summaries: list[LessonSummary]) -> dict:
@@ -98,15 +122,20 @@ def gradescope(results: list[tuple[Lesson, RunResult]], summaries: list[LessonSu
         for test in _graded(pytest_run):
             passed = test.outcome is Outcome.PASSED
             entry = {
-                "name": _name(test), "score": test.points, "max_score": test.max_points,
+                "name": _name(test),
+                "score": test.points,
+                "max_score": test.max_points,
                 "output": "passed" if passed else test.message,
                 "visibility": "visible" if test.public else "after_published",
             }
             if test.speed:
                 entry["extra_data"] = {"speed": list(test.speed)}
             tests.append(entry)
-    lines = [f"{s.lesson}: {s.passed}/{s.total} tests, {s.points:g}/{s.max_points:g} points, {s.state}"
-             + (f" ({s.problem})" if s.problem else "") for s in summaries]
+    lines = [
+        f"{s.lesson}: {s.passed}/{s.total} tests, {s.points:g}/{s.max_points:g} points, {s.state}"
+        + (f" ({s.problem})" if s.problem else "")
+        for s in summaries
+    ]
     return {"score": sum(t["score"] for t in tests), "output": "\n".join(lines), "tests": tests}
 
 
@@ -145,6 +174,5 @@ def _functions(path: Path) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             start = first_line(node)
-            out.setdefault(node.name, "\n".join(lines[start - 1:node.end_lineno]))
+            out.setdefault(node.name, "\n".join(lines[start - 1 : node.end_lineno]))
     return out
-

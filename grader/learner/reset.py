@@ -36,8 +36,12 @@ def backups_dir(root: Path) -> Path:
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("lesson", nargs="?", metavar="LESSON", help="lesson name or number, e.g. 03_broadcast or 03")
-    parser.add_argument("--list", action="store_true", help="list the backups made so far, newest first (of LESSON only, if named)")
-    parser.add_argument("--dry-run", action="store_true", help="say what would be backed up and restored; change nothing")
+    parser.add_argument(
+        "--list", action="store_true", help="list the backups made so far, newest first (of LESSON only, if named)"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="say what would be backed up and restored; change nothing"
+    )
     parser.epilog += f"""
   kata {name} 03 --dry-run     what would be backed up and restored, changing nothing
 Your files go to .kata/backups/<date-time>/<lesson>/ first; the command prints the `cp` that
@@ -48,7 +52,9 @@ def run(args: argparse.Namespace, root: Path) -> int:
     if args.list:
         return list_backups(root, get_lesson(root, args.lesson).name if args.lesson else None)
     if not args.lesson:
-        raise KitError("name the lesson to reset, e.g. `kata reset 03_broadcast`; `kata reset --list` shows your backups")
+        raise KitError(
+            "name the lesson to reset, e.g. `kata reset 03_broadcast`; `kata reset --list` shows your backups"
+        )
     return reset(get_lesson(root, args.lesson), dry_run=args.dry_run)
 
 
@@ -137,7 +143,9 @@ def reset(lesson: Lesson, dry_run: bool = False) -> int:
     added = [name for name in sorted(current) if name not in stubs]
     root = lesson.root
     if not edited and not missing:
-        print(f"{lesson.name} is already pristine: its {_files(len(stubs))} equal the stubs from {source}; nothing to do.")
+        print(
+            f"{lesson.name} is already pristine: its {_files(len(stubs))} equal the stubs from {source}; nothing to do."
+        )
         _say_left_alone(added)
         return 0
     would = "would " if dry_run else ""
@@ -160,20 +168,26 @@ def reset(lesson: Lesson, dry_run: bool = False) -> int:
     if dry_run:
         print("Nothing was changed (dry run); run it again without --dry-run to do it.")
     elif backup is not None:
-        print(f"Your version is in {shown(backup, root)}; to get it back:\n  {restore_command(root, backup, edited, folder)}")
+        print(
+            f"Your version is in {shown(backup, root)}; to get it back:\n  {restore_command(root, backup, edited, folder)}"
+        )
     return 0
 
 
 def _say_left_alone(added: list[str]) -> None:
     if added:
-        print(f"  left alone: {', '.join(added)} (you added {'them' if len(added) > 1 else 'it'}; there is no stub of that name)")
+        print(
+            f"  left alone: {', '.join(added)} (you added {'them' if len(added) > 1 else 'it'}; there is no stub of that name)"
+        )
 
 
 def _back_up(source: Path, target: Path) -> None:
     """Copy the learner's file and check the copy byte for byte before anything overwrites it."""
     shutil.copy2(source, target)
     if target.read_bytes() != source.read_bytes():
-        raise KitError(f"could not back up {source} to {target} (the copy differs); nothing was restored. Check the disk space and try again.")
+        raise KitError(
+            f"could not back up {source} to {target} (the copy differs); nothing was restored. Check the disk space and try again."
+        )
 
 
 def _stamp() -> str:
@@ -225,13 +239,19 @@ def _backup_key(folder: Path) -> tuple[str, int]:
 
 def list_backups(root: Path, only: str | None = None) -> int:
     folders = sorted((p for p in backups_dir(root).glob("*") if p.is_dir()), key=_backup_key, reverse=True)
-    found = [(f, lesson) for f in folders for lesson in sorted(p for p in f.iterdir() if p.is_dir())
-             if only in (None, lesson.name)]
+    found = [
+        (f, lesson)
+        for f in folders
+        for lesson in sorted(p for p in f.iterdir() if p.is_dir())
+        if only in (None, lesson.name)
+    ]
     what = f"of {only} " if only else ""
     if not found:
         print(f"no backups {what}yet: `kata reset LESSON` makes one each time it replaces your files.")
         return 0
-    print(f"{len(found)} backup{'s' if len(found) != 1 else ''} {what}in {shown(backups_dir(root), root)}, newest first:")
+    print(
+        f"{len(found)} backup{'s' if len(found) != 1 else ''} {what}in {shown(backups_dir(root), root)}, newest first:"
+    )
     for folder, lesson in found:
         names = [p.name for p in lesson_files(lesson)]
         print(f"  {folder.name}  {lesson.name}  {', '.join(names)}")

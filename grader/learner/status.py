@@ -53,8 +53,10 @@ def fingerprint(lesson: Lesson) -> str:
     """A hash of every file whose change can change the lesson's results."""
     digest = hashlib.sha256(source_digest().encode())
     files = [
-        *_files_under(lesson.dir("exercises")), *_files_under(lesson.tests_dir),
-        lesson.root / "conftest.py", lesson.root / "pyproject.toml",
+        *_files_under(lesson.dir("exercises")),
+        *_files_under(lesson.tests_dir),
+        lesson.root / "conftest.py",
+        lesson.root / "pyproject.toml",
     ]
     for path in files:
         if path.is_file():
@@ -94,8 +96,9 @@ class Cache:
         write_json(self.path, {"version": CACHE_VERSION, "lessons": self.entries})
 
 
-def statuses(lessons: list[Lesson], *, cache: Cache, jobs: int, progress=None, ran=None,
-             timeout: float = RUN_TIMEOUT) -> list[LessonSummary]:
+def statuses(
+    lessons: list[Lesson], *, cache: Cache, jobs: int, progress=None, ran=None, timeout: float = RUN_TIMEOUT
+) -> list[LessonSummary]:
     """Every lesson's standing, from the cache where nothing changed, else by running it, `jobs`
     runs at once, each stopped after `timeout` seconds.
 
@@ -121,8 +124,9 @@ def statuses(lessons: list[Lesson], *, cache: Cache, jobs: int, progress=None, r
     return [found[lesson.name] for lesson in lessons]
 
 
-def check(lessons: list[Lesson], *, jobs: int, timeout: float = RUN_TIMEOUT,
-          on_done: Callable[[Lesson, LessonSummary], None]) -> None:
+def check(
+    lessons: list[Lesson], *, jobs: int, timeout: float = RUN_TIMEOUT, on_done: Callable[[Lesson, LessonSummary], None]
+) -> None:
     """Run the lessons' tests against exercises/ now, `jobs` at once; on_done(lesson, status)
     as each finishes.
 
@@ -141,8 +145,9 @@ def _fresh(lesson: Lesson, timeout: float) -> LessonSummary:
     return summarize(lesson.name, run_pytest(lesson.root, [f"exercises/{lesson.name}"], timeout=timeout))
 
 
-def _forked(lessons: list[Lesson], jobs: int, timeout: float,
-            on_done: Callable[[Lesson, LessonSummary], None]) -> list[Lesson]:
+def _forked(
+    lessons: list[Lesson], jobs: int, timeout: float, on_done: Callable[[Lesson, LessonSummary], None]
+) -> list[Lesson]:
     """The lessons run by a child of this process that preloads and forks a run for each
     (`_runner`), their standings read back from it as each run ends; the lessons it did not
     report (it could not import torch, or died), for the caller to run some other way."""
@@ -194,8 +199,16 @@ def _runner(lessons: list[Lesson], jobs: int, timeout: float, report_fd: int) ->
             reports.write(json.dumps([job.name, summarize(job.name, run).to_json()]) + "\n")
             reports.flush()
 
-        jobs_to_run = (sandbox.Job(name=lesson.name, workdir=lesson.root, home=Path(tmp) / lesson.name,
-                                   args=pytest_args(f"exercises/{lesson.name}"), guarded=False) for lesson in lessons)
+        jobs_to_run = (
+            sandbox.Job(
+                name=lesson.name,
+                workdir=lesson.root,
+                home=Path(tmp) / lesson.name,
+                args=pytest_args(f"exercises/{lesson.name}"),
+                guarded=False,
+            )
+            for lesson in lessons
+        )
         sandbox.run_jobs(jobs_to_run, parallel=jobs, limits=sandbox.Limits.ungraded(timeout), on_done=done)
     return 0
 
@@ -205,10 +218,19 @@ def _runner(lessons: list[Lesson], jobs: int, timeout: float, report_fd: int) ->
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("lessons", nargs="*", metavar="LESSON", help="lesson names or numbers (default: all)")
-    parser.add_argument("-j", "--jobs", type=int, default=usable_cpus(),
-                        help="lessons run at once (default: the number of CPUs this process may use)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="after the table, name the lessons whose tests ran (the others came from the cache)")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=usable_cpus(),
+        help="lessons run at once (default: the number of CPUs this process may use)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="after the table, name the lessons whose tests ran (the others came from the cache)",
+    )
     add_no_cache(parser)
 
 
@@ -251,8 +273,14 @@ def print_table(results: list[LessonSummary], out=None) -> None:
             state += f": {r.problem}"
         elif r is current and r.first_todo:
             state += f"  (next TODO: {r.first_todo})"
-        rows.append([r.lesson, f"{r.passed}/{r.total}" if r.total else "-",
-                     f"{_num(r.points)}/{_num(r.max_points)}" if r.total else "-", state])
+        rows.append(
+            [
+                r.lesson,
+                f"{r.passed}/{r.total}" if r.total else "-",
+                f"{_num(r.points)}/{_num(r.max_points)}" if r.total else "-",
+                state,
+            ]
+        )
     done = sum(r.done for r in results)
     total_points = f"{_num(sum(r.points for r in results))}/{_num(sum(r.max_points for r in results))}"
     rows.append(["total", "", total_points, f"{done} of {len(results)} lessons done"])
@@ -265,4 +293,3 @@ def print_table(results: list[LessonSummary], out=None) -> None:
 
 def _num(x: float) -> str:
     return f"{x:g}"
-

@@ -64,12 +64,17 @@ Snapshot = frozenset  # of (path, mtime_ns, size), one per *.py file
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument(
-        "lesson", metavar="LESSON", nargs="?",
+        "lesson",
+        metavar="LESSON",
+        nargs="?",
         help="lesson name or number, e.g. 03_broadcast, 03 or broadcast "
         "(default: the one `kata next` picks: in progress, else the first not started)",
     )
     parser.add_argument(
-        "--interval", type=_positive_seconds, default=0.5, metavar="SECONDS",
+        "--interval",
+        type=_positive_seconds,
+        default=0.5,
+        metavar="SECONDS",
         help="how often to look for saved files (default: 0.5)",
     )
     parser.add_argument("--once", action="store_true", help="run the tests once and exit with pytest's status")
@@ -115,8 +120,10 @@ def pick_lesson(root: Path, name: str | None) -> Lesson:
     names = [lesson.name for lesson in all_lessons(root)]
     if not names:
         raise KitError(f"no lessons in {root / 'exercises'}: there is nothing to watch")
-    raise KitError(f"every lesson passes its tests; name the lesson to watch, e.g. `kata watch {names[0]}`. "
-                   f"The lessons are: {', '.join(names)}")
+    raise KitError(
+        f"every lesson passes its tests; name the lesson to watch, e.g. `kata watch {names[0]}`. "
+        f"The lessons are: {', '.join(names)}"
+    )
 
 
 # --- the loop ---------------------------------------------------------------------------------
@@ -183,8 +190,15 @@ def watch(root: Path, lesson: Lesson, interval: float, keys: Keys | None = None)
 STOPPED_BY = {"saved": "a file was saved", "r": "r pressed", "n": "n pressed, on to {after.name}"}
 
 
-def follow(child: subprocess.Popen | Forked, folder: Path, seen: Snapshot, interval: float, keys: Keys,
-           acting: tuple[str, ...], held: list[str]) -> str | None:
+def follow(
+    child: subprocess.Popen | Forked,
+    folder: Path,
+    seen: Snapshot,
+    interval: float,
+    keys: Keys,
+    acting: tuple[str, ...],
+    held: list[str],
+) -> str | None:
     """Watch the files and the keys while the tests run: None once they end by themselves, or
     the event that is to stop them, as soon as it happens: a save that has settled ("saved", as
     wait_for_change sees one) or a key of `acting`. Other keys the watcher acts on are added
@@ -207,7 +221,7 @@ def follow(child: subprocess.Popen | Forked, folder: Path, seen: Snapshot, inter
 def next_lesson(root: Path, lesson: Lesson) -> Lesson | None:
     """The lesson after `lesson`, in the kit's order, or None after the last."""
     names = [other.name for other in all_lessons(root)]
-    later = names[names.index(lesson.name) + 1:] if lesson.name in names else []
+    later = names[names.index(lesson.name) + 1 :] if lesson.name in names else []
     return get_lesson(root, later[0]) if later else None
 
 
@@ -257,6 +271,7 @@ def wait_for_change(folder: Path, seen: Snapshot, interval: float, keys: Keys | 
 def _stop_on_termination():
     """SIGTERM and SIGHUP (the terminal closed) stop the watcher as Ctrl-C does, so that the
     tests it runs, which are in a process group of their own, are stopped too."""
+
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 

@@ -79,14 +79,16 @@ def split_module(source: str, where: str = "<module>") -> Cells:
         if region:  # a module-level region (helpers): in a solution cell of its own
             if region not in shown:
                 shown.add(region)
-                solutions.append((f"helpers-{len(shown)}", "\n".join([HELPERS_NOTE, *lines[region[0] - 1:region[1]]])))
+                solutions.append(
+                    (f"helpers-{len(shown)}", "\n".join([HELPERS_NOTE, *lines[region[0] - 1 : region[1]]]))
+                )
         elif isinstance(node, defs):
             end = node.end_lineno  # the def's last statement; its region's END marker follows it
             while end < len(lines) and lines[end].strip() == END:
                 end += 1
-            solutions.append((node.name, "\n".join(lines[first_line(node) - 1:end])))
+            solutions.append((node.name, "\n".join(lines[first_line(node) - 1 : end])))
         else:
-            setup.append("\n".join(lines[first_line(node) - 1:node.end_lineno]))
+            setup.append("\n".join(lines[first_line(node) - 1 : node.end_lineno]))
     return Cells(doc=doc, setup="\n".join(setup), solutions=solutions)
 
 
@@ -111,15 +113,18 @@ def _check(nb, cells: Cells, source: str, where: str) -> None:
             try:
                 compile(cell.source, f"<cell {cell.metadata['nbgrader']['grade_id']}>", "exec")
             except SyntaxError as exc:
-                raise KitError(f"{where}: the cell for {cell.metadata['nbgrader']['grade_id']} does not "
-                               f"compile once nbgrader clears its answer: {exc}") from None
+                raise KitError(
+                    f"{where}: the cell for {cell.metadata['nbgrader']['grade_id']} does not "
+                    f"compile once nbgrader clears its answer: {exc}"
+                ) from None
 
 
 # --- the notebook ------------------------------------------------------------------------------
 
 
-def _meta(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False,
-          points: float | None = None) -> dict:
+def _meta(
+    grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = False, points: float | None = None
+) -> dict:
     meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
     if grade:
         meta["points"] = points
@@ -139,8 +144,11 @@ def lesson_notebook(lesson: Lesson, points: Points):
     from nbgrader.nbgraderformat import MetadataValidator
 
     v4 = nbformat.v4
-    stems = [stem for stem in lesson.modules("solutions")
-             if regions((lesson.dir("solutions") / f"{stem}.py").read_text(encoding="utf-8"))]
+    stems = [
+        stem
+        for stem in lesson.modules("solutions")
+        if regions((lesson.dir("solutions") / f"{stem}.py").read_text(encoding="utf-8"))
+    ]
     if not stems:
         raise KitError(f"lesson {lesson.name} has no module with an answer region in solutions/{lesson.name}/")
     nb = v4.new_notebook(metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
@@ -150,30 +158,41 @@ def lesson_notebook(lesson: Lesson, points: Points):
         cells = split_module(source, str(path))
         first = len(nb.cells)
         if cells.doc:
-            nb.cells.append(v4.new_markdown_cell(_markdown_of(cells.doc), metadata=_meta(f"{stem}-lesson", locked=True)))
+            nb.cells.append(
+                v4.new_markdown_cell(_markdown_of(cells.doc), metadata=_meta(f"{stem}-lesson", locked=True))
+            )
         if stem == stems[0]:
             nb.cells.append(v4.new_markdown_cell(GRADING_NOTE, metadata=_meta("how-it-is-graded", locked=True)))
         if cells.setup:
             nb.cells.append(v4.new_code_cell(cells.setup))
         for name, text in cells.solutions:
             # A solution cell without a region would be cleared whole: leave such code as it is.
-            meta = _meta(f"{stem}-{name}" if name.startswith("helpers-") else name, solution=True) if BEGIN in text else {}
+            meta = (
+                _meta(f"{stem}-{name}" if name.startswith("helpers-") else name, solution=True) if BEGIN in text else {}
+            )
             nb.cells.append(v4.new_code_cell(text, metadata=meta))
         module_nb = v4.new_notebook()
         module_nb.cells = nb.cells[first:]
         _check(module_nb, cells, source, str(path))
     call = f'from grader.notebooks.grade_cell import grade\n\ngrade("{lesson.name}", "%s", points={{:g}})'
     nb.cells += [
-        v4.new_markdown_cell("## Check your work\n\nThe lesson's public tests, the same as "
-                             f"`pytest exercises/{lesson.name} -m public` in the kit.",
-                             metadata=_meta("check-your-work", locked=True)),
-        v4.new_code_cell((call % "public").format(points.public),
-                         metadata=_meta(f"{lesson.name}-public-tests", grade=True, locked=True, points=points.public)),
-        v4.new_markdown_cell("## Hidden tests\n\nThey run when your notebook is graded.",
-                             metadata=_meta("hidden-tests", locked=True)),
-        v4.new_code_cell(f"# The hidden tests of {lesson.name} run here when your notebook is graded.\n"
-                         f"{BEGIN_HIDDEN}\n{(call % 'hidden').format(points.hidden)}\n{END_HIDDEN}",
-                         metadata=_meta(f"{lesson.name}-hidden-tests", grade=True, locked=True, points=points.hidden)),
+        v4.new_markdown_cell(
+            "## Check your work\n\nThe lesson's public tests, the same as "
+            f"`pytest exercises/{lesson.name} -m public` in the kit.",
+            metadata=_meta("check-your-work", locked=True),
+        ),
+        v4.new_code_cell(
+            (call % "public").format(points.public),
+            metadata=_meta(f"{lesson.name}-public-tests", grade=True, locked=True, points=points.public),
+        ),
+        v4.new_markdown_cell(
+            "## Hidden tests\n\nThey run when your notebook is graded.", metadata=_meta("hidden-tests", locked=True)
+        ),
+        v4.new_code_cell(
+            f"# The hidden tests of {lesson.name} run here when your notebook is graded.\n"
+            f"{BEGIN_HIDDEN}\n{(call % 'hidden').format(points.hidden)}\n{END_HIDDEN}",
+            metadata=_meta(f"{lesson.name}-hidden-tests", grade=True, locked=True, points=points.hidden),
+        ),
     ]
     if points.hidden == 0:
         nb.cells = nb.cells[:-2]  # a lesson whose tests are all public

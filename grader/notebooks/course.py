@@ -69,28 +69,39 @@ c.KernelManager.ip = os.path.join(tempfile.gettempdir(), f"kata-kernel-{{os.getp
 
 def configure(parser: argparse.ArgumentParser, name: str) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    build = actions.add_parser("build", help="write an nbgrader course: config and one source notebook per lesson",
-                               description="Write nbgrader_config.py and source/<lesson>/<lesson>.ipynb for each lesson.")
+    build = actions.add_parser(
+        "build",
+        help="write an nbgrader course: config and one source notebook per lesson",
+        description="Write nbgrader_config.py and source/<lesson>/<lesson>.ipynb for each lesson.",
+    )
     build.add_argument("course", metavar="COURSE", type=Path, help="the course folder (created if missing)")
     build.add_argument("--lessons", nargs="+", metavar="LESSON", help="only these lessons (default: all)")
     build.add_argument("--course-id", default="kata", help="nbgrader's course id (default: kata)")
     build.add_argument("--exchange", type=Path, help="the exchange folder students fetch from and submit to")
     build.add_argument("--force", action="store_true", help="overwrite an existing nbgrader_config.py")
-    grade = actions.add_parser("autograde", help="nbgrader autograde every submission of an assignment, in parallel",
-                               description="Run `nbgrader autograde` for each student of ASSIGNMENT, several at a "
-                               "time, then list the scores, name the submissions that failed, and write a CSV.")
+    grade = actions.add_parser(
+        "autograde",
+        help="nbgrader autograde every submission of an assignment, in parallel",
+        description="Run `nbgrader autograde` for each student of ASSIGNMENT, several at a "
+        "time, then list the scores, name the submissions that failed, and write a CSV.",
+    )
     grade.add_argument("course", metavar="COURSE", type=Path)
     grade.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment (a lesson name, e.g. 07_stable)")
-    grade.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="students at a time (default: cores)")
+    cores = os.cpu_count() or 1
+    grade.add_argument("--jobs", "-j", type=int, default=cores, help="students at a time (default: cores)")
     grade.add_argument("--students", nargs="+", metavar="STUDENT", help="only these students")
     grade.add_argument("--csv", type=Path, help="where to write the scores (default: COURSE/grades-ASSIGNMENT.csv)")
-    convert = actions.add_parser("from-module", help="turn a learner's exercises/ files into submission notebooks",
-                                 description="Write COURSE/submitted/STUDENT/<lesson>/<lesson>.ipynb from the "
-                                 "learner's .py files, for every lesson that has a generated assignment.")
+    convert = actions.add_parser(
+        "from-module",
+        help="turn a learner's exercises/ files into submission notebooks",
+        description="Write COURSE/submitted/STUDENT/<lesson>/<lesson>.ipynb from the "
+        "learner's .py files, for every lesson that has a generated assignment.",
+    )
     convert.add_argument("course", metavar="COURSE", type=Path)
     convert.add_argument("student", metavar="STUDENT", help="the student's id in the gradebook")
-    convert.add_argument("source", metavar="EXERCISES", type=Path,
-                         help="the learner's exercises/ folder (or one lesson folder in it)")
+    convert.add_argument(
+        "source", metavar="EXERCISES", type=Path, help="the learner's exercises/ folder (or one lesson folder in it)"
+    )
     parser.epilog += f"""
 
 An instructor's whole round, from the kit's folder:
@@ -104,7 +115,8 @@ An instructor's whole round, from the kit's folder:
 
 def run(args: argparse.Namespace, root: Path) -> int:
     if args.action == "build":
-        return build(root, args.course, args.lessons, course_id=args.course_id, exchange=args.exchange, force=args.force)
+        options = {"course_id": args.course_id, "exchange": args.exchange, "force": args.force}
+        return build(root, args.course, args.lessons, **options)
     if args.action == "autograde":
         return autograde(args.course, args.assignment, jobs=args.jobs, students=args.students, csv_path=args.csv)
     return from_module(root, args.course, args.student, args.source)
@@ -114,7 +126,7 @@ def _nbgrader_installed() -> None:
     try:
         import nbgrader  # noqa: F401 (only whether it is installed)
     except ImportError:
-        raise KitError("nbgrader is not installed: pip install -c constraints.txt -e \".[instructor]\"") from None
+        raise KitError('nbgrader is not installed: pip install -c constraints.txt -e ".[instructor]"') from None
 
 
 # --- build -------------------------------------------------------------------------------------------
@@ -139,15 +151,25 @@ def lesson_points(root: Path, names: list[str]):
     return points
 
 
-def build(root: Path, course: Path, lessons: list[str] | None, *, course_id: str = "kata",
-          exchange: Path | None = None, force: bool = False) -> int:
+def build(
+    root: Path,
+    course: Path,
+    lessons: list[str] | None,
+    *,
+    course_id: str = "kata",
+    exchange: Path | None = None,
+    force: bool = False,
+) -> int:
     _nbgrader_installed()
     import nbformat
 
     from grader.notebooks.build import lesson_notebook
 
-    chosen = [get_lesson(root, name) for name in lessons] if lessons else [
-        lesson for lesson in all_lessons(root) if lesson.dir("solutions").is_dir()]
+    chosen = (
+        [get_lesson(root, name) for name in lessons]
+        if lessons
+        else [lesson for lesson in all_lessons(root) if lesson.dir("solutions").is_dir()]
+    )
     course = course.resolve()
     if course == root or root in course.parents:
         raise KitError(f"{course} is inside the kit; build the course beside it, e.g. `kata nbgrader build ../course`")
@@ -156,9 +178,21 @@ def build(root: Path, course: Path, lessons: list[str] | None, *, course_id: str
     course.mkdir(parents=True, exist_ok=True)
     config = course / "nbgrader_config.py"
     if force or not config.exists():
-        line = f"c.Exchange.root = {str(exchange.resolve())!r}" if exchange else "# c.Exchange.root = \"/srv/nbgrader/exchange\""
-        config.write_text(CONFIG.format(course_id=course_id, exchange=line, kit=str(root), run_timeout=f"{RUN_TIMEOUT:g}",
-                                        cell_timeout=CELL_TIMEOUT), encoding="utf-8")
+        line = (
+            f"c.Exchange.root = {str(exchange.resolve())!r}"
+            if exchange
+            else '# c.Exchange.root = "/srv/nbgrader/exchange"'
+        )
+        config.write_text(
+            CONFIG.format(
+                course_id=course_id,
+                exchange=line,
+                kit=str(root),
+                run_timeout=f"{RUN_TIMEOUT:g}",
+                cell_timeout=CELL_TIMEOUT,
+            ),
+            encoding="utf-8",
+        )
         print(f"wrote {config}")
     else:
         print(f"kept {config} (it exists; --force writes a new one)")
@@ -169,7 +203,9 @@ def build(root: Path, course: Path, lessons: list[str] | None, *, course_id: str
         p = points[name]
         print(f"wrote {path.relative_to(course)}  ({p.public:g} public + {p.hidden:g} hidden points)")
     first = next(iter(notebooks))
-    print(f"\nNext: cd {course} && nbgrader generate_assignment {first}   (the student version goes to release/{first}/)")
+    print(
+        f"\nNext: cd {course} && nbgrader generate_assignment {first}   (the student version goes to release/{first}/)"
+    )
     return 0
 
 
@@ -189,8 +225,11 @@ def submission_from_module(release_nb, module_text: str, where: str = "<module>"
     except SyntaxError:
         tree = None  # graded as it is: the whole file in the setup cell, where its error shows
     nb = copy.deepcopy(release_nb)
-    solution_cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells
-                      if c.metadata.get("nbgrader", {}).get("solution")}
+    solution_cells = {
+        c.metadata.get("nbgrader", {}).get("grade_id"): c
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
     setup = next((c for c in nb.cells if c.cell_type == "code" and "nbgrader" not in c.metadata), None)
     if setup is None:
         raise KitError(f"{where}: the release notebook has no setup cell (a code cell without nbgrader metadata)")
@@ -200,7 +239,7 @@ def submission_from_module(release_nb, module_text: str, where: str = "<module>"
     lines = module_text.splitlines()
     rest = []
     for node in tree.body:
-        text = "\n".join(lines[first_line(node) - 1:node.end_lineno])
+        text = "\n".join(lines[first_line(node) - 1 : node.end_lineno])
         if node is tree.body[0] and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the module docstring: the notebook has the lesson text
         if getattr(node, "name", None) in solution_cells:
@@ -218,14 +257,18 @@ def from_module(root: Path, course: Path, student: str, source: Path) -> int:
     course, source = course.resolve(), source.resolve()
     if not source.is_dir():
         raise KitError(f"{source} is not a folder: give the learner's exercises/ folder (or one lesson folder in it)")
-    folders = [source] if LESSON_RE.match(source.name) else sorted(p for p in source.iterdir() if LESSON_RE.match(p.name))
+    folders = (
+        [source] if LESSON_RE.match(source.name) else sorted(p for p in source.iterdir() if LESSON_RE.match(p.name))
+    )
     written = 0
     for folder in folders:
         release = course / "release" / folder.name / f"{folder.name}.ipynb"
         files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
         if not release.is_file() or not files:
             if files:
-                print(f"skipped {folder.name}: no {release.relative_to(course)} (nbgrader generate_assignment {folder.name} first)")
+                print(
+                    f"skipped {folder.name}: no {release.relative_to(course)} (nbgrader generate_assignment {folder.name} first)"
+                )
             continue
         nb = nbformat.read(str(release), as_version=4)
         for file in files:
@@ -234,7 +277,8 @@ def from_module(root: Path, course: Path, student: str, source: Path) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, str(out))
         (out.parent / "timestamp.txt").write_text(
-            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(max(f.stat().st_mtime for f in files))), encoding="utf-8")
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(max(f.stat().st_mtime for f in files))), encoding="utf-8"
+        )
         print(f"wrote {out.relative_to(course)} from {', '.join(str(f) for f in files)}")
         written += 1
     if not written:
@@ -257,8 +301,15 @@ def _autograde_one(course: Path, assignment: str, student: str) -> dict:
     command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force"]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(command, cwd=course, env=environment(), capture_output=True, text=True,
-                              timeout=AUTOGRADE_TIMEOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            command,
+            cwd=course,
+            env=environment(),
+            capture_output=True,
+            text=True,
+            timeout=AUTOGRADE_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
         ok, log = proc.returncode == 0, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         ok, log = False, f"nbgrader autograde did not finish in {AUTOGRADE_TIMEOUT} s\n{exc.stderr or ''}"
@@ -276,8 +327,9 @@ def _problem(log: str) -> str:
     return lines[-1][:300] if lines else "nbgrader autograde failed without a message"
 
 
-def autograde(course: Path, assignment: str, *, jobs: int = 1, students: list[str] | None = None,
-              csv_path: Path | None = None) -> int:
+def autograde(
+    course: Path, assignment: str, *, jobs: int = 1, students: list[str] | None = None, csv_path: Path | None = None
+) -> int:
     _nbgrader_installed()
     course = course.resolve()
     if not (course / "nbgrader_config.py").is_file():
@@ -309,8 +361,10 @@ def autograde(course: Path, assignment: str, *, jobs: int = 1, students: list[st
     for r in failed:
         log = course / f"autograde-{assignment}-{r['student']}.log"
         log.write_text(r["log"], encoding="utf-8")
-        print(f"FAILED {r['student']}: nbgrader could not grade this submission: {r['problem']}\n"
-              f"  (whole log: {log}). Its score is not a grade: look at the notebook, fix or re-run.")
+        print(
+            f"FAILED {r['student']}: nbgrader could not grade this submission: {r['problem']}\n"
+            f"  (whole log: {log}). Its score is not a grade: look at the notebook, fix or re-run."
+        )
     return 1 if failed else 0
 
 
@@ -332,10 +386,15 @@ def _print_table(assignment: str, results: list[dict]) -> list[dict]:
         score = "" if r["score"] is None or not r["ok"] else f"{r['score']:g} / {r['max_score']:g}"
         status = "graded" if r["ok"] else "FAILED"
         table.append([r["student"], score, status])
-        rows.append({"student": r["student"], "assignment": assignment,
-                     "score": "" if not r["ok"] or r["score"] is None else round(r["score"], 4),
-                     "max_score": "" if r["max_score"] is None else r["max_score"],
-                     "status": status.lower(), "problem": r["problem"]})
+        rows.append(
+            {
+                "student": r["student"],
+                "assignment": assignment,
+                "score": "" if not r["ok"] or r["score"] is None else round(r["score"], 4),
+                "max_score": "" if r["max_score"] is None else r["max_score"],
+                "status": status.lower(),
+                "problem": r["problem"],
+            }
+        )
     print("\n" + "\n".join(format_table(table, [Column("<", fit=True), Column(">", 12), Column("<")], sep="  ")))
     return rows
-

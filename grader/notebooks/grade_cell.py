@@ -166,8 +166,13 @@ def run_tests(lesson: str, module: Module):
 
 # --- from outcomes to a score and PASS/FAIL lines --------------------------------------------------
 
-_LABELS = {Outcome.PASSED: "PASS", Outcome.SKIPPED: "SKIP", Outcome.TODO: "TODO", Outcome.TIMEOUT: "TIME",
-           Outcome.BROKEN: "FAIL"}
+_LABELS = {
+    Outcome.PASSED: "PASS",
+    Outcome.SKIPPED: "SKIP",
+    Outcome.TODO: "TODO",
+    Outcome.TIMEOUT: "TIME",
+    Outcome.BROKEN: "FAIL",
+}
 _KITS_OWN = (Outcome.TODO, Outcome.BROKEN, Outcome.TIMEOUT, Outcome.SKIPPED)  # messages, not tracebacks
 
 
@@ -198,8 +203,9 @@ def _in_cells(text: str, module: Module, path: str) -> str:
     return text.replace(path, "your code")
 
 
-def score(run: RunResult, selection: str, points: float, module: Module, lesson: str,
-          path: str = "") -> tuple[float, list[str]]:
+def score(
+    run: RunResult, selection: str, points: float, module: Module, lesson: str, path: str = ""
+) -> tuple[float, list[str]]:
     """(score, report lines) for the tests of `selection` (all, public or hidden) in `run`, whose
     messages name the graded module by `path`."""
     wanted = [t for t in run.collected or [] if selection == "all" or t.public == (selection == "public")]
@@ -223,11 +229,15 @@ def score(run: RunResult, selection: str, points: float, module: Module, lesson:
             if test.nodeid != cut_short:
                 rows.append(f"FAIL  {name}: not run (the test process had stopped)")
             elif run.stopped:
-                rows.append(f"TIME  {name}: still running when the time for the whole lesson "
-                            f"({run.seconds:.0f} s) was spent; the tests after it did not run")
+                rows.append(
+                    f"TIME  {name}: still running when the time for the whole lesson "
+                    f"({run.seconds:.0f} s) was spent; the tests after it did not run"
+                )
             else:
-                rows.append(f"FAIL  {name}: the test process ended during this test (exit code "
-                            f"{run.returncode}): does your code call os._exit or sys.exit?")
+                rows.append(
+                    f"FAIL  {name}: the test process ended during this test (exit code "
+                    f"{run.returncode}): does your code call os._exit or sys.exit?"
+                )
             continue
         outcome = entry.outcome
         if entry.counts:
@@ -238,7 +248,9 @@ def score(run: RunResult, selection: str, points: float, module: Module, lesson:
             rows.append(f"PASS  {name}")
         else:
             why = _in_cells(reason(entry), module, path)
-            rows.append(f"{_LABELS.get(outcome, 'FAIL')}  {name}" + (f": {why}" if "\n" not in why else "\n" + _indent(why)))
+            rows.append(
+                f"{_LABELS.get(outcome, 'FAIL')}  {name}" + (f": {why}" if "\n" not in why else "\n" + _indent(why))
+            )
     value = min(points, round(points * earned / possible, 2)) if possible else 0.0
     header = f"{lesson}, {kind}: {passed} of {len(wanted)} passed, {value:g} of {points:g} points"
     return float(value), [header, *lines, *rows]

@@ -28,9 +28,7 @@ class LessonDir(pytest.Directory):
     def collect(self):
         tests = self.config.rootpath / "tests" / self.path.name
         if not tests.is_dir():
-            raise self.CollectError(
-                f"lesson {self.path.name} has no tests: expected the folder {tests}"
-            )
+            raise self.CollectError(f"lesson {self.path.name} has no tests: expected the folder {tests}")
         for source in sorted(self.path.glob("*.py")):
             if self.session.isinitpath(source):
                 yield LessonFile.from_parent(self, path=source)
@@ -75,7 +73,9 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     """Load the kit's hypothesis profile before a test module that uses hypothesis is imported
     (``@given`` fixes its settings when the test is defined; the default 200 ms deadline
     would fail correct code on a busy machine). Modules without hypothesis do not pay for it."""
-    if "grader.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(encoding="utf-8", errors="replace"):
+    if "grader.hypothesis_profile" not in sys.modules and "hypothesis" in module_path.read_text(
+        encoding="utf-8", errors="replace"
+    ):
         importlib.import_module("grader.hypothesis_profile")
 
 

@@ -47,6 +47,7 @@ from grader.quoting import error_line, repeats
 from grader.results import Failure, Kind
 from grader.stand_ins import LoopReached
 
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
@@ -55,8 +56,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         frame = _last_frame_in(call.excinfo.value, code_of(item))
         if frame is not None:  # a test counts for its points only where the kit skips it, not the learner
             at = where(frame, item.config)
-            message = (f"{item.name} was skipped by the code under test ({shown(frame, item.config)}), and a test "
-                       f"the code skips counts as failed: finish the code instead of skipping its test.")
+            message = (
+                f"{item.name} was skipped by the code under test ({shown(frame, item.config)}), and a test "
+                f"the code skips counts as failed: finish the code instead of skipping its test."
+            )
             report.outcome, report.longrepr = "failed", message
             report.kata_failure = Failure(None, "Skipped", message, at)
     if call.excinfo is not None and report.failed and report.kata_failure is None:
@@ -65,7 +68,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if message is not None:
             report.longrepr = message
     return report
-
 
 
 # A report crosses between processes as data where pytest-xdist runs the tests (the kit's own
@@ -84,6 +86,7 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict):
     if isinstance(failure := getattr(report, "kata_failure", None), dict):
         report.kata_failure = Failure.from_json(failure)
     return report
+
 
 def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure, str | None]:
     """(the failure as data, the kit's message to show instead of pytest's, or None)."""
@@ -104,26 +107,36 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     at = where(frame, config) if frame else None
     if timed_out(exc):
         running = f"; it was running {shown(frame, config)}" if frame else ""
-        message = (f"TIMEOUT: {item.name} did not finish in {item.stash.get(TIMEOUT_S, 0.0)} s{running}.\n"
-                   "  Look there for a loop that never ends (a condition that never changes, "
-                   "an index that never moves).")
+        message = (
+            f"TIMEOUT: {item.name} did not finish in {item.stash.get(TIMEOUT_S, 0.0)} s{running}.\n"
+            "  Look there for a loop that never ends (a condition that never changes, "
+            "an index that never moves)."
+        )
         return Failure(Kind.TIMEOUT, exception, message, at), message
     if _asked_for_cuda(exc):
         caller = f"{shown(frame, config)} " if frame else ""
-        message = (f"{caller}asked for a CUDA device, but this machine has none ({exception}: {exc}).\n"
-                   "  Write device-agnostic code: make new tensors on the input's device "
-                   "(device=x.device, x.new_zeros(...), torch.zeros_like(x), .to(x.device)) "
-                   "instead of .cuda() or device=\"cuda\".")
+        message = (
+            f"{caller}asked for a CUDA device, but this machine has none ({exception}: {exc}).\n"
+            "  Write device-agnostic code: make new tensors on the input's device "
+            "(device=x.device, x.new_zeros(...), torch.zeros_like(x), .to(x.device)) "
+            'instead of .cuda() or device="cuda".'
+        )
         return Failure(Kind.CUDA, exception, message, at), message
     if isinstance(exc, AttributeError) and _is_module_in(getattr(exc, "obj", None), code):
-        message = (f"{target(config).rel(exc.obj.__file__)} has no {exc.name!r}, which the tests use.\n"
-                   "  Keep every name and signature the stub came with (a renamed or deleted function "
-                   "cannot be tested).")
+        message = (
+            f"{target(config).rel(exc.obj.__file__)} has no {exc.name!r}, which the tests use.\n"
+            "  Keep every name and signature the stub came with (a renamed or deleted function "
+            "cannot be tested)."
+        )
         return Failure(None, exception, message, at), message
     kind = Kind.MEMORY if _out_of_memory(exc) else Kind.FILE_SIZE if _file_too_large(exc) else None
     # hypothesis's note names the example that failed: the input, which the learner needs
-    examples = [example for note in getattr(exc, "__notes__", ()) if note.startswith(("Falsifying", "Failing"))
-                if (example := _example(note))]
+    examples = [
+        example
+        for note in getattr(exc, "__notes__", ())
+        if note.startswith(("Falsifying", "Failing"))
+        if (example := _example(note))
+    ]
     handled = handled_error(exc)
     if frame is None and handled is not None:  # the kit's message for an error of the learner's line: that line
         inner = _last_frame_in(handled, code)
@@ -139,7 +152,9 @@ def diagnose(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> tuple[Failure,
     if worker is not None:  # the learner's line in the worker, and the worker's own error
         path, line, _, _ = worker.frames[-1]
         at = f"{target(config).rel(path)}:{line}"
-        return Failure(kind, exception, worker.error, at), "\n".join([_learners_frames(exc, code, config, worker), *examples])
+        return Failure(kind, exception, worker.error, at), "\n".join(
+            [_learners_frames(exc, code, config, worker), *examples]
+        )
     error = error_line(exc)
     told = _learners_frames(exc, code, config) if frame is not None else error
     pitfall = pitfalls.named(exc)  # a cause the error alone names for certain
@@ -208,8 +223,10 @@ def _learners_frames(exc: BaseException, code: tuple[Path, ...], config: pytest.
     for tb in frames(exc):
         filename = tb.tb_frame.f_code.co_filename
         if is_learners(filename, code) and not repeats(shown, filename, tb.tb_lineno, tb.tb_frame.f_code.co_name):
-            lines += [f"{where(tb, config)}: in {tb.tb_frame.f_code.co_name}",
-                      f"    {linecache.getline(filename, tb.tb_lineno).strip()}"]
+            lines += [
+                f"{where(tb, config)}: in {tb.tb_frame.f_code.co_name}",
+                f"    {linecache.getline(filename, tb.tb_lineno).strip()}",
+            ]
             shown = (filename, tb.tb_lineno)
     if worker is not None:
         lines += ["in a DataLoader worker process:"]
@@ -231,8 +248,12 @@ def _asked_for_cuda(exc: BaseException) -> bool:
     machine without a usable CUDA device."""
     cuda = sys.modules.get("torch.cuda")
     tb = innermost(exc)
-    return (cuda is not None and tb is not None and tb.tb_frame.f_code is cuda._lazy_init.__code__
-            and not cuda.is_available())
+    return (
+        cuda is not None
+        and tb is not None
+        and tb.tb_frame.f_code is cuda._lazy_init.__code__
+        and not cuda.is_available()
+    )
 
 
 def _out_of_memory(exc: BaseException) -> bool:

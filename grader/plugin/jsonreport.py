@@ -17,7 +17,9 @@ from grader.results import CollectError, RunResult, TestInfo, TestResult
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("kata").addoption("--kata-report", metavar="PATH", help="write every test's outcome to PATH as JSON.")
+    parser.getgroup("kata").addoption(
+        "--kata-report", metavar="PATH", help="write every test's outcome to PATH as JSON."
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,7 +36,9 @@ class JsonReport:
     def _write(self) -> None:
         write_json(self.path, self.run.to_json())
 
-    def pytest_kata_collected(self, config: pytest.Config, collected: list[TestInfo], errors: list[CollectError]) -> None:
+    def pytest_kata_collected(
+        self, config: pytest.Config, collected: list[TestInfo], errors: list[CollectError]
+    ) -> None:
         self.run.collected, self.run.collect_errors = collected, errors
         self._write()
 

@@ -74,8 +74,10 @@ def waiting(item: pytest.Item, reached: LoopReached) -> tuple[Loop, str] | None:
     if not 0 <= reached.key < len(found):
         return None
     loop = found[reached.key]
-    return loop, (f"TIMEOUT: {item.name} ended at once: it reached {loop.function}, which did not finish in "
-                  f"{loop.seconds} s in {loop.test}; it was running {loop.running}.")
+    return loop, (
+        f"TIMEOUT: {item.name} ended at once: it reached {loop.function}, which did not finish in "
+        f"{loop.seconds} s in {loop.test}; it was running {loop.running}."
+    )
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -126,8 +128,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     found = loops(config)
     running = learners[-1].tb_frame.f_code
-    loop = Loop(item.nodeid, item.name, item.stash.get(TIMEOUT_S, 0.0), getattr(running, "co_qualname", running.co_name),
-                shown(learners[-1], config), where(learners[-1], config), failure.exception)
+    loop = Loop(
+        item.nodeid,
+        item.name,
+        item.stash.get(TIMEOUT_S, 0.0),
+        getattr(running, "co_qualname", running.co_name),
+        shown(learners[-1], config),
+        where(learners[-1], config),
+        failure.exception,
+    )
     remote = made_connection(config)
     if remote is not None:  # the code process kept the stopped call's frames; it puts the stand-in there
         remote.stand_in(len(found))

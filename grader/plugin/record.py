@@ -41,8 +41,9 @@ class Recorder:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = {item.nodeid: item for item in session.items}
-        self.config.hook.pytest_kata_collected(config=self.config, collected=[info(i) for i in session.items],
-                                               errors=list(self.errors))
+        self.config.hook.pytest_kata_collected(
+            config=self.config, collected=[info(i) for i in session.items], errors=list(self.errors)
+        )
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
@@ -63,8 +64,9 @@ class Recorder:
         measured = []
         if report.when == "call" and context is not None:  # the speed ratios its call measured
             measured, context.measurements = context.measurements, []
-        result = dataclasses.replace(so_far, speed=(*so_far.speed, *measured),
-                                     seconds=round(so_far.seconds + report.duration, 4))
+        result = dataclasses.replace(
+            so_far, speed=(*so_far.speed, *measured), seconds=round(so_far.seconds + report.duration, 4)
+        )
         if so_far.outcome is Outcome.PASSED and not report.passed:  # the first phase that did not pass decides
             result = _with_failure(result, report)
         self.running[report.nodeid] = result
@@ -83,8 +85,9 @@ def _with_failure(result: TestResult, report: pytest.TestReport) -> TestResult:
         outcome, failure = Outcome.SKIPPED, None
     else:
         failure = getattr(report, "kata_failure", None)
-        outcome = _OUTCOME_OF.get(failure.kind if failure else None,
-                                  Outcome.FAILED if report.when == "call" else Outcome.ERROR)
+        outcome = _OUTCOME_OF.get(
+            failure.kind if failure else None, Outcome.FAILED if report.when == "call" else Outcome.ERROR
+        )
         message = str(report.longrepr)
     return dataclasses.replace(result, outcome=outcome, message=message, failure=failure)
 

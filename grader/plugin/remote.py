@@ -29,8 +29,11 @@ SESSION = pytest.StashKey["RemoteSession"]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kata")
-    group.addoption("--kata-remote", action="store_true",
-                    help="run the code under test in another process, the tests' checks in this one")
+    group.addoption(
+        "--kata-remote",
+        action="store_true",
+        help="run the code under test in another process, the tests' checks in this one",
+    )
     # Class grading's S, made behind the sandbox (grader.grading.sandbox): "SOCKET:MEMORY:PID",
     # the descriptors of its connection and of the memory shared with it, and the process it runs
     # under; ":processes" after them where S may make processes.
@@ -144,11 +147,15 @@ class RemoteSession:
             result = yield
         finally:
             test.monkeypatch = None
-        if self.remote is not None and test.unremotable:  # the test caught it, and would pass on an answer never checked
+        if (
+            self.remote is not None and test.unremotable
+        ):  # the test caught it, and would pass on an answer never checked
             from grader.remote.errors import Unremotable
 
-            raise Unremotable("this test used something of the code under test that cannot cross to another "
-                              "process, and went on without it: it cannot run while the code is kept in another one")
+            raise Unremotable(
+                "this test used something of the code under test that cannot cross to another "
+                "process, and went on without it: it cannot run while the code is kept in another one"
+            )
         return result
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -31,9 +31,13 @@ from grader.results import Kind
 # of it was selected).
 LESSONS = pytest.StashKey[dict[str, tuple[str, bool]]]()
 
-_STATUS = MappingProxyType({Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
-                            Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True})),
-                            Kind.TIMEOUT: ("timeout", "L", ("TIMEOUT", {"red": True}))})
+_STATUS = MappingProxyType(
+    {
+        Kind.TODO: ("todo", "T", ("TODO", {"yellow": True})),
+        Kind.BROKEN: ("broken", "B", ("BROKEN", {"red": True})),
+        Kind.TIMEOUT: ("timeout", "L", ("TIMEOUT", {"red": True})),
+    }
+)
 
 
 class _Shown:
@@ -64,13 +68,15 @@ class _Shown:
             if first_told in (None, self.name):
                 tw.line(line)
             elif first_told != pointed:
-                tw.line(f"(As told under {first_told} above: \"{_opening(line)}\")")
+                tw.line(f'(As told under {first_told} above: "{_opening(line)}")')
             pointed = first_told if first_told not in (None, self.name) else None
         if others:
             names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             # "each on its own input": their numbers, sizes and dtypes may differ from this section's
-            tw.line(f"(The same failure, each on its own input, in {len(others)} more test{'s' if len(others) > 1 else ''}: "
-                    f"{names}.)")
+            tw.line(
+                f"(The same failure, each on its own input, in {len(others)} more test{'s' if len(others) > 1 else ''}: "
+                f"{names}.)"
+            )
 
 
 class _SharedFailures:
@@ -117,15 +123,22 @@ class _SharedFailures:
         # Each way two failures can be the same; the first key an earlier failure has is its group.
         # (The last line is the error only where the kit's message is not told about one: after
         # a kit's message, it is advice, which two different errors can share.)
-        keys = [(failure.where, _alike(handled, parameters)) if failure.where and handled else None,
-                (failure.exception, failure.where, *(_alike(line, parameters) for line in last))
-                if failure.where and not handled else None,
-                (failure.exception, _alike(text, parameters))]
+        keys = [
+            (failure.where, _alike(handled, parameters)) if failure.where and handled else None,
+            (failure.exception, failure.where, *(_alike(line, parameters) for line in last))
+            if failure.where and not handled
+            else None,
+            (failure.exception, _alike(text, parameters)),
+        ]
         # Advice for another dtype is another failure ("cast back to float16"), though the dtype
         # is left out of the rest as a parameter of the tests. (Advice on a line of its own: the
         # first line says what was called on which input, and names the input's dtype.)
-        dtypes = tuple(m.group() for line in text.splitlines()[1:] if _advice(line) and not line.endswith(":")
-                       for m in _DTYPE.finditer(line))
+        dtypes = tuple(
+            m.group()
+            for line in text.splitlines()[1:]
+            if _advice(line) and not line.endswith(":")
+            for m in _DTYPE.finditer(line)
+        )
         keys = [(*key, dtypes) for key in keys if key is not None]
         group = next((self.groups[key] for key in keys if key in self.groups), [])
         for key in keys:
@@ -140,8 +153,10 @@ class _SharedFailures:
 
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*")  # a parameter's id that is a name: float32, k1, sliced (a shape is values)
-_VALUES = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)"
-                     r"|(?<=shape )\(\)")  # a 0-d tensor's shape is a size too
+_VALUES = re.compile(
+    r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}|\((?:<number>|<values>)(?:, (?:<number>|<values>))*,?\)"
+    r"|(?<=shape )\(\)"
+)  # a 0-d tensor's shape is a size too
 # A line of the kit's advice that another failure can share word for word (a pitfall and its fix):
 # long, not indented (a line of code), and not an error's own line (which is what went wrong).
 _ADVICE = re.compile(r"^(?![ \t(]|\w+(?:Error|Exception|Warning): )(?!.*: in \w+$).{100,}$")
@@ -158,6 +173,7 @@ def _opening(line: str) -> str:
         return stop.group() + " ..."
     cut = re.match(r"^.{40,50}?(?=\s)", line)
     return cut.group() + " ..." if cut else line
+
 
 _DTYPE = re.compile(r"\b(?:b?float|u?int|complex)\d+\b")  # a dtype as messages name it
 
@@ -183,8 +199,14 @@ def _parameters(items: list[pytest.Item], module) -> tuple[str, ...]:
     test_x[float32-3]; numbers and sizes are left out anyway), longest first, less the names of
     the learner's module (test_x[softmax] and test_x[logsumexp] test two functions: their
     failures are two)."""
-    parts = {p for item in items if getattr(item, "callspec", None) is not None
-             for part in item.callspec.id.split("-") if part for p in (part, part.rsplit(".", 1)[-1])}
+    parts = {
+        p
+        for item in items
+        if getattr(item, "callspec", None) is not None
+        for part in item.callspec.id.split("-")
+        if part
+        for p in (part, part.rsplit(".", 1)[-1])
+    }
     defined = _module_names(module)
     kept = (p for p in parts if _NAME.fullmatch(p) and p not in defined)
     return tuple(sorted(kept, key=len, reverse=True))
@@ -267,8 +289,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             yellow=True,
         )
     if exitstatus == 0 and tr.stats.get("passed"):
-        line = _all_passed(config, len(tr.stats["passed"]), len(tr.stats.get("skipped", [])),
-                           bool(tr.stats.get("deselected")))
+        line = _all_passed(
+            config, len(tr.stats["passed"]), len(tr.stats.get("skipped", [])), bool(tr.stats.get("deselected"))
+        )
         if line:
             tr.line(line, green=True)
 
@@ -283,15 +306,20 @@ def _all_passed(config: pytest.Config, passed: int, skipped: int, deselected: bo
     if deselected or not all(whole for _, whole in lessons.values()):
         tree, _ = next(iter(lessons.values()))
         names = ", ".join(lessons)
-        return (f"The {tests} you chose pass{'es' if passed == 1 else ''}: part of {names}, not all of it. "
-                f"`pytest {' '.join(f'{tree}/{name}' for name in lessons)}` runs every test.")
+        return (
+            f"The {tests} you chose pass{'es' if passed == 1 else ''}: part of {names}, not all of it. "
+            f"`pytest {' '.join(f'{tree}/{name}' for name in lessons)}` runs every test."
+        )
     if len(lessons) > 1:
         return f"All {tests} of the {len(lessons)} lessons run pass. `kata next` says where to go on."
     ((name, (tree, _)),) = lessons.items()
     order = [lesson.name for lesson in all_lessons(config.rootpath)]
-    after = order[order.index(name) + 1:] if name in order else []
-    where = (f"Next: `pytest {tree}/{after[0]}`, or `kata next` for a lesson you left unfinished."
-             if after else "It is the last lesson: `kata next` says whether one is left unfinished.")
+    after = order[order.index(name) + 1 :] if name in order else []
+    where = (
+        f"Next: `pytest {tree}/{after[0]}`, or `kata next` for a lesson you left unfinished."
+        if after
+        else "It is the last lesson: `kata next` says whether one is left unfinished."
+    )
     if skipped:
         return f"Every test of {name} that can run here passes ({tests}; {skipped} skipped, see above). {where}"
     return f"Every test of {name} passes ({tests}). {where}"
@@ -311,7 +339,9 @@ def _loops(tr) -> None:
     """Each line the time limit stopped a test at, once: how many more tests it stopped there
     (a loop that runs as a module is imported, say), and how many later tests waited on its
     loop (grader.plugin.loops); those are not shown one by one."""
-    stopped: dict[str, list] = {}  # the line (or the message, where no line is known) -> the reports of the tests stopped there
+    stopped: dict[
+        str, list
+    ] = {}  # the line (or the message, where no line is known) -> the reports of the tests stopped there
     waiting: dict[str, set[str]] = {}  # the test that hit the limit -> the tests that waited on its loop
     for report in tr.stats.get("timeout", []):
         first = getattr(report, "kata_loop", report.nodeid)
@@ -331,8 +361,10 @@ def _loops(tr) -> None:
             tr.line(f"  ({again} more test{'s were' if again != 1 else ' was'} stopped there too)")
         count = sum(len(waiting.get(r.nodeid, ())) for r in group)
         if count:
-            tr.line(f"  ({count} more test{'s that reach it' if count != 1 else ' that reaches it'} ended at once, "
-                    "waiting on it)")
+            tr.line(
+                f"  ({count} more test{'s that reach it' if count != 1 else ' that reaches it'} ended at once, "
+                "waiting on it)"
+            )
 
 
 def _unique_messages(reports) -> dict[str, int]:

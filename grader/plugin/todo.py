@@ -78,8 +78,9 @@ def pytest_runtest_call(item: pytest.Item):
         stub = untouched.first_stub(module, Path(item.path), getattr(item, "originalname", item.name), code)
         if stub is not None:  # the test can only end in this stub's TODO: skip its setup work
             return (yield from _phase(item, instead=lambda: raise_from(stub)))
-    with leaving_hypothesis(item, lambda exc: isinstance(exc, NotImplementedError) and stub_site(exc, item) is not None,
-                            StubReached):
+    with leaving_hypothesis(
+        item, lambda exc: isinstance(exc, NotImplementedError) and stub_site(exc, item) is not None, StubReached
+    ):
         return (yield from _phase(item))
 
 

@@ -25,7 +25,9 @@ from grader.learners_code import is_untouched
 FIXTURE = "lesson"  # the fixture that holds the module under test (grader.plugin.target.lesson)
 
 
-def first_stub(module: ModuleType, test_file: Path, test_name: str, code_roots: tuple[Path, ...]) -> FunctionType | type | None:
+def first_stub(
+    module: ModuleType, test_file: Path, test_name: str, code_roots: tuple[Path, ...]
+) -> FunctionType | type | None:
     """The untouched stub the test `test_name` in `test_file` uses first, if every name it
     uses from `module` (through the ``lesson`` fixture) is one; else None."""
     names = lesson_names(test_file, test_name)
@@ -56,8 +58,13 @@ def lesson_names(test_file: Path, test_name: str) -> tuple[str, ...] | None:
     return None if found is None else tuple(dict.fromkeys(name for _, name in sorted(found, key=lambda r: r[0])))
 
 
-def _reads(node: ast.FunctionDef, param: str, functions: dict[str, ast.FunctionDef], visiting: frozenset[str],
-           bound: dict[str, str]) -> list[tuple[tuple[int, int], str]] | None:
+def _reads(
+    node: ast.FunctionDef,
+    param: str,
+    functions: dict[str, ast.FunctionDef],
+    visiting: frozenset[str],
+    bound: dict[str, str],
+) -> list[tuple[tuple[int, int], str]] | None:
     """(where the call that runs it ends, name) for each name `node`'s body reads off `param`,
     following `param` into the module's functions it is handed to (their reads placed where
     that call ends), `bound` naming the module's functions its parameters were given; None for
@@ -91,11 +98,13 @@ def _walked(node: ast.FunctionDef) -> tuple[list[ast.Name], dict[ast.AST, ast.AS
     return names, {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
 
 
-def _handed_to(use: ast.Name, call, functions: dict[str, ast.FunctionDef],
-               bound: dict[str, str]) -> tuple[ast.FunctionDef, str, dict[str, str]] | None:
+def _handed_to(
+    use: ast.Name, call, functions: dict[str, ast.FunctionDef], bound: dict[str, str]
+) -> tuple[ast.FunctionDef, str, dict[str, str]] | None:
     """(the module's function, its parameter that `use` is handed to as an argument of `call`,
     the module's functions its other parameters are given there), or None where `call` is not
     a plain call of one of `functions` (by name, or by a parameter `bound` to one)."""
+
     def function(arg) -> str | None:
         if isinstance(arg, ast.Name):
             name = bound.get(arg.id, arg.id)
@@ -108,7 +117,7 @@ def _handed_to(use: ast.Name, call, functions: dict[str, ast.FunctionDef],
     callee = functions[target]
     positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
     # Arguments up to `use` must fill named parameters (a `*args` after it does not matter).
-    before = call.args[:call.args.index(use) + 1] if use in call.args else call.args
+    before = call.args[: call.args.index(use) + 1] if use in call.args else call.args
     if any(isinstance(a, ast.Starred) for a in before) or len(before) > len(positional):
         return None
     given = {positional[i]: function(a) for i, a in enumerate(before)}
@@ -129,7 +138,9 @@ def _called_at(read: ast.Attribute, parents: dict[ast.AST, ast.AST]) -> tuple[in
     node = read
     while node in parents and not isinstance(node, ast.Call):
         node = parents[node]
-    return (node.end_lineno, node.end_col_offset) if isinstance(node, ast.Call) else (read.end_lineno, read.end_col_offset)
+    return (
+        (node.end_lineno, node.end_col_offset) if isinstance(node, ast.Call) else (read.end_lineno, read.end_col_offset)
+    )
 
 
 def _module_ast(path: Path) -> ast.Module:

@@ -72,9 +72,16 @@ class _Remote(torch.autograd.Function):
         if ctx.handle is None:
             return (None, None, None, None, *([None] * ctx.count))
         connection = ctx.function.module._kata_connection
-        reply = connection.request({"op": "backward", "handle": ctx.handle, "grads": [wire.plain(g) for g in grads],
-                                    **recording(connection, ctx.test), "timeout": connection.left()})
+        reply = connection.request(
+            {
+                "op": "backward",
+                "handle": ctx.handle,
+                "grads": [wire.plain(g) for g in grads],
+                **recording(connection, ctx.test),
+                "timeout": connection.left(),
+            }
+        )
         take_recorded(reply, ctx.function.called, ctx.test)
-        found = list(reply.get("grads") or [])[:ctx.count]
+        found = list(reply.get("grads") or [])[: ctx.count]
         found += [None] * (ctx.count - len(found))
         return (None, None, None, None, *(g if type(g) is torch.Tensor else None for g in found))

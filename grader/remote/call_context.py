@@ -71,10 +71,13 @@ def recording(connection: Connection, test: running.RunningTest | None) -> dict:
     make processes, whose ops no recorder there sees: the test cannot run so."""
     ops_recorders, function_recorders = _open(test)
     if connection.processes and (ops_recorders or function_recorders):
-        raise Unremotable("its ops were to be recorded in a process of the code's that may make processes, "
-                          "whose ops no recorder sees")
-    return {"record": max((2 if r.dtypes else 1 for r in ops_recorders), default=0),
-            "functions": bool(function_recorders)}
+        raise Unremotable(
+            "its ops were to be recorded in a process of the code's that may make processes, whose ops no recorder sees"
+        )
+    return {
+        "record": max((2 if r.dtypes else 1 for r in ops_recorders), default=0),
+        "functions": bool(function_recorders),
+    }
 
 
 def take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None, test: running.RunningTest | None) -> None:
@@ -88,9 +91,11 @@ def take_recorded(reply: dict, called: tuple[tuple[Path, ...], str] | None, test
     ops, functions, subclasses = reply.get("ops"), reply.get("functions"), reply.get("subclasses")
     ops = ops if isinstance(ops, list) else []  # what S sent: anything
     if isinstance(subclasses, list) and subclasses:
-        running.note_review(f"{called[1] if called else 'a scenario'} ran ops through a tensor subclass's own __torch_dispatch__ "
-                    f"({', '.join(str(name) for name in subclasses[:3])}), under which no recorder sees what runs",
-                            test)
+        running.note_review(
+            f"{called[1] if called else 'a scenario'} ran ops through a tensor subclass's own __torch_dispatch__ "
+            f"({', '.join(str(name) for name in subclasses[:3])}), under which no recorder sees what runs",
+            test,
+        )
     if ops_recorders:
         calls = []
         for op in ops:

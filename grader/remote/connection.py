@@ -31,7 +31,9 @@ THREADS_NOTED = 20_000  # ns of CPU in S's other threads during a call that earn
 class Connection:
     """One S: requests go out one at a time, and each gets its answer."""
 
-    def __init__(self, sock: socket.socket, memory: int, root: int | None, process: subprocess.Popen | None = None) -> None:
+    def __init__(
+        self, sock: socket.socket, memory: int, root: int | None, process: subprocess.Popen | None = None
+    ) -> None:
         self.sock = sock
         self.shared = shared.Shared(memory)  # where timed calls' tensors go
         self.root = root  # the process S is, or runs under: timed calls count its and its children's CPU time
@@ -72,8 +74,12 @@ class Connection:
         `kata verify` run with --kata-remote; class grading forks a sandboxed one instead)."""
         here, there = socket.socketpair()
         memory = shared.create()
-        process = subprocess.Popen([sys.executable, "-m", server.__name__, str(there.fileno()), str(memory)],
-                                   pass_fds=[there.fileno(), memory], cwd=cwd, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", server.__name__, str(there.fileno()), str(memory)],
+            pass_fds=[there.fileno(), memory],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+        )
         there.close()
         return cls(here, memory, process.pid, process)
 
@@ -117,8 +123,10 @@ class Connection:
         spent = cputime.beside(self.watched, known) - before
         if spent > THREADS_NOTED and what not in self.threaded:  # once a function: its first call that did
             self.threaded.add(what)
-            running.note_review(f"{what} spent {spent / 1e6:.2g} ms of CPU in another thread during a call, out of the sight "
-                        "of the checks that watch the thread it was called in")
+            running.note_review(
+                f"{what} spent {spent / 1e6:.2g} ms of CPU in another thread during a call, out of the sight "
+                "of the checks that watch the thread it was called in"
+            )
 
     def request(self, message: dict, payload: bytes | None = None) -> dict:
         """Send `message` (or its `payload`, encoded already) and return S's answer."""
@@ -160,8 +168,10 @@ class Connection:
     def stop(self) -> None:
         """Stop S, and every process under it (its PID namespace's init among them), for good."""
         self.overran = True
-        self.gone = ("The code under test ran past its time limit with the alarm that stops it switched off or "
-                     "blocked; its process was stopped, and can answer no more calls.")
+        self.gone = (
+            "The code under test ran past its time limit with the alarm that stops it switched off or "
+            "blocked; its process was stopped, and can answer no more calls."
+        )
         if self.root is not None:
             for pid in reversed(cputime.processes(self.root)):
                 try:
@@ -176,8 +186,10 @@ class Connection:
 
     def broke(self, why: str) -> str:
         """S ended or broke the protocol (`why`): no more calls go to it. What to tell."""
-        self.gone = (f"The process running the code under test ended or broke the protocol ({why}); the "
-                     "code called os._exit or sys.exit, crashed, or wrote to the tests' channel.")
+        self.gone = (
+            f"The process running the code under test ended or broke the protocol ({why}); the "
+            "code called os._exit or sys.exit, crashed, or wrote to the tests' channel."
+        )
         return self.gone
 
     def left(self) -> float | None:

@@ -66,8 +66,10 @@ def spent(before: dict[int, int], after: dict[int, int]) -> float:
     """Seconds of CPU the processes spent between the two samples."""
     gone = set(before) - set(after)
     if gone:
-        raise Ended(f"{len(gone)} process(es) of the code under test ended during a timed call, so the time "
-                    "they spent cannot be counted: timed code must not start or stop processes")
+        raise Ended(
+            f"{len(gone)} process(es) of the code under test ended during a timed call, so the time "
+            "they spent cannot be counted: timed code must not start or stop processes"
+        )
     return sum(after[pid] - before.get(pid, 0) for pid in after) / 1e9
 
 

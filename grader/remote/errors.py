@@ -22,8 +22,9 @@ from grader.stand_ins import LoopReached
 # BaseException's other children (SystemExit, KeyboardInterrupt, GeneratorExit): nothing S
 # sends may end or steer this process; pytest's and hypothesis's own (skip, xfail) are not
 # built-ins.
-_RAISABLE = MappingProxyType({name: t for name, t in vars(__import__("builtins")).items()
-                              if isinstance(t, type) and issubclass(t, Exception)})
+_RAISABLE = MappingProxyType(
+    {name: t for name, t in vars(__import__("builtins")).items() if isinstance(t, type) and issubclass(t, Exception)}
+)
 
 
 class Unremotable(AssertionError):
@@ -68,7 +69,7 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = (), read: dict[str, Path]
     elif kind is SyntaxError and isinstance(record.get("syntax"), list) and len(record["syntax"]) == 5:
         msg, filename, lineno, offset, text = record["syntax"]
         filename = str(filename) if _learners_file(str(filename), roots, read) else "<the code under test>"
-        exc = SyntaxError(str(msg), (filename, int(lineno), int(offset), str(text)[:wire.MAX_TEXT]))
+        exc = SyntaxError(str(msg), (filename, int(lineno), int(offset), str(text)[: wire.MAX_TEXT]))
     else:
         exc = kind(message) if name == kind.__name__ else kind(f"{message}" if message else name)
         if kind is not RuntimeError and name != kind.__name__:
@@ -86,7 +87,7 @@ def _traceback(frames: list, roots: tuple[Path, ...], read: dict[str, Path]):
     frame whose file is not the learner's is left out: S names the files, and what reads a
     traceback here reads its files' lines (pytest's report among them)."""
     tb = None
-    for entry in reversed(frames[-wire.MAX_FRAMES:]):
+    for entry in reversed(frames[-wire.MAX_FRAMES :]):
         try:
             filename, lineno, name = str(entry[0]), int(entry[1]), str(entry[2])
         except (TypeError, ValueError, IndexError):

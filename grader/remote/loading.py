@@ -19,8 +19,16 @@ from grader.remote.stand_in import RemoteModule
 from grader.testing.source import reaching
 
 
-def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mutant: Path | None,
-         file: Path | None, source: Path) -> RemoteModule:
+def load(
+    connection: Connection,
+    root: Path,
+    name: str,
+    stem: str,
+    tree: str,
+    mutant: Path | None,
+    file: Path | None,
+    source: Path,
+) -> RemoteModule:
     """The module under test, imported in S; its import error raised here (grader.plugin.target
     makes it a NotImportable)."""
     if connection.overhead is None and connection.timing:  # before anything of the learner's is in S
@@ -29,15 +37,29 @@ def load(connection: Connection, root: Path, name: str, stem: str, tree: str, mu
     # S names a file as it was given its path, or resolved: beneath either form (read_beneath
     # walks from the root by name, so a name's own form decides where it may lead)
     connection.roots = tuple(dict.fromkeys([*(p.absolute() for p in roots), *(p.resolve() for p in roots)]))
-    reply = connection.request({
-        "op": "load", "root": str(root), "lesson": name, "stem": stem, "tree": tree,
-        "mutant": str(mutant) if mutant else None, "file": str(file) if file else None,
-        "roots": [str(p) for p in roots], "timeout": connection.left(),  # a loop at import time is the test's
-    })
+    reply = connection.request(
+        {
+            "op": "load",
+            "root": str(root),
+            "lesson": name,
+            "stem": stem,
+            "tree": tree,
+            "mutant": str(mutant) if mutant else None,
+            "file": str(file) if file else None,
+            "roots": [str(p) for p in roots],
+            "timeout": connection.left(),  # a loop at import time is the test's
+        }
+    )
     answer = sorted(((connection.kit or root) / "solutions" / name).glob("*.py"))  # none in a learner's copy
     _read_reaching(connection, [*sorted(source.parent.glob("*.py")), *([mutant] if mutant else [])], answer)
-    return RemoteModule(connection, int(reply["module"]), f"{tree}.{name}.{stem}", str(source),
-                        _reference(connection.kit or root, name, stem), (source, *([mutant] if mutant else [])))
+    return RemoteModule(
+        connection,
+        int(reply["module"]),
+        f"{tree}.{name}.{stem}",
+        str(source),
+        _reference(connection.kit or root, name, stem),
+        (source, *([mutant] if mutant else [])),
+    )
 
 
 def _read_reaching(connection: Connection, files: list[Path], answer: list[Path]) -> None:
@@ -48,9 +70,11 @@ def _read_reaching(connection: Connection, files: list[Path], answer: list[Path]
     connection.read.update(files)
     if found := reaching(files, answer):
         where = ", ".join(f"{Path(s.file).name}:{s.line} {s.word}" for s in found[:3])
-        running.note_review(f"the source reaches past what its answer needs ({where}{', ...' if len(found) > 3 else ''}): "
-                    "an import, a private attribute, a name looked up at run time, another's object changed, frames, "
-                    "the grader or threads; what its run showed may not be what it did")
+        running.note_review(
+            f"the source reaches past what its answer needs ({where}{', ...' if len(found) > 3 else ''}): "
+            "an import, a private attribute, a name looked up at run time, another's object changed, frames, "
+            "the grader or threads; what its run showed may not be what it did"
+        )
 
 
 def _reference(root: Path, name: str, stem: str) -> ModuleType | None:

@@ -80,9 +80,15 @@ class Server:
             try:
                 request = wire.decode(payload)
             except wire.Broken as exc:  # the tests' own data, which the frame's checks refuse: say so there
-                wire.send(self.sock, {"error": wire.error_record(RuntimeError(f"the code's process could not read a "
-                                                                             f"request of the tests: {exc}"), ()),
-                                      "refused": True})
+                wire.send(
+                    self.sock,
+                    {
+                        "error": wire.error_record(
+                            RuntimeError(f"the code's process could not read a request of the tests: {exc}"), ()
+                        ),
+                        "refused": True,
+                    },
+                )
                 continue
             for handle in request.get("free", ()):
                 self.graphs.pop(handle, None)
@@ -92,8 +98,11 @@ class Server:
                 reply = getattr(self, "op_" + request["op"])(request)
             except _TimedOut as exc:
                 reply = {"error": wire.error_record(exc, self.roots), "timeout": True}
-                self.stopped = [(frame.f_code, frame.f_globals) for frame, _ in traceback.walk_tb(exc.__traceback__)
-                                if wire.under(frame.f_code.co_filename, self.roots)]
+                self.stopped = [
+                    (frame.f_code, frame.f_globals)
+                    for frame, _ in traceback.walk_tb(exc.__traceback__)
+                    if wire.under(frame.f_code.co_filename, self.roots)
+                ]
             except LoopReached as exc:
                 reply = {"error": wire.error_record(exc, self.roots), "waiting": exc.key}
             except BaseException as exc:  # noqa: BLE001 (the learner's error is data, a pytest.skip's too)
@@ -201,8 +210,9 @@ class Server:
         grads = [None] * len(wanted)
         if pairs and wanted:
             with _limit(request["timeout"]), _recording(request) as ops:
-                grads = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
-                                            allow_unused=True, retain_graph=True)
+                grads = torch.autograd.grad(
+                    [o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True, retain_graph=True
+                )
         else:
             ops = None
         by_input = iter(grads)
@@ -210,9 +220,12 @@ class Server:
 
     def _answer(self, result, inputs, versions, ops, keep: bool) -> dict:
         outputs = _tensors(result)
-        reply = {"value": wire.as_views(wire.plain(result), inputs), **_ops(ops),
-                 "changed": [i for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v],  # written into
-                 "tracks": [o.requires_grad for o in outputs]}
+        reply = {
+            "value": wire.as_views(wire.plain(result), inputs),
+            **_ops(ops),
+            "changed": [i for i, (t, v) in enumerate(zip(inputs, versions)) if t._version != v],  # written into
+            "tracks": [o.requires_grad for o in outputs],
+        }
         if keep and any(reply["tracks"]):
             self.next_handle += 1
             self.graphs[self.next_handle] = (inputs, outputs)
@@ -226,8 +239,10 @@ def _parameters(fn: FunctionType) -> list | None:
     import inspect
 
     try:
-        return [[p.name, int(p.kind), *([] if p.default is p.empty else [wire.plain(p.default)])]
-                for p in inspect.signature(fn).parameters.values()]
+        return [
+            [p.name, int(p.kind), *([] if p.default is p.empty else [wire.plain(p.default)])]
+            for p in inspect.signature(fn).parameters.values()
+        ]
     except (TypeError, ValueError):
         return None
 
@@ -239,8 +254,14 @@ def _same(x):
 def _alike(results: list) -> bool:
     """Whether the results are plain CPU tensors of one dtype and shape, none tracking gradients."""
     first = results[0]
-    return all(type(r) is torch.Tensor and r.device.type == "cpu" and not r.requires_grad and r.dtype == first.dtype
-               and r.shape == first.shape for r in results)
+    return all(
+        type(r) is torch.Tensor
+        and r.device.type == "cpu"
+        and not r.requires_grad
+        and r.dtype == first.dtype
+        and r.shape == first.shape
+        for r in results
+    )
 
 
 def _tensors(tree) -> list[torch.Tensor]:

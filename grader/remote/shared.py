@@ -47,13 +47,25 @@ class Shared:
             raise ValueError("a tensor reaching outside its storage, or larger than a frame")
         if offset + nbytes > SIZE:
             raise ValueError("a tensor reaching outside the shared memory")
-        storage = torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes, offset=offset).untyped_storage() \
-            if nbytes else torch.empty(0, dtype=torch.uint8).untyped_storage()
+        storage = (
+            torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes, offset=offset).untyped_storage()
+            if nbytes
+            else torch.empty(0, dtype=torch.uint8).untyped_storage()
+        )
         return torch.empty(0, dtype=dtype, device="cpu").set_(storage, storage_offset, shape, stride)
 
     def _describe(self, t: torch.Tensor, offset: int) -> dict:
-        return {_KEY: [offset, t.untyped_storage().nbytes(), t.dtype, list(t.shape), list(t.stride()),
-                       t.storage_offset(), t.requires_grad]}
+        return {
+            _KEY: [
+                offset,
+                t.untyped_storage().nbytes(),
+                t.dtype,
+                list(t.shape),
+                list(t.stride()),
+                t.storage_offset(),
+                t.requires_grad,
+            ]
+        }
 
     def place(self, tree):
         """(`tree` with each tensor replaced by where it will lie, a function that writes their
@@ -80,7 +92,8 @@ class Shared:
         def write():
             for at, t in writes:
                 source = torch.empty(0, dtype=torch.uint8, device="cpu").set_(t.detach().untyped_storage())
-                self.bytes[at:at + source.numel()].copy_(source)
+                self.bytes[at : at + source.numel()].copy_(source)
+
         return tree_unflatten(described, spec), write
 
     def resolve(self, tree):
@@ -118,7 +131,7 @@ class Shared:
                 nbytes = leaf.untyped_storage().nbytes()
                 if offset + nbytes <= SIZE:
                     source = torch.empty(0, dtype=torch.uint8, device="cpu").set_(leaf.untyped_storage())
-                    self.bytes[offset:offset + nbytes].copy_(source)
+                    self.bytes[offset : offset + nbytes].copy_(source)
                     placed.append(self._describe(leaf, offset))
                     offset += -(-nbytes // _ALIGN) * _ALIGN
                     continue
@@ -136,8 +149,14 @@ class Shared:
                     offset, nbytes, dtype, shape, stride, storage_offset, _ = leaf[_KEY]
                     if not (0 <= offset and 0 <= nbytes and offset + nbytes <= SIZE and type(dtype) is torch.dtype):
                         raise ValueError("outside the shared memory")
-                    view = self._view(int(offset), int(nbytes), dtype, [int(n) for n in shape],
-                                      [int(n) for n in stride], int(storage_offset))
+                    view = self._view(
+                        int(offset),
+                        int(nbytes),
+                        dtype,
+                        [int(n) for n in shape],
+                        [int(n) for n in stride],
+                        int(storage_offset),
+                    )
                     copied += view.numel() * dtype.itemsize
                     if copied > SIZE:  # each copy is dense: expanded views could ask for any amount
                         raise ValueError("results larger, copied out, than the shared memory")

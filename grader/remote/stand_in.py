@@ -30,8 +30,15 @@ from grader.testing.scenario import source_of
 class RemoteModule(ModuleType):
     """The module under test as the tests see it: its functions call S, its plain data is a copy."""
 
-    def __init__(self, connection: Connection, key: int, name: str, file: str | None, reference=None,
-                 sources: tuple[Path, ...] = ()) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        key: int,
+        name: str,
+        file: str | None,
+        reference=None,
+        sources: tuple[Path, ...] = (),
+    ) -> None:
         super().__init__(name)
         self.__file__ = file
         self._kata_sources = sources  # the files its definitions come from, later ones replacing earlier ones'
@@ -55,8 +62,10 @@ class RemoteModule(ModuleType):
         if reply.get("kind") == "value":
             return reply["value"]
         what = "class" if reply.get("is_class") else f"{reply.get('type')} object"
-        raise Unremotable(f"{self.__name__}.{name} is a {what}: its tests drive it in the process it lives in, "
-                          "so they cannot run while the code under test is kept in another one")
+        raise Unremotable(
+            f"{self.__name__}.{name} is a {what}: its tests drive it in the process it lives in, "
+            "so they cannot run while the code under test is kept in another one"
+        )
 
     def _kata_first_stub(self, names: tuple[str, ...]):
         """Where the names are all untouched stubs in S (grader.plugin.untouched.first_stub), a
@@ -83,17 +92,28 @@ class RemoteModule(ModuleType):
         __tracebackhide__ = True
         watching = watcher()
         if watching is not None:
-            raise Unremotable(f"the scenario {fn.__name__} was run under {watching}, which watches the calls made in "
-                              "this process: its test cannot run while the code under test is kept in another one")
+            raise Unremotable(
+                f"the scenario {fn.__name__} was run under {watching}, which watches the calls made in "
+                "this process: its test cannot run while the code under test is kept in another one"
+            )
         connection, test = self._kata_connection, running.current()
         try:
-            message = {"op": "scenario", "module": self._kata_key, "file": fn.__code__.co_filename, "name": fn.__name__,
-                       "source": source_of(fn),  # what of its test file S runs; S does not see the file
-                       "args": wire.plain(args), "kwargs": wire.plain(kwargs), **recording(connection, test),
-                       "timeout": connection.left(), "defaults": defaults()}
+            message = {
+                "op": "scenario",
+                "module": self._kata_key,
+                "file": fn.__code__.co_filename,
+                "name": fn.__name__,
+                "source": source_of(fn),  # what of its test file S runs; S does not see the file
+                "args": wire.plain(args),
+                "kwargs": wire.plain(kwargs),
+                **recording(connection, test),
+                "timeout": connection.left(),
+                "defaults": defaults(),
+            }
         except TypeError as exc:  # the kit's test, not the learner's code: say so, do not fall back
-            raise TypeError(f"the scenario {fn.__name__} takes data only (a name, not a function or an object): {exc}") \
-                from None
+            raise TypeError(
+                f"the scenario {fn.__name__} takes data only (a name, not a function or an object): {exc}"
+            ) from None
         with connection.threads_watched(f"the scenario {fn.__name__}"):
             reply = connection.request(message)
         try:
@@ -116,8 +136,10 @@ class RemoteFunction:
     def __signature__(self) -> inspect.Signature:
         """What inspect.signature answers: the function's own, as S described it."""
         if self._signature is None:
-            raise Unremotable(f"{self.__name__}'s signature did not cross from the process it lives in (a default "
-                              "that is not data): its tests cannot read it there")
+            raise Unremotable(
+                f"{self.__name__}'s signature did not cross from the process it lives in (a default "
+                "that is not data): its tests cannot read it there"
+            )
         return self._signature
 
     def __repr__(self) -> str:
@@ -134,8 +156,10 @@ class RemoteFunction:
             return timed.call(self, args, kwargs)
         watching = watcher()
         if watching is not None:
-            raise Unremotable(f"{self.__name__} was called under {watching}, which watches the calls made in this "
-                              "process: its test cannot run while the code under test is kept in another one")
+            raise Unremotable(
+                f"{self.__name__} was called under {watching}, which watches the calls made in this "
+                "process: its test cannot run while the code under test is kept in another one"
+            )
         tensors = [leaf for leaf in tree_flatten((args, kwargs))[0] if isinstance(leaf, torch.Tensor)]
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return call_tracking(self, args, kwargs, tensors)
@@ -149,11 +173,18 @@ class RemoteFunction:
         __tracebackhide__ = True
         test = running.current()
         try:
-            message = {"op": "call", "module": self.module._kata_key, "name": self.__name__,
-                       "args": wire.plain(args), "kwargs": wire.plain(kwargs),
-                       "grad": grad or [False] * len(tensors), **recording(self.module._kata_connection, test),
-                       **({"record": record} if record is not None else {}),
-                       "timeout": self.module._kata_connection.left(), "defaults": defaults()}
+            message = {
+                "op": "call",
+                "module": self.module._kata_key,
+                "name": self.__name__,
+                "args": wire.plain(args),
+                "kwargs": wire.plain(kwargs),
+                "grad": grad or [False] * len(tensors),
+                **recording(self.module._kata_connection, test),
+                **({"record": record} if record is not None else {}),
+                "timeout": self.module._kata_connection.left(),
+                "defaults": defaults(),
+            }
         except TypeError as exc:
             raise Unremotable(f"{self.__name__}: {exc}; its tests cannot call it in another process") from None
         with self.module._kata_connection.threads_watched(self.__name__):
@@ -164,8 +195,10 @@ class RemoteFunction:
             raise Gone(self.module._kata_connection.broke(str(exc))) from None
         take_recorded(reply, self.called, test)
         if reply.get("changed"):  # no lesson's function may: its test fails here, its inputs kept as they were
-            fail(f"{self.__name__}() wrote into {self._argument(args, kwargs, tensors, reply['changed'])} in place: "
-                 "the caller's tensors must stay as they were; compute a new tensor instead of writing into an input.")
+            fail(
+                f"{self.__name__}() wrote into {self._argument(args, kwargs, tensors, reply['changed'])} in place: "
+                "the caller's tensors must stay as they were; compute a new tensor instead of writing into an input."
+            )
         return reply
 
     def _argument(self, args, kwargs, tensors, changed) -> str:
@@ -187,8 +220,11 @@ def _signature(parameters) -> inspect.Signature | None:
     if parameters is None:
         return None
     try:
-        return inspect.Signature([inspect.Parameter(p[0], inspect._ParameterKind(p[1]),
-                                                    **({"default": p[2]} if len(p) == 3 else {}))
-                                  for p in parameters])
+        return inspect.Signature(
+            [
+                inspect.Parameter(p[0], inspect._ParameterKind(p[1]), **({"default": p[2]} if len(p) == 3 else {}))
+                for p in parameters
+            ]
+        )
     except (TypeError, ValueError, LookupError):  # (S's answer is data of any shape)
         return None

@@ -47,13 +47,20 @@ def call(function, args, kwargs):
     clock = connection.clock
     start = clock.read  # this process's time from the clock's reading before this call is counted out
     if connection.processes:
-        raise Unremotable(f"{function.__name__} was timed in a process of the code's that may make processes, whose "
-                          "CPU time the kernel may count for nobody")
+        raise Unremotable(
+            f"{function.__name__} was timed in a process of the code's that may make processes, whose "
+            "CPU time the kernel may count for nobody"
+        )
     if connection.overhead is None:  # not measured, and it cannot be now: the learner's code is in S
-        raise RuntimeError("a call was timed in a test not marked speed (@pytest.mark.speed): the protocol's "
-                           "cost is measured before the code under test is loaded, where such tests run")
-    size = sum(t.untyped_storage().nbytes() for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)
-               and t.device.type == "cpu")
+        raise RuntimeError(
+            "a call was timed in a test not marked speed (@pytest.mark.speed): the protocol's "
+            "cost is measured before the code under test is loaded, where such tests run"
+        )
+    size = sum(
+        t.untyped_storage().nbytes()
+        for t in tree_flatten((args, kwargs))[0]
+        if isinstance(t, torch.Tensor) and t.device.type == "cpu"
+    )
     # Calls too short to time one at a time run `copies` times in a row, on as many fresh inputs.
     copies = max(1, min(COPIES, BATCH_BYTES // max(size, 1)))
     if connection.watching:  # a speed test's pass rests on the comparison, made on any of its calls
@@ -82,18 +89,28 @@ def _compare(function, args, kwargs, copies: int) -> None:
     (`RECORDED_SHARE`), untimed here, records the ops it ran, and so does a plain call on
     fresh inputs of the same shape: other ops, for a person to read (a speed test's pass
     rests on this record, which S made)."""
-    timed = run(function.module._kata_connection, function.module._kata_key, function.__name__, args, kwargs, copies,
-                record=True)
+    timed = run(
+        function.module._kata_connection,
+        function.module._kata_key,
+        function.__name__,
+        args,
+        kwargs,
+        copies,
+        record=True,
+    )
     if timed is None:  # larger than the shared memory: it travels as a plain call does
         return
     fresh = _fresh((args, kwargs))
-    plain = function.call(fresh[0], fresh[1], [leaf for leaf in tree_flatten(fresh)[0] if isinstance(leaf, torch.Tensor)],
-                          record=1)
+    plain = function.call(
+        fresh[0], fresh[1], [leaf for leaf in tree_flatten(fresh)[0] if isinstance(leaf, torch.Tensor)], record=1
+    )
     when_timed, when_called = _op_names(timed[3]), _op_names(plain.get("ops"))
     if when_timed != when_called:
         only = sorted(when_timed - when_called)[:5], sorted(when_called - when_timed)[:5]
-        running.note_review(f"{function.__name__} ran other ops when timed than when called on inputs of the same shape "
-                            f"(only when timed: {', '.join(only[0]) or 'none'}; only when called: {', '.join(only[1]) or 'none'})")
+        running.note_review(
+            f"{function.__name__} ran other ops when timed than when called on inputs of the same shape "
+            f"(only when timed: {', '.join(only[0]) or 'none'}; only when called: {', '.join(only[1]) or 'none'})"
+        )
 
 
 def _check(function, values: list, inputs: list) -> None:
@@ -120,11 +137,13 @@ def _check(function, values: list, inputs: list) -> None:
         except (AssertionError, TypeError, ValueError) as exc:
             raise AssertionError(
                 f"{function.__name__} gave a wrong answer in a speed test, on inputs of fresh values (an answer "
-                f"kept from an earlier call cannot be used):\n{exc}") from None
+                f"kept from an earlier call cannot be used):\n{exc}"
+            ) from None
 
 
-def run(connection: Connection, module: int | None, name: str | None, args, kwargs, copies: int,
-        record: bool = False) -> tuple[list, list, float, list] | None:
+def run(
+    connection: Connection, module: int | None, name: str | None, args, kwargs, copies: int, record: bool = False
+) -> tuple[list, list, float, list] | None:
     """A timed call in S of `module.name` on `copies` fresh copies of the arguments: (its
     results, the inputs they are for, the seconds of CPU S's processes spent from the moment
     the inputs' values were written to its answer, and with `record` the names of the aten ops
@@ -164,8 +183,16 @@ def _write_ahead(connection: Connection, module, name, args, kwargs, copies) -> 
     if placed is None:
         return None
     inputs, write = placed
-    connection.request({"op": "prepare", "module": module, "name": name, "inputs": inputs,
-                        "timeout": connection.left(), "defaults": defaults()})
+    connection.request(
+        {
+            "op": "prepare",
+            "module": module,
+            "name": name,
+            "inputs": inputs,
+            "timeout": connection.left(),
+            "defaults": defaults(),
+        }
+    )
     before = cputime.sample(connection.root)
     with _disable_current_modes():
         write()
@@ -228,8 +255,11 @@ def _fresh(tree):
         if isinstance(leaf, torch.Tensor) and leaf.device.type != "meta" and leaf.numel() > 1:
             storage = torch.empty(0, dtype=leaf.dtype, device="cpu").set_(leaf.detach().untyped_storage())
             shuffled = _shuffled(storage)
-            leaf = torch.empty(0, dtype=leaf.dtype, device="cpu").set_(shuffled.untyped_storage(), leaf.storage_offset(),
-                                                         leaf.shape, leaf.stride()).requires_grad_(leaf.requires_grad)
+            leaf = (
+                torch.empty(0, dtype=leaf.dtype, device="cpu")
+                .set_(shuffled.untyped_storage(), leaf.storage_offset(), leaf.shape, leaf.stride())
+                .requires_grad_(leaf.requires_grad)
+            )
         fresh.append(leaf)
     return tree_unflatten(fresh, spec)
 
@@ -247,8 +277,8 @@ def _shuffled(values: torch.Tensor) -> torch.Tensor:
     if n <= 16 * SHUFFLE_BLOCK:
         return values[torch.randperm(n)]
     blocks = n // SHUFFLE_BLOCK
-    head = values[:blocks * SHUFFLE_BLOCK].view(blocks, SHUFFLE_BLOCK)[torch.randperm(blocks)].view(-1)
-    whole = (head, values[blocks * SHUFFLE_BLOCK:])  # head then the rest, turned by `turn`: one copy, not two
+    head = values[: blocks * SHUFFLE_BLOCK].view(blocks, SHUFFLE_BLOCK)[torch.randperm(blocks)].view(-1)
+    whole = (head, values[blocks * SHUFFLE_BLOCK :])  # head then the rest, turned by `turn`: one copy, not two
     turn = int(torch.randint(1, n, ()))
     return torch.cat([*_slice(whole, n - turn, n), *_slice(whole, 0, n - turn)])
 

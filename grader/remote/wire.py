@@ -87,7 +87,9 @@ def as_views(value, arguments: list[torch.Tensor]):
 
     def leaf(v):
         if type(v) is torch.Tensor and (i := owners.get(v.untyped_storage()._cdata)) is not None:
-            return {_VIEW: [i, str(v.dtype).removeprefix("torch."), list(v.shape), list(v.stride()), v.storage_offset()]}
+            return {
+                _VIEW: [i, str(v.dtype).removeprefix("torch."), list(v.shape), list(v.stride()), v.storage_offset()]
+            }
         return v if type(v) is dict and set(v) == {_NDARRAY} else _DESCEND  # (an array is a copy already)
 
     return _map_tree(value, leaf) if owners else value
@@ -141,19 +143,39 @@ def encode(message) -> bytes:
     def tensor(t: torch.Tensor) -> int:
         nonlocal offset
         if t.device.type == "meta":  # no bytes: its storage's size, so its offset and strides stay as they are
-            tensors.append([str(t.dtype).removeprefix("torch."), list(t.shape), list(t.stride()), t.storage_offset(),
-                            t.untyped_storage().nbytes(), "meta"])
+            tensors.append(
+                [
+                    str(t.dtype).removeprefix("torch."),
+                    list(t.shape),
+                    list(t.stride()),
+                    t.storage_offset(),
+                    t.untyped_storage().nbytes(),
+                    "meta",
+                ]
+            )
             return len(tensors) - 1
         storage = t.untyped_storage()
         key = (storage.data_ptr(), storage.nbytes())
         if key not in storages:
-            data = torch.empty(0, dtype=torch.uint8, device="cpu").set_(storage).numpy().tobytes() if storage.nbytes() else b""
+            data = (
+                torch.empty(0, dtype=torch.uint8, device="cpu").set_(storage).numpy().tobytes()
+                if storage.nbytes()
+                else b""
+            )
             padding = -len(data) % _ALIGN
             blobs.append(data + b"\0" * padding)
             storages[key] = offset
             offset += len(data) + padding
-        tensors.append([str(t.dtype).removeprefix("torch."), list(t.shape), list(t.stride()), t.storage_offset(),
-                        storages[key], storage.nbytes()])
+        tensors.append(
+            [
+                str(t.dtype).removeprefix("torch."),
+                list(t.shape),
+                list(t.stride()),
+                t.storage_offset(),
+                storages[key],
+                storage.nbytes(),
+            ]
+        )
         return len(tensors) - 1
 
     def tree(v):
@@ -184,8 +206,8 @@ def decode(payload: bytes):
     """A payload as plain data: built from JSON and raw bytes, never by unpickling anything."""
     try:
         (size,) = _HEADER.unpack_from(payload)
-        header = json.loads(payload[_HEADER.size:_HEADER.size + size])
-        data = memoryview(payload)[_HEADER.size + size:]
+        header = json.loads(payload[_HEADER.size : _HEADER.size + size])
+        data = memoryview(payload)[_HEADER.size + size :]
         storages: dict[int, torch.UntypedStorage] = {}  # by where their bytes lie: views of one stay so
         tensors = [_tensor(entry, data, storages) for entry in header["t"]]
         return _tree(header["v"], tensors, 0)
@@ -215,8 +237,11 @@ def _tensor(entry, data: memoryview, storages: dict) -> torch.Tensor:
         raise Broken(f"a tensor of shape {shape[:8]} and strides {stride[:8]} that its {nbytes} bytes do not hold")
     storage = storages.get(at)
     if storage is None or storage.nbytes() != nbytes:
-        storage = torch.frombuffer(bytearray(data[at:at + nbytes]), dtype=torch.uint8).untyped_storage() if nbytes \
+        storage = (
+            torch.frombuffer(bytearray(data[at : at + nbytes]), dtype=torch.uint8).untyped_storage()
+            if nbytes
             else torch.UntypedStorage(0, device="cpu")
+        )
         storages[at] = storage
     return torch.empty(0, dtype=dtype, device="cpu").set_(storage, storage_offset, shape, stride)
 
@@ -296,10 +321,16 @@ def error_record(exc: BaseException, roots: tuple[Path, ...]) -> dict:
     """`exc` as data: its nearest built-in type, message, notes, and the frames of files under
     `roots` (the learner's), outermost first. A SyntaxError keeps where it is."""
     builtin = next(t for t in type(exc).__mro__ if getattr(builtins, t.__name__, None) is t)
-    frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__)
-              if under(f.filename, roots)]
-    record = {"type": builtin.__name__, "name": type(exc).__name__, "message": str(exc)[:MAX_TEXT],
-              "notes": [str(n)[:MAX_TEXT] for n in getattr(exc, "__notes__", ())][:10], "frames": frames[-MAX_FRAMES:]}
+    frames = [
+        (f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(exc.__traceback__) if under(f.filename, roots)
+    ]
+    record = {
+        "type": builtin.__name__,
+        "name": type(exc).__name__,
+        "message": str(exc)[:MAX_TEXT],
+        "notes": [str(n)[:MAX_TEXT] for n in getattr(exc, "__notes__", ())][:10],
+        "frames": frames[-MAX_FRAMES:],
+    }
     if isinstance(exc, SyntaxError):
         record["syntax"] = [exc.msg or "", exc.filename or "", exc.lineno or 0, exc.offset or 0, exc.text or ""]
     if isinstance(exc, OSError) and type(exc.errno) is int:  # which limit a write ran into (EFBIG)

@@ -17,24 +17,63 @@ from typing import Iterable, NamedTuple
 from grader.testing.reaching import root
 
 # Imports any lesson's answer may make beyond its own: the language's plainest tools.
-ALWAYS_IMPORTED = frozenset({"__future__", "math", "typing", "dataclasses", "functools", "itertools", "collections",
-                             "numbers", "abc", "enum", "torch"})
+ALWAYS_IMPORTED = frozenset(
+    {
+        "__future__",
+        "math",
+        "typing",
+        "dataclasses",
+        "functools",
+        "itertools",
+        "collections",
+        "numbers",
+        "abc",
+        "enum",
+        "torch",
+    }
+)
 
 # torch's public namespaces, which honest code may reach where the answer does not (torch.linalg
 # for a norm): the modules the source read asks of (`modules_used`) are the rest, torch's
 # workings (torch.serialization, torch.utils.data.dataloader), which an attack reaches for.
-PUBLIC_TORCH = frozenset({"torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.special",
-                          "torch.fft", "torch.optim", "torch.amp", "torch.autograd", "torch.distributions",
-                          "torch.random", "torch.testing", "torch.utils.data", "torch.func"})
+PUBLIC_TORCH = frozenset(
+    {
+        "torch.nn",
+        "torch.nn.functional",
+        "torch.nn.init",
+        "torch.linalg",
+        "torch.special",
+        "torch.fft",
+        "torch.optim",
+        "torch.amp",
+        "torch.autograd",
+        "torch.distributions",
+        "torch.random",
+        "torch.testing",
+        "torch.utils.data",
+        "torch.func",
+    }
+)
 
 # Names honest code in these lessons has little use for and an attack much: a file read (a
 # timed call told by /proc/self/maps), an object's address, a tensor subclass whose own
 # __torch_dispatch__ runs ops while the recording mode is popped (the red team's, round 4).
-WATCHED = frozenset({"open", "id", "memoryview", "as_subclass", "__torch_dispatch__", "__torch_function__",
-                     "a torch.Tensor subclass",
-                     # a tensor's values as Python objects, where a loop runs no op (round 6: a row loop over
-                     # tolist(); where the answer has them too, the loop read still sees its map)
-                     "tolist", "item", "numpy"})
+WATCHED = frozenset(
+    {
+        "open",
+        "id",
+        "memoryview",
+        "as_subclass",
+        "__torch_dispatch__",
+        "__torch_function__",
+        "a torch.Tensor subclass",
+        # a tensor's values as Python objects, where a loop runs no op (round 6: a row loop over
+        # tolist(); where the answer has them too, the loop read still sees its map)
+        "tolist",
+        "item",
+        "numpy",
+    }
+)
 
 
 class Needs(NamedTuple):
@@ -61,8 +100,13 @@ def needs_of(answer: Iterable[ast.Module]) -> Needs:
                 names.add(word)
         assigned.update(word.split(".")[-1].removesuffix(" =") for word, _ in assignments(tree, nodes, frozenset()))
         modules.update(module for module, _ in modules_used(nodes, imported=True))
-    return Needs(imports=frozenset(imports), modules=frozenset(modules), private=frozenset(private),
-                 assigned=frozenset(assigned), names=frozenset(names))
+    return Needs(
+        imports=frozenset(imports),
+        modules=frozenset(modules),
+        private=frozenset(private),
+        assigned=frozenset(assigned),
+        names=frozenset(names),
+    )
 
 
 def not_needed(node: ast.AST, needs: Needs) -> str | None:
@@ -72,20 +116,44 @@ def not_needed(node: ast.AST, needs: Needs) -> str | None:
         return next((f"import {a.name}" for a in node.names if a.name.split(".")[0] not in needs.imports), None)
     if isinstance(node, ast.ImportFrom) and _imported(node) not in needs.imports and node.level == 0:
         return f"from {node.module} import"
-    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-            and node.module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"}:
-        return next((f"{node.module}.{a.name} (not in the answer)" for a in node.names
-                     if f"{node.module}.{a.name}" in sys.modules
-                     and f"{node.module}.{a.name}" not in needs.modules | PUBLIC_TORCH), None)
-    if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr not in needs.private \
-            and root(node) not in ("self", "cls"):
+    if (
+        isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.level == 0
+        and node.module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"}
+    ):
+        return next(
+            (
+                f"{node.module}.{a.name} (not in the answer)"
+                for a in node.names
+                if f"{node.module}.{a.name}" in sys.modules
+                and f"{node.module}.{a.name}" not in needs.modules | PUBLIC_TORCH
+            ),
+            None,
+        )
+    if (
+        isinstance(node, ast.Attribute)
+        and _is_private(node.attr)
+        and node.attr not in needs.private
+        and root(node) not in ("self", "cls")
+    ):
         return node.attr
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) >= 2 and root(node.args[0]) != "self"
-            and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and root(node.args[0]) != "self"
+        and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+    ):
         return "getattr(<a name built at run time>)"
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
-            and node.args and root(node.args[0]) not in ("self", "cls")):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("setattr", "delattr")
+        and node.args
+        and root(node.args[0]) not in ("self", "cls")
+    ):
         return f"{node.func.id}(...)"
     if (word := _watched(node)) and word not in needs.names:
         return word
@@ -95,11 +163,16 @@ def not_needed(node: ast.AST, needs: Needs) -> str | None:
 def past_the_answer(tree: ast.Module, nodes: list[ast.AST], modules: set[str], needs: Needs) -> list[tuple[str, int]]:
     """What a whole module (`tree`, its `nodes` walked) does that the answer does not: attributes
     it assigns to objects it did not make, modules of torch's workings it reaches (each with a line)."""
-    found = [(word, line) for word, line in assignments(tree, nodes, modules)
-             if word.split(".")[-1].removesuffix(" =") not in needs.assigned]
-    return found + [(f"{module} (not in the answer)", line) for module, line in modules_used(nodes)
-                    if module not in needs.modules | PUBLIC_TORCH
-                    and module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"}]
+    found = [
+        (word, line)
+        for word, line in assignments(tree, nodes, modules)
+        if word.split(".")[-1].removesuffix(" =") not in needs.assigned
+    ]
+    return found + [
+        (f"{module} (not in the answer)", line)
+        for module, line in modules_used(nodes)
+        if module not in needs.modules | PUBLIC_TORCH and module.split(".")[0] not in ALWAYS_IMPORTED - {"torch"}
+    ]
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> str:
@@ -113,8 +186,15 @@ def _watched(node: ast.AST) -> str | None:
     """The WATCHED name `node` uses, if any."""
     if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Attribute) and b.attr == "Tensor" for b in node.bases):
         return "a torch.Tensor subclass"
-    name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute)
-            else node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None)
+    name = (
+        node.id
+        if isinstance(node, ast.Name)
+        else node.attr
+        if isinstance(node, ast.Attribute)
+        else node.name
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        else None
+    )
     return name if name in WATCHED else None
 
 
@@ -132,8 +212,9 @@ def modules_used(nodes: list[ast.AST], imported: bool = False) -> list[tuple[str
     aliases, found = {}, []
     for node in nodes:
         if isinstance(node, ast.Import):
-            aliases.update({(a.asname or a.name.split(".")[0]): (a.name if a.asname else a.name.split(".")[0])
-                            for a in node.names})
+            aliases.update(
+                {(a.asname or a.name.split(".")[0]): (a.name if a.asname else a.name.split(".")[0]) for a in node.names}
+            )
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             aliases.update({(a.asname or a.name): f"{node.module}.{a.name}" for a in node.names})
@@ -142,11 +223,18 @@ def modules_used(nodes: list[ast.AST], imported: bool = False) -> list[tuple[str
             continue
         for name in names if imported else ():  # with its packages
             parts = name.split(".")
-            found += [(dotted, node.lineno) for dotted in (".".join(parts[:i]) for i in range(1, len(parts) + 1))
-                      if dotted in sys.modules]
+            found += [
+                (dotted, node.lineno)
+                for dotted in (".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                if dotted in sys.modules
+            ]
     for node in nodes:  # a name bound to a module or one of its attributes: `t = torch`
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and (dotted := _dotted(node.value, aliases)) is not None):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and (dotted := _dotted(node.value, aliases)) is not None
+        ):
             aliases[node.targets[0].id] = dotted
     for node in nodes:
         if isinstance(node, ast.Attribute) and (dotted := _dotted(node, aliases)) is not None and dotted in sys.modules:
@@ -185,8 +273,13 @@ def assignments(tree: ast.Module, nodes: list[ast.AST], modules: frozenset[str] 
             for target in _targets(node):
                 if isinstance(target, ast.Attribute) and root(target) in foreign:
                     found.append((f"{root(target)}.{target.attr} =", node.lineno))
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
-                    and node.args and root(node.args[0]) in foreign):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("setattr", "delattr")
+                and node.args
+                and root(node.args[0]) in foreign
+            ):
                 name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else "?"
                 found.append((f"{root(node.args[0])}.{name} =", node.lineno))
     return found
@@ -194,9 +287,15 @@ def assignments(tree: ast.Module, nodes: list[ast.AST], modules: frozenset[str] 
 
 def _aliases(body: list[ast.AST], modules: frozenset[str] | set[str]) -> set[str]:
     """The names a body (its nodes, walked) binds to a module or an attribute chain of one: `t = torch`."""
-    return {t.id for node in body
-            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute))
-            and root(node.value) in modules for t in node.targets if isinstance(t, ast.Name)}
+    return {
+        t.id
+        for node in body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, (ast.Name, ast.Attribute))
+        and root(node.value) in modules
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:

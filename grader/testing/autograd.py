@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def grad_of(output: torch.Tensor, inputs: torch.Tensor, what: str, upstream: torch.Tensor | None = None) -> torch.Tensor:
+def grad_of(
+    output: torch.Tensor, inputs: torch.Tensor, what: str, upstream: torch.Tensor | None = None
+) -> torch.Tensor:
     """d(sum(output * upstream)) / d(inputs); `upstream` defaults to ones.
 
     Fails with a clear message, not autograd's "element 0 of tensors does not require grad",

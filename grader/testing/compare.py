@@ -19,12 +19,14 @@ DIGITS = 5  # the significant digits of a number in a message, wherever it is sh
 
 # (rtol, atol) for results a correct implementation computes in a different order than the
 # reference: a few units in the last place of each dtype.
-_TOLERANCE = MappingProxyType({
-    torch.float64: (1e-7, 1e-7),
-    torch.float32: (1e-5, 1e-6),
-    torch.float16: (4e-3, 1e-4),
-    torch.bfloat16: (2e-2, 1e-4),
-})
+_TOLERANCE = MappingProxyType(
+    {
+        torch.float64: (1e-7, 1e-7),
+        torch.float32: (1e-5, 1e-6),
+        torch.float16: (4e-3, 1e-4),
+        torch.bfloat16: (2e-2, 1e-4),
+    }
+)
 
 
 def tolerance(dtype: torch.dtype) -> dict[str, float]:
@@ -33,8 +35,15 @@ def tolerance(dtype: torch.dtype) -> dict[str, float]:
     return {"rtol": rtol, "atol": atol}
 
 
-def assert_close(actual, expected, *, what: str = "the result", equal_nan: bool = True,
-                 explain: Callable[[], str] | None = None, **kwargs) -> None:
+def assert_close(
+    actual,
+    expected,
+    *,
+    what: str = "the result",
+    equal_nan: bool = True,
+    explain: Callable[[], str] | None = None,
+    **kwargs,
+) -> None:
     """``torch.testing.assert_close`` (dtype, shape, device, values), prefixed with `what`.
 
     `what` names the call, e.g. ``"stable_softmax(x, dim=1) for x of shape (3, 4)"``, so the
@@ -79,7 +88,7 @@ def _in_our_words(message: str, what: str, actual, expected, tolerance: dict) ->
     data (a layout, a complex value) keeps torch's words."""
     item = re.search(r"\n\nThe failure occurred for item (.+)$", message)
     if item:
-        message = message[:item.start()]
+        message = message[: item.start()]
         path = item.group(1)  # ['0.weight'], [2], ['state'][0]
         actual, expected = _item(actual, path), _item(expected, path)
         one = re.fullmatch(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?\d+)\]", path)
@@ -87,12 +96,19 @@ def _in_our_words(message: str, what: str, actual, expected, tolerance: dict) ->
             key = one.group(1)
             path = ast.literal_eval(key) if key[0] in "'\"" else f"item {key}"
         what = f"{what}, at {path}"
-    keys = re.fullmatch(r"The keys of the mappings do not match:\nMissing keys in the actual mapping: (.*)\n"
-                        r"Additional keys in the actual mapping: (.*)", message)
+    keys = re.fullmatch(
+        r"The keys of the mappings do not match:\nMissing keys in the actual mapping: (.*)\n"
+        r"Additional keys in the actual mapping: (.*)",
+        message,
+    )
     if keys:
         missing, extra = keys.groups()
-        message = "; ".join([*([f"{GOT}keys not expected: {extra}"] if extra != "[]" else []),
-                             *([f"keys missing: {missing}"] if missing != "[]" else [])])
+        message = "; ".join(
+            [
+                *([f"{GOT}keys not expected: {extra}"] if extra != "[]" else []),
+                *([f"keys missing: {missing}"] if missing != "[]" else []),
+            ]
+        )
     else:
         try:
             message = _told(message, actual, expected, tolerance) or message
@@ -115,8 +131,11 @@ def _told(message: str, actual, expected, tolerance: dict) -> str | None:
     """The kit's words for torch's `message` about `actual` against `expected`, or None."""
     attribute = re.match(r"The values for attribute '(\w+)' do not match", message)
     if attribute and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
-        said = {"shape": lambda t: f"shape {tuple(t.shape)}", "dtype": lambda t: dtype_name(t.dtype),
-                "device": lambda t: f"a tensor on {t.device}"}.get(attribute.group(1))
+        said = {
+            "shape": lambda t: f"shape {tuple(t.shape)}",
+            "dtype": lambda t: dtype_name(t.dtype),
+            "device": lambda t: f"a tensor on {t.device}",
+        }.get(attribute.group(1))
         return f"{GOT}{said(actual)}; expected {said(expected)}." if said else None
     if re.match(r"The \(d\)types do not match", message):
         return f"{GOT}{actual!r} ({type(actual).__name__}); expected {expected!r} ({type(expected).__name__})."
@@ -244,8 +263,10 @@ def assert_defaults(call: Callable[..., object], *, what: str, **defaults) -> No
     else:
         wrong = None if left_out == given else f"{where}: {left_out!r} instead of {given!r}"
     if wrong is not None:
-        fail(f"{wrong}\nA caller who leaves an argument out gets the default the docstring's signature states "
-             f"({said}): give the parameter that default.")
+        fail(
+            f"{wrong}\nA caller who leaves an argument out gets the default the docstring's signature states "
+            f"({said}): give the parameter that default."
+        )
 
 
 def same(actual, expected, **tolerance) -> bool:
@@ -304,5 +325,7 @@ def describe(t: torch.Tensor, layout: str | None = None) -> str:
     the tensor is (a layout of one row can be)."""
     if layout is not None:
         said = layout if layout != "contiguous" and not t.is_contiguous() else "contiguous"
-        return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}, {said}" + ("" if said == "contiguous" else " (non-contiguous)")
+        return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}, {said}" + (
+            "" if said == "contiguous" else " (non-contiguous)"
+        )
     return f"shape {tuple(t.shape)}, {dtype_name(t.dtype)}" + ("" if t.is_contiguous() else ", non-contiguous")

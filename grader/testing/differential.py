@@ -20,13 +20,22 @@ from grader.testing.errors import reported, returned
 
 # Gradients in half precision: each path rounds its intermediates (exp, the sum, the division)
 # to 11 (float16) or 8 (bfloat16) bits, and two correct orders differ by a few of those steps.
-_HALF_GRAD_TOLERANCE = MappingProxyType({torch.float16: {"rtol": 1e-2, "atol": 1e-3},
-                                         torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}})
+_HALF_GRAD_TOLERANCE = MappingProxyType(
+    {torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 5e-2, "atol": 1e-2}}
+)
 
 
-def assert_same_as(actual: Callable, expected: Callable, *args, what: str, grads: bool = False,
-                   weighted: bool = False, tolerance: dict | None = None, names: tuple[str, ...] = (),
-                   **kwargs) -> object:
+def assert_same_as(
+    actual: Callable,
+    expected: Callable,
+    *args,
+    what: str,
+    grads: bool = False,
+    weighted: bool = False,
+    tolerance: dict | None = None,
+    names: tuple[str, ...] = (),
+    **kwargs,
+) -> object:
     """`actual(*args, **kwargs)` must behave as `expected(*args, **kwargs)`.
 
     what: the learner's call and its inputs, every argument named, e.g.
@@ -77,10 +86,12 @@ def _copies(args, grads: bool):
             # A copy of the whole storage, viewed as `a` is: the same strides, offset and overlap
             # (a step-2 slice stays one, an expanded view keeps its stride of 0).
             c = torch.empty(0, dtype=a.dtype, device=a.device).set_(
-                c.untyped_storage().clone(), c.storage_offset(), c.shape, c.stride())
+                c.untyped_storage().clone(), c.storage_offset(), c.shape, c.stride()
+            )
         if grads and (a.is_floating_point() or a.is_complex()):
             c.requires_grad_()
         return c
+
     return tuple(copy(a) for a in args)
 
 
@@ -89,8 +100,10 @@ def _compare_grads(got, want, mine, theirs, what, tolerance, weighted, names) ->
     if not (isinstance(want, torch.Tensor) and want.requires_grad):
         return
     if not (isinstance(got, torch.Tensor) and got.requires_grad):
-        fail(f"{what}: the result does not require grad, so no gradient reaches the input; PyTorch's does. "
-             "Build it from the input with differentiable operations (no .detach(), .item(), .numpy() or torch.no_grad()).")
+        fail(
+            f"{what}: the result does not require grad, so no gradient reaches the input; PyTorch's does. "
+            "Build it from the input with differentiable operations (no .detach(), .item(), .numpy() or torch.no_grad())."
+        )
     if want.device.type == "meta":
         return
     summed = ""
@@ -107,9 +120,12 @@ def _compare_grads(got, want, mine, theirs, what, tolerance, weighted, names) ->
         if isinstance(b, torch.Tensor) and b.grad is not None:
             # the name the call gives it ("logits"), or its place where it has none ("argument 2")
             which = names[number] if number < len(names) and names[number].isidentifier() else f"argument {number + 1}"
-            assert_close(a.grad, b.grad, what=f"the gradient of {what}{summed} with respect to {which} "
-                                              "(got: yours, expected: PyTorch's)",
-                         **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})))
+            assert_close(
+                a.grad,
+                b.grad,
+                what=f"the gradient of {what}{summed} with respect to {which} (got: yours, expected: PyTorch's)",
+                **(tolerance or _HALF_GRAD_TOLERANCE.get(b.dtype, {})),
+            )
 
 
 def _arguments(what: str) -> list[str]:
@@ -156,9 +172,10 @@ def on_another_default_device(call: Callable[[], object], *, what: str, fix: str
         with reported(what):
             call()  # raises again (then it is not the default device's doing), or the device is to blame
     if isinstance(out, RuntimeError) or (isinstance(out, torch.Tensor) and out.device.type != "cpu"):
-        found = (f"raised {quoted(out)}" if isinstance(out, RuntimeError)
-                 else f"returned a tensor on {out.device}")
-        fail(f"{what} {found} while torch's default device was 'meta': it builds a tensor on the default "
-             "device instead of the inputs' (on a GPU: 'Expected all tensors to be on the same device'). "
-             f"{fix}")
+        found = f"raised {quoted(out)}" if isinstance(out, RuntimeError) else f"returned a tensor on {out.device}"
+        fail(
+            f"{what} {found} while torch's default device was 'meta': it builds a tensor on the default "
+            "device instead of the inputs' (on a GPU: 'Expected all tensors to be on the same device'). "
+            f"{fix}"
+        )
     return out

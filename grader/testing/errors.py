@@ -20,9 +20,16 @@ from grader.quoting import quoted, repeats
 from grader.testing.compare import counted, describe, fail
 
 
-def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, what: str, why: str,
-                  mention: tuple[str, ...] = (), advice: Callable[[BaseException], str | None] | None = None,
-                  told: Callable[[object], str | None] | None = None) -> BaseException:
+def expect_raises(
+    call: Callable[[], object],
+    exc_type: type[BaseException],
+    *,
+    what: str,
+    why: str,
+    mention: tuple[str, ...] = (),
+    advice: Callable[[BaseException], str | None] | None = None,
+    told: Callable[[object], str | None] | None = None,
+) -> BaseException:
     """`call()` must raise `exc_type` whose message contains every string in `mention`.
 
     what: the call as the learner would write it, e.g. "fit(model, x, y, steps=0, lr=0.1)";
@@ -46,12 +53,14 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
         missing = [m for m in mention if m not in str(exc)]
         if not missing:
             return exc
-        message = (f"{what} raised {quoted(exc)}; say what is wrong: name "
-                   f"{' and '.join(missing)} in the message.")
+        message = f"{what} raised {quoted(exc)}; say what is wrong: name {' and '.join(missing)} in the message."
     except Exception as exc:  # noqa: BLE001 (the wrong exception is the learner's to see)
         said = advice(exc) if advice else None
-        message = (f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}: {why}" if said is None else
-                   f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}." + (f"\n{said}" if said else ""))
+        message = (
+            f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}: {why}"
+            if said is None
+            else f"{what} raised {quoted(exc)}; expected {_a(exc_type.__name__)}." + (f"\n{said}" if said else "")
+        )
     else:
         gave = (told(result) if told else None) or f"returned {returned(result)}"
         message = f"{what} {gave} without an error; expected {_a(exc_type.__name__)}: {why}"
@@ -59,8 +68,9 @@ def expect_raises(call: Callable[[], object], exc_type: type[BaseException], *, 
 
 
 @contextmanager
-def explained(what: str, *, when: str, advice: str,
-              exc_type: type[BaseException] | tuple[type[BaseException], ...] = RuntimeError) -> Iterator[None]:
+def explained(
+    what: str, *, when: str, advice: str, exc_type: type[BaseException] | tuple[type[BaseException], ...] = RuntimeError
+) -> Iterator[None]:
     """Inside the block, PyTorch's error (a RuntimeError, or `exc_type`: a warning turned into
     an error, a ValueError) whose message contains `when` fails the test with the lesson's
     `advice` for that pitfall (and the original message); any other error passes through
@@ -120,7 +130,7 @@ def reported(what: str, advice: Callable[[BaseException], str] | None = None) ->
 
 
 def raised(what: str, exc: BaseException, advice: str = "") -> str:
-    """"`what` raised TypeError('...')", then the learner's lines that raised it (file:line, the
+    """ "`what` raised TypeError('...')", then the learner's lines that raised it (file:line, the
     function, its source line), outermost first, and `advice` (the lesson's word on this error),
     else the pitfall the error names, if any (grader.pitfalls)."""
     frames = _learners_frames(exc)
@@ -157,13 +167,19 @@ def _a(word: str) -> str:
 
 
 # Where no learner's code lives: Python's own library, the installed packages, the grader.
-_NOT_THE_LEARNERS = tuple(sorted({os.path.realpath(sysconfig.get_paths()[key]) + os.sep
-                                  for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-                                 | {os.path.realpath(Path(__file__).parents[1]) + os.sep}))
+_NOT_THE_LEARNERS = tuple(
+    sorted(
+        {
+            os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+            for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
+        | {os.path.realpath(Path(__file__).parents[1]) + os.sep}
+    )
+)
 
 
 def learners_line(exc: BaseException) -> str:
-    """"\n(from basics.py:142: loss.backward())": the last line of the code under test that `exc`
+    """ "\n(from basics.py:142: loss.backward())": the last line of the code under test that `exc`
     came through, for a message that quotes the error in one line; "" when none is."""
     frames = _learners_frames(exc)
     if not frames:

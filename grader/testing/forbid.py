@@ -27,27 +27,32 @@ from grader.testing.errors import reported
 from grader.testing.source import looped, normalise, spelled
 
 # Public name -> the aten ops it runs (every alias and method spelling runs the same ones).
-BUILTINS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "torch.softmax": ("aten._softmax", "aten._safe_softmax"),
-    "torch.nn.functional.softmin": ("aten._softmax",),  # softmax of -x: the same op (the red team's, round 4)
-    "torch.nn.functional.gumbel_softmax": ("aten._softmax",),
-    "torch.nn.Softmax2d": ("aten._softmax",),  # (the red team's, round 5)
-    # attention's fused kernels, which hold a softmax (the red team's, round 6)
-    "torch.nn.functional.scaled_dot_product_attention": tuple(
-        f"aten._scaled_dot_product_{kernel}" for kernel in ("flash_attention_for_cpu", "flash_attention",
-                                                             "efficient_attention", "cudnn_attention")),
-    "torch.nn.MultiheadAttention": ("aten._softmax", "aten._native_multi_head_attention"),
-    **{f"torch.nn.{layer}": ("aten._transformer_encoder_layer_fwd",)  # (the red team's, round 7)
-       for layer in ("TransformerEncoderLayer", "TransformerEncoder", "Transformer")},
-    "torch.sparse.softmax": ("aten._sparse_softmax",),
-    "torch.sparse.log_softmax": ("aten._sparse_log_softmax",),
-    "torch.log_softmax": ("aten._log_softmax",),
-    "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
-    "torch.distributions.Categorical": ("aten.logsumexp",),  # (normalises its logits so)
-    "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
-    "torch.gather": ("aten.gather",),
-    "torch.Tensor.unfold": ("aten.unfold",),
-})
+BUILTINS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "torch.softmax": ("aten._softmax", "aten._safe_softmax"),
+        "torch.nn.functional.softmin": ("aten._softmax",),  # softmax of -x: the same op (the red team's, round 4)
+        "torch.nn.functional.gumbel_softmax": ("aten._softmax",),
+        "torch.nn.Softmax2d": ("aten._softmax",),  # (the red team's, round 5)
+        # attention's fused kernels, which hold a softmax (the red team's, round 6)
+        "torch.nn.functional.scaled_dot_product_attention": tuple(
+            f"aten._scaled_dot_product_{kernel}"
+            for kernel in ("flash_attention_for_cpu", "flash_attention", "efficient_attention", "cudnn_attention")
+        ),
+        "torch.nn.MultiheadAttention": ("aten._softmax", "aten._native_multi_head_attention"),
+        **{
+            f"torch.nn.{layer}": ("aten._transformer_encoder_layer_fwd",)  # (the red team's, round 7)
+            for layer in ("TransformerEncoderLayer", "TransformerEncoder", "Transformer")
+        },
+        "torch.sparse.softmax": ("aten._sparse_softmax",),
+        "torch.sparse.log_softmax": ("aten._sparse_log_softmax",),
+        "torch.log_softmax": ("aten._log_softmax",),
+        "torch.logsumexp": ("aten.logsumexp", "aten.logcumsumexp"),  # logcumsumexp's last entry is one
+        "torch.distributions.Categorical": ("aten.logsumexp",),  # (normalises its logits so)
+        "torch.nn.functional.cross_entropy": ("aten._log_softmax", "aten.nll_loss_forward", "aten.nll_loss2d_forward"),
+        "torch.gather": ("aten.gather",),
+        "torch.Tensor.unfold": ("aten.unfold",),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -208,9 +213,12 @@ def _read_sources(called: set[tuple[tuple[Path, ...], str]], forbidden: frozense
     `forbidden` ops, none of which it ran that anyone saw; note each function that names one,
     for a person to read (grader.running.note_review)."""
     words = spellings(forbidden)
-    _note_sources(called, lambda files, function: spelled(files, [function], words),
-                  "names a built-in its test forbids ({where}) that its run did not show: hidden from the check, "
-                  "or in a branch the test did not reach")
+    _note_sources(
+        called,
+        lambda files, function: spelled(files, [function], words),
+        "names a built-in its test forbids ({where}) that its run did not show: hidden from the check, "
+        "or in a branch the test did not reach",
+    )
 
 
 def _note_sources(called: set[tuple[tuple[Path, ...], str]], find, finding: str) -> None:
@@ -230,8 +238,11 @@ def lines_naming(lesson, function: str, ops: Iterable[str]) -> list[str]:
     (built by name at run time): the op count caught it anyway."""
     files = getattr(lesson, "_kata_sources", None)  # a module in another process: its files
     if files is None:  # here: the module's file, and a mutant's, whose definitions replace its own
-        own = [f.__code__.co_filename for f in vars(lesson).values()
-               if getattr(f, "__module__", None) == lesson.__name__ and hasattr(f, "__code__")]
+        own = [
+            f.__code__.co_filename
+            for f in vars(lesson).values()
+            if getattr(f, "__module__", None) == lesson.__name__ and hasattr(f, "__code__")
+        ]
         files = dict.fromkeys([lesson.__file__, *own])
     shown = []
     for found in spelled([Path(f) for f in files if f], [function], spellings(ops)):
@@ -243,8 +254,11 @@ def lines_naming(lesson, function: str, ops: Iterable[str]) -> list[str]:
 
 def _defined_in(file: str, line: int) -> str:
     """The name of the innermost function of `file` around `line` ("<module>" outside any)."""
-    around = [node for node in ast.walk(ast.parse("".join(linecache.getlines(file))))
-              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno]
+    around = [
+        node
+        for node in ast.walk(ast.parse("".join(linecache.getlines(file))))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno
+    ]
     return max(around, key=lambda node: node.lineno).name if around else "<module>"
 
 
@@ -272,8 +286,7 @@ def forbid(*names: str, what: str, why: str):
     used = [n for n in names if set(BUILTINS[n]) & recorder.ops.keys()]
     if used:
         raise AssertionError(
-            f"{what} calls {' or '.join(used)} (or an alias of it), which this lesson asks you "
-            f"to write yourself: {why}"
+            f"{what} calls {' or '.join(used)} (or an alias of it), which this lesson asks you to write yourself: {why}"
         )
 
 
@@ -321,8 +334,9 @@ def _traced(fn: Callable[[], object]) -> _Recorder:
     return recorder
 
 
-def assert_no_loop(call_at: Callable[[int], Callable[[], object]], small: int, big: int, *,
-                   what: str, unit: str, hint: str) -> None:
+def assert_no_loop(
+    call_at: Callable[[int], Callable[[], object]], small: int, big: int, *, what: str, unit: str, hint: str
+) -> None:
     """Fail if the code runs an aten op more often at size `big` than at size `small`, one it ran
     at size `small` too: a loop repeats its body's ops. An op that only appears at the bigger size
     is a method chosen by size (torch.cdist switches to a matrix product past 25 points), not a loop.
@@ -355,6 +369,9 @@ def _read_loops(called: set[tuple[tuple[Path, ...], str]], unit: str) -> None:
     """Note each function another process `called` whose source, or what it reaches by name,
     loops in Python, for a person to read (grader.running.note_review): the ops it
     reported did not grow with the input, and a loop there may be over something else."""
-    _note_sources(called, lambda files, function: looped(files, [function]),
-                  f"loops in Python ({{where}}), where its run showed no loop over the {unit}: hidden from the "
-                  "count, or a loop over something else")
+    _note_sources(
+        called,
+        lambda files, function: looped(files, [function]),
+        f"loops in Python ({{where}}), where its run showed no loop over the {unit}: hidden from the "
+        "count, or a loop over something else",
+    )

@@ -41,8 +41,14 @@ class Pitfall:
     shows: Callable[..., bool] = _always  # whether these inputs can tell it from a right answer
 
 
-def pitfall_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same,
-               explains: Callable[[object, object, object], bool] | None = None) -> str | None:
+def pitfall_of(
+    got,
+    right,
+    pitfalls: Iterable[Pitfall],
+    *inputs,
+    match: Callable[[object, object], bool] = same,
+    explains: Callable[[object, object, object], bool] | None = None,
+) -> str | None:
     """The words of the first of `pitfalls` whose result on `inputs` `got` matches and `right` does
     not, else None. A pitfall whose code raises on these inputs, or that they cannot show, is passed
     over: it is not what happened. `explains(got, wrong, right)`, where given, judges instead of
@@ -69,7 +75,9 @@ def pitfall_raising(error: BaseException, pitfalls: Iterable[Pitfall], *inputs) 
     return None
 
 
-def pitfalls_of(got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same) -> list[str]:
+def pitfalls_of(
+    got, right, pitfalls: Iterable[Pitfall], *inputs, match: Callable[[object, object], bool] = same
+) -> list[str]:
     """The words of every one of `pitfalls` that pitfall_of would name here, in their order. A test
     that names a pitfall only where one alone fits (two that give the same result cannot tell which
     one the learner fell into) takes the words of a list of one."""

@@ -40,8 +40,10 @@ def beside(fn: Callable[..., R]) -> Callable[..., R]:
     """Make `fn(lesson, ...)`, defined at the top level of a test file, a scenario: run in the
     process the code under test lives in, its result sent back as data."""
     if fn.__qualname__ != fn.__name__:
-        raise TypeError(f"scenario {fn.__qualname__}: define it at the top level of the test file, where the "
-                        "code's process finds it by name")
+        raise TypeError(
+            f"scenario {fn.__qualname__}: define it at the top level of the test file, where the "
+            "code's process finds it by name"
+        )
 
     @functools.wraps(fn)
     def scenario(lesson, *args, **kwargs):
@@ -83,5 +85,5 @@ def _source_of(file: str, name: str) -> str:
     shown = ["\n"] * len(lines)
     for node in kept:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        shown[start - 1:node.end_lineno] = lines[start - 1:node.end_lineno]
+        shown[start - 1 : node.end_lineno] = lines[start - 1 : node.end_lineno]
     return "".join(shown)

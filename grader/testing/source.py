@@ -32,7 +32,6 @@ from grader.testing.allowlist import Needs, needs_of, not_needed, past_the_answe
 from grader.testing.reaching import handed_on, imported_modules, reaches
 
 
-
 @dataclass(frozen=True)
 class Spelling:
     """One place a source names a forbidden built-in, e.g. ("stable_softmax.py", 12, "softmax")."""
@@ -65,7 +64,9 @@ def _stamp(file: Path) -> tuple[str, int, int]:
 
 
 @functools.lru_cache(maxsize=256)
-def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...], words: frozenset[str]) -> tuple[Spelling, ...]:
+def _spelled(
+    files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...], words: frozenset[str]
+) -> tuple[Spelling, ...]:
     found: list[Spelling] = []
     for sub, file in _reached(files, functions):
         word = _word(sub)
@@ -76,9 +77,17 @@ def _spelled(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
 
 # What runs Python code once per item, as a source spells it: a loop statement or a
 # comprehension (not recursion, nor map over a function).
-LOOPS = MappingProxyType({ast.For: "for", ast.AsyncFor: "for", ast.While: "while", ast.ListComp: "a list comprehension",
-                          ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension",
-                          ast.GeneratorExp: "a generator"})
+LOOPS = MappingProxyType(
+    {
+        ast.For: "for",
+        ast.AsyncFor: "for",
+        ast.While: "while",
+        ast.ListComp: "a list comprehension",
+        ast.SetComp: "a set comprehension",
+        ast.DictComp: "a dict comprehension",
+        ast.GeneratorExp: "a generator",
+    }
+)
 LOOPING_CALLS = frozenset({"map", "filter", "reduce"})  # a loop without a loop's words (the red team's, round 6)
 
 
@@ -90,8 +99,11 @@ def looped(files: Iterable[Path], functions: Iterable[str]) -> list[Spelling]:
 
 @functools.lru_cache(maxsize=256)
 def _looped(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> tuple[Spelling, ...]:
-    found = {Spelling(file, sub.lineno, LOOPS[type(sub)] if type(sub) in LOOPS else f"{_called(sub)}()")
-             for sub, file in _reached(files, functions) if type(sub) in LOOPS or _looping(sub)}
+    found = {
+        Spelling(file, sub.lineno, LOOPS[type(sub)] if type(sub) in LOOPS else f"{_called(sub)}()")
+        for sub, file in _reached(files, functions)
+        if type(sub) in LOOPS or _looping(sub)
+    }
     return tuple(sorted(found, key=lambda s: (s.file, s.line, s.word)))
 
 
@@ -108,7 +120,13 @@ def _called(node: ast.AST) -> str | None:
     """The name a call calls (`map` for map(...) and functools.map(...)), or None."""
     if not isinstance(node, ast.Call):
         return None
-    return node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
+    return (
+        node.func.id
+        if isinstance(node.func, ast.Name)
+        else node.func.attr
+        if isinstance(node.func, ast.Attribute)
+        else None
+    )
 
 
 def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]) -> Iterable[tuple[ast.AST, str]]:
@@ -124,8 +142,9 @@ def _reached(files: tuple[tuple[str, int, int], ...], functions: tuple[str, ...]
         for statement in tree.body:
             for name, node in bindings(statement):
                 definitions[name] = (node, file)
-            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
-                                          ast.ImportFrom)) and not _a_docstring(statement):
+            if not isinstance(
+                statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+            ) and not _a_docstring(statement):
                 import_time.append((statement, file))
     todo, seen = list(functions), set()
     for statement, file in import_time:  # what runs at import reaches as much as a call does
@@ -169,8 +188,14 @@ def _word(node: ast.AST) -> str | None:
         return node.attr
     if isinstance(node, ast.alias):
         return node.name.rsplit(".", 1)[-1]
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
-            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
         return node.args[1].value
     return None
 

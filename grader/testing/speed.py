@@ -52,7 +52,9 @@ def plainly(ratio: float) -> str:
     return f"took {1 / ratio:.1f} times as long as"
 
 
-def speed_ratio(baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2) -> float:
+def speed_ratio(
+    baseline: Callable[[], object], candidate: Callable[[], object], *, repeats: int = 10, warmup: int = 2
+) -> float:
     """How many times faster `candidate` runs than `baseline` (> 1: faster)."""
     keep_freed_memory()
     threads = torch.get_num_threads()
@@ -85,7 +87,9 @@ def clock() -> running.Clock:
     return code_clock if code_clock is not None else WallClock()
 
 
-def minimum_times(first: Callable[[], object], second: Callable[[], object], *, repeats: int, warmup: int = 2) -> tuple[float, float]:
+def minimum_times(
+    first: Callable[[], object], second: Callable[[], object], *, repeats: int, warmup: int = 2
+) -> tuple[float, float]:
     """The shortest time of `first()` and of `second()`, in seconds, over `repeats` calls of
     each, interleaved (first, second, first, ...) after `warmup` calls of each."""
     timer = clock()
@@ -138,8 +142,13 @@ def assert_speed(
     if (test := running.current()) is not None:  # the plugin puts it into the test's result
         test.measurements.append(dict(what=what, ratio=round(ratio, 3), at_least=at_least, baseline=baseline_name))
     if ratio < at_least:
-        needed = (f"at least {at_least:g} times as fast as" if at_least > 1 else "at least as fast as"
-                  if at_least == 1 else f"take at most {1 / at_least:g} times as long as")
+        needed = (
+            f"at least {at_least:g} times as fast as"
+            if at_least > 1
+            else "at least as fast as"
+            if at_least == 1
+            else f"take at most {1 / at_least:g} times as long as"
+        )
         raise AssertionError(
             f"{what} is too slow: it {plainly(ratio)} {baseline_name}; it must {'be ' if at_least >= 1 else ''}"
             f"{needed} {baseline_name} (minimum of {repeats} interleaved runs each, 1 thread"
@@ -147,4 +156,3 @@ def assert_speed(
             + (f"\n{hint}" if hint else "")
         )
     return ratio
-

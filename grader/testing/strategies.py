@@ -81,7 +81,9 @@ def tensors(
     if extremes:
         elements = st.one_of(elements, st.sampled_from(EXTREMES))
     # np.asarray: a 0-d array times a scalar is a NumPy scalar, which torch.from_numpy refuses.
-    values = np.asarray(draw(hnp.arrays(np.float32, shape, elements=elements)) * np.float32(draw(st.sampled_from(scales))))
+    values = np.asarray(
+        draw(hnp.arrays(np.float32, shape, elements=elements)) * np.float32(draw(st.sampled_from(scales)))
+    )
     if masked:
         values[draw(hnp.arrays(np.bool_, shape))] = -np.inf
     t = cast(values, draw(st.sampled_from(dtypes)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 # Imported before any test runs: pytester's tests put sys.modules back as it was after each test,
 # so a torch first imported inside one of them would be dropped, and torch's C extension cannot
 # be imported a second time in one process (whichever test imports it next fails).
@@ -53,8 +54,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     shared = {}
     for item in items:
         indices = getattr(getattr(item, "callspec", None), "indices", {})
-        keys = [f"{item.path.name}:{name}[{indices.get(name, '')}]"
-                for name, defs in item._fixtureinfo.name2fixturedefs.items() if defs[-1].scope == "module"]
+        keys = [
+            f"{item.path.name}:{name}[{indices.get(name, '')}]"
+            for name, defs in item._fixtureinfo.name2fixturedefs.items()
+            if defs[-1].scope == "module"
+        ]
         for key in keys[1:]:
             leader[find(key)] = find(keys[0])
         shared[item] = keys

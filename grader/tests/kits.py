@@ -43,7 +43,7 @@ def scale(x, k=2):
     ### END SOLUTION
 '''  # the lesson's one source: STUB is what `kata exercises` makes of it
 
-TESTS = '''\
+TESTS = """\
 import pytest
 
 
@@ -69,7 +69,7 @@ def test_scale_speed(lesson):
 
     assert_speed(lambda: sum(range(20000)), lambda: lesson.scale(3), at_least=1.0,
                  what="scale(3)", baseline_name="sum(range(20000))")
-'''
+"""
 
 HINTS = "# Hints\n\n## Level 1\nThink.\n\n## Level 2\nUse `+`.\n\n## Level 3\nReturn the sum.\n"
 
@@ -89,5 +89,6 @@ def write_lesson(root: Path, name: str, stub=STUB, solution=SOLUTION, tests=TEST
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
 
+
 # The demo tests without the speed test (which imports torch: ~5 s a run): 3 tests, 2 public.
-QUICK_TESTS = TESTS[:TESTS.index("@pytest.mark.speed")].rstrip() + "\n"
+QUICK_TESTS = TESTS[: TESTS.index("@pytest.mark.speed")].rstrip() + "\n"

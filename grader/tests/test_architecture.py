@@ -36,10 +36,15 @@ def test_the_plugin_registers_every_module_of_it_that_has_hooks_or_fixtures():
         if not isinstance(node, ast.FunctionDef):
             return False
         marks = [ast.unparse(d) for d in node.decorator_list]
-        return (node.name.startswith("pytest_") and not any("hookspec" in m for m in marks)) or any("fixture" in m for m in marks)
+        return (node.name.startswith("pytest_") and not any("hookspec" in m for m in marks)) or any(
+            "fixture" in m for m in marks
+        )
 
-    hooked = {path.stem for path in (PACKAGE / "plugin").glob("*.py")
-              if any(is_plugin_code(node) for node in ast.parse(path.read_text(encoding="utf-8")).body)}
+    hooked = {
+        path.stem
+        for path in (PACKAGE / "plugin").glob("*.py")
+        if any(is_plugin_code(node) for node in ast.parse(path.read_text(encoding="utf-8")).body)
+    }
     assert hooked - {"__init__"} == set(grader.plugin.MODULES)
     # --kata-remote's part is a plugin object (grader.plugin.remote.RemoteSession) that the module
     # registers at configure time only where the option is given, as pytest's junitxml does: the
@@ -69,8 +74,11 @@ def _imports() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
-                base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]) if node.level \
+                base = (
+                    ".".join(package[: len(package) - node.level + 1] + [node.module or ""])
+                    if node.level
                     else node.module or ""
+                )
                 targets.update(f"{base.strip('.')}.{alias.name}" for alias in node.names)
         deps = set()
         for target in targets:
@@ -126,13 +134,27 @@ def test_the_plugin_the_remote_protocol_and_the_test_helpers_import_in_one_direc
     itself and grader's own leaf modules (grader/*.py that import none of these layers)."""
     edges = _imports()
     assert not _cycles(edges), f"import cycles: {_cycles(edges)}"
-    upward = sorted((module, dep) for module, deps in edges.items() for dep in deps
-                    if (_in(module, "grader.testing") or _in(module, "grader.remote")) and _in(dep, "grader.plugin"))
+    upward = sorted(
+        (module, dep)
+        for module, deps in edges.items()
+        for dep in deps
+        if (_in(module, "grader.testing") or _in(module, "grader.remote")) and _in(dep, "grader.plugin")
+    )
     assert not upward, f"imports of the plugin from below it: {upward}"
-    leaves = {m for m in edges if m.count(".") == 1 and m not in ("grader.cli", "grader.__main__")
-              and not any(_in(dep, layer) for dep in edges[m] for layer in (*LAYERS, "grader.grading"))}
-    beyond = sorted((module, dep) for module, deps in edges.items() if _in(module, "grader.testing")
-                    for dep in deps if not _in(dep, "grader.testing") and dep not in leaves)
+    leaves = {
+        m
+        for m in edges
+        if m.count(".") == 1
+        and m not in ("grader.cli", "grader.__main__")
+        and not any(_in(dep, layer) for dep in edges[m] for layer in (*LAYERS, "grader.grading"))
+    }
+    beyond = sorted(
+        (module, dep)
+        for module, deps in edges.items()
+        if _in(module, "grader.testing")
+        for dep in deps
+        if not _in(dep, "grader.testing") and dep not in leaves
+    )
     assert not beyond, f"grader.testing imports what is above it: {beyond}"
 
 
@@ -143,8 +165,24 @@ def test_no_module_of_the_plugin_the_remote_protocol_or_the_test_helpers_keeps_m
     (a ContextVar's value is per context, set and reset by the plugin around each test)."""
     import ast
 
-    containers = {"list", "dict", "set", "defaultdict", "Counter", "OrderedDict", "deque", "WeakKeyDictionary",
-                  "WeakValueDictionary", "WeakSet", "local", "Lock", "RLock", "Event", "bytearray", "ContextVar"}
+    containers = {
+        "list",
+        "dict",
+        "set",
+        "defaultdict",
+        "Counter",
+        "OrderedDict",
+        "deque",
+        "WeakKeyDictionary",
+        "WeakValueDictionary",
+        "WeakSet",
+        "local",
+        "Lock",
+        "RLock",
+        "Event",
+        "bytearray",
+        "ContextVar",
+    }
     allowed = {"grader.running:TEST"}
     found = set()
     for module in _imports():
@@ -154,22 +192,33 @@ def test_no_module_of_the_plugin_the_remote_protocol_or_the_test_helpers_keeps_m
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
-            target, value = ((node.targets[0], node.value) if isinstance(node, ast.Assign)
-                             else (node.target, node.value) if isinstance(node, ast.AnnAssign) else (None, None))
+            target, value = (
+                (node.targets[0], node.value)
+                if isinstance(node, ast.Assign)
+                else (node.target, node.value)
+                if isinstance(node, ast.AnnAssign)
+                else (None, None)
+            )
             if value is None:
                 continue
             mutable = isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)) or (
-                isinstance(value, ast.Call) and ast.unparse(value.func).rpartition(".")[2] in containers)
+                isinstance(value, ast.Call) and ast.unparse(value.func).rpartition(".")[2] in containers
+            )
             if mutable:
                 found.add(f"{module}:{ast.unparse(target)}")
-        found.update(f"{module}:global {', '.join(node.names)}" for node in ast.walk(tree) if isinstance(node, ast.Global))
+        found.update(
+            f"{module}:global {', '.join(node.names)}" for node in ast.walk(tree) if isinstance(node, ast.Global)
+        )
     assert not found - allowed, sorted(found - allowed)
 
 
 def test_no_module_of_the_grader_is_over_400_lines():
     """One concern a module: a newcomer reads any of them top to bottom in one sitting."""
-    long = {f"grader/{path.relative_to(PACKAGE).as_posix()}": lines for path in source_files()
-            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    long = {
+        f"grader/{path.relative_to(PACKAGE).as_posix()}": lines
+        for path in source_files()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
     assert not long, f"modules over 400 lines: {long}"
 
 
@@ -179,9 +228,20 @@ def test_each_lesson_test_file_starts_with_its_tests():
     late = {}
     for path in sorted(ROOT.glob("tests/*/test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        first = min(node.lineno for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"))
-        first = min([first, *(d.lineno for node in tree.body if isinstance(node, ast.FunctionDef)
-                              and node.name.startswith("test_") for d in node.decorator_list)])
+        first = min(
+            node.lineno for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+        )
+        first = min(
+            [
+                first,
+                *(
+                    d.lineno
+                    for node in tree.body
+                    if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+                    for d in node.decorator_list
+                ),
+            ]
+        )
         if first > 80:
             late[path.relative_to(ROOT).as_posix()] = first
     assert not late, f"test files whose first test starts after line 80: {late}"

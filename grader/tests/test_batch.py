@@ -22,7 +22,7 @@ BATCH = ROOT / "docs" / "batch"
 
 # sbatch as far as the script uses it: --parsable, --array=1-N (the job runs once per task, with
 # SLURM_ARRAY_TASK_ID), --cpus-per-task, --wrap; every job runs at once, in order, in this folder.
-SBATCH = r'''#!/usr/bin/env python3
+SBATCH = r"""#!/usr/bin/env python3
 import os, subprocess, sys
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 first, last = (int(n) for n in args.get("array", "0-0").split("-"))
@@ -36,7 +36,7 @@ for task in range(first, last + 1):
 with open(os.path.join(os.environ["SBATCH_LOG"]), "a") as log:
     log.write(" ".join(sys.argv[1:]) + "\n")
 print(len(open(os.environ["SBATCH_LOG"]).readlines()))
-'''
+"""
 
 
 def test_the_slurm_script_grades_shards_and_merges_them(tmp_path: Path) -> None:
@@ -52,14 +52,22 @@ def test_the_slurm_script_grades_shards_and_merges_them(tmp_path: Path) -> None:
     (bin_dir / "sbatch").write_text(SBATCH)
     (bin_dir / "sbatch").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SBATCH_LOG": str(tmp_path / "sbatch.log")}
-    proc = subprocess.run(["bash", str(BATCH / "slurm-grade.sh"), str(tmp_path / "class"), str(tmp_path / "results"), "3"],
-                          cwd=kit, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        ["bash", str(BATCH / "slurm-grade.sh"), str(tmp_path / "class"), str(tmp_path / "results"), "3"],
+        cwd=kit,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "afterok:1" in (tmp_path / "sbatch.log").read_text()  # the merge waits on the array
     rows = {row["student"]: row["total"] for row in csv.DictReader((tmp_path / "results" / "class.csv").open())}
     assert rows == {"ada": "4", "bob": "2", "cy": "0", "dee": "4"}, rows  # (98_demo only: 99_other untouched)
     assert sorted(p.name for p in (tmp_path / "results").glob("shard-*")) == ["shard-1", "shard-2", "shard-3"]
-    assert (tmp_path / "results" / "report.html").is_file() and "ada" in (tmp_path / "results" / "logs" / "merge.out").read_text()
+    assert (tmp_path / "results" / "report.html").is_file() and "ada" in (
+        tmp_path / "results" / "logs" / "merge.out"
+    ).read_text()
 
 
 def test_the_github_workflow_grades_every_shard_and_merges_them() -> None:
@@ -67,11 +75,18 @@ def test_the_github_workflow_grades_every_shard_and_merges_them() -> None:
     shards = workflow["jobs"]["grade"]["strategy"]["matrix"]["shard"]
     assert shards == list(range(1, len(shards) + 1)) and workflow["env"]["SHARDS"] == len(shards)
     assert workflow["jobs"]["merge"]["needs"] == "grade"
-    commands = [line for job in workflow["jobs"].values() for step in job["steps"]
-                for line in str(step.get("run", "")).splitlines() if line.startswith("kata ")]
+    commands = [
+        line
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        for line in str(step.get("run", "")).splitlines()
+        if line.startswith("kata ")
+    ]
     merge = next(c for c in commands if "--merge" in c)
     assert merge.count("shards/results-") == len(shards)  # every shard's results, no more
     parser = build_parser()
     for command in commands:  # each parses as the kata command's own (a matrix value in place)
-        words = shlex.split(re.sub(r"\$\{\{ *matrix.shard *\}\}", "1", re.sub(r"\$\{\{ *env.SHARDS *\}\}", "4", command)))
+        words = shlex.split(
+            re.sub(r"\$\{\{ *matrix.shard *\}\}", "1", re.sub(r"\$\{\{ *env.SHARDS *\}\}", "4", command))
+        )
         parser.parse_args(words[1:])

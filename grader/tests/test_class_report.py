@@ -48,10 +48,11 @@ def test_the_report_shows_each_lessons_scores_hardest_tests_and_grouped_failures
     html = (graded["out"] / "report.html").read_text(encoding="utf-8")
     assert "<title>Class report: 5 students</title>" in html
     assert html.count("<svg") == 2  # one plot per lesson
-    demo = html[html.index('id="98_demo"'):html.index('id="99_other"')]
+    demo = html[html.index('id="98_demo"') : html.index('id="99_other"')]
     rates = re.findall(r"<tr><td>(test_\w+)</td><td class=\"num[^\"]*\">(\d+)% of (\d+)</td>", demo)
-    assert rates == [("test_add", "40", "5"), ("test_add_negative", "40", "5"), ("test_scale", "40", "5")] or \
-        [int(rate) for _, rate, _ in rates] == sorted(int(rate) for _, rate, _ in rates), rates  # hardest first
+    assert rates == [("test_add", "40", "5"), ("test_add_negative", "40", "5"), ("test_scale", "40", "5")] or [
+        int(rate) for _, rate, _ in rates
+    ] == sorted(int(rate) for _, rate, _ in rates), rates  # hardest first
     # bob and cy fail test_add the same way, with other numbers: one group of two students.
     assert re.search(r'<td class="num">2</td><td><pre>[^<]*</pre></td><td>bob, cy</td>', demo), demo
 
@@ -65,22 +66,39 @@ def test_the_report_escapes_the_students_text_and_loads_nothing_from_elsewhere(g
 
 
 def test_failures_are_grouped_by_what_the_students_share() -> None:
-    assert normalise("expected 5, got 0x7f3a2c at /home/ada/class/ada/demo.py:12") == \
-        normalise("expected 17, got 0x55aa at /tmp/kata-grade-x1/cy/demo.py:3") == "expected N, got 0x… at …/demo.py:N"
-    assert normalise("Greatest absolute difference: 1.5e-03 at index (0, 2)") == \
-        "Greatest absolute difference: N at index (N, N)"
-    records = [{"student": s, "points": 0.0, "max_points": 2.0, "lessons": [{"lesson": "l", "points": 0.0, "max_points": 2.0, "state": "in progress"}],
-                "tests": [{"name": "l: test_a", "lesson": "l", "status": "fail", "message": f"got {n}"},
-                          {"name": "l: test_b", "lesson": "l", "status": "pass" if n else "fail", "message": None}]}
-               for s, n in (("a", 1), ("b", 2), ("c", 0))]
+    assert (
+        normalise("expected 5, got 0x7f3a2c at /home/ada/class/ada/demo.py:12")
+        == normalise("expected 17, got 0x55aa at /tmp/kata-grade-x1/cy/demo.py:3")
+        == "expected N, got 0x… at …/demo.py:N"
+    )
+    assert (
+        normalise("Greatest absolute difference: 1.5e-03 at index (0, 2)")
+        == "Greatest absolute difference: N at index (N, N)"
+    )
+    records = [
+        {
+            "student": s,
+            "points": 0.0,
+            "max_points": 2.0,
+            "lessons": [{"lesson": "l", "points": 0.0, "max_points": 2.0, "state": "in progress"}],
+            "tests": [
+                {"name": "l: test_a", "lesson": "l", "status": "fail", "message": f"got {n}"},
+                {"name": "l: test_b", "lesson": "l", "status": "pass" if n else "fail", "message": None},
+            ],
+        }
+        for s, n in (("a", 1), ("b", 2), ("c", 0))
+    ]
     (view,) = lesson_views(records)
     assert [(t["name"], round(t["rate"], 2)) for t in view["tests"]] == [("test_a", 0.0), ("test_b", 0.67)]
     assert [(f["key"], f["students"]) for f in view["failures"]] == [("got N", ["a", "b", "c"])]
     assert "<svg" in render(records)
 
 
-@pytest.mark.parametrize("line", ["a" * 2**20, "/a" * 2**19, "/kata-grade-" * 87_382, ' "/x' * 2**18, "1." * 2**19],
-                         ids=["word", "slashes", "copies", "paths", "digits"])
+@pytest.mark.parametrize(
+    "line",
+    ["a" * 2**20, "/a" * 2**19, "/kata-grade-" * 87_382, ' "/x' * 2**18, "1." * 2**19],
+    ids=["word", "slashes", "copies", "paths", "digits"],
+)
 def test_a_mebibyte_line_is_read_in_linear_time_and_shown_cut(line: str) -> None:
     """A student's code writes its messages (a 6,000-character source line in a traceback took
     minutes with the patterns before). Each pattern on the whole line, uncut, ends at once where
@@ -99,10 +117,13 @@ def test_three_shards_merge_into_the_class_csv_and_report_of_one_run(graded: dic
     same report.html but for how long each run took."""
     base = graded["base"]
     for i in (1, 2, 3):
-        proc = grade(graded["kit"], str(graded["class"]), "--out", str(base / f"shard{i}"), "--shard", f"{i}/3",
-                     *LIMITS)
+        proc = grade(
+            graded["kit"], str(graded["class"]), "--out", str(base / f"shard{i}"), "--shard", f"{i}/3", *LIMITS
+        )
         assert proc.returncode == 0, proc.stderr
-    merged = grade(graded["kit"], "--merge", *(str(base / f"shard{i}") for i in (1, 2, 3)), "--out", str(base / "merged"))
+    merged = grade(
+        graded["kit"], "--merge", *(str(base / f"shard{i}") for i in (1, 2, 3)), "--out", str(base / "merged")
+    )
     assert merged.returncode == 0, merged.stderr
     for name in ("class.csv", "report.html"):
         one, three = ((folder / name).read_text(encoding="utf-8") for folder in (graded["out"], base / "merged"))
@@ -123,12 +144,22 @@ def test_the_report_renders_in_a_real_browser(graded: dict, tmp_path: Path) -> N
     table and a plot, and a screenshot of it is not blank (kept under $KATA_ARTIFACTS)."""
     browser = chromium()
     if browser is None:
-        pytest.skip("no Chromium here to open report.html in a real browser: install Debian's (apt-get install "
-                    "chromium)")
+        pytest.skip(
+            "no Chromium here to open report.html in a real browser: install Debian's (apt-get install chromium)"
+        )
     page = (graded["out"] / "report.html").as_uri()
     # Headless as root, with nothing fetched at start (this machine's network is closed).
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-quic", f"--user-data-dir={tmp_path / 'profile'}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     dom = subprocess.run([browser, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr
     assert "<title>Class report: 5 students</title>" in dom.stdout
@@ -136,8 +167,12 @@ def test_the_report_renders_in_a_real_browser(graded: dict, tmp_path: Path) -> N
     artifacts = Path(os.environ.get("KATA_ARTIFACTS") or tmp_path)
     artifacts.mkdir(parents=True, exist_ok=True)
     shot = artifacts / "report.png"
-    taken = subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1280,1600", page],
-                           capture_output=True, text=True, timeout=120)
+    taken = subprocess.run(
+        [browser, *flags, f"--screenshot={shot}", "--window-size=1280,1600", page],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert taken.returncode == 0 and shot.is_file(), taken.stderr
     import cv2
 

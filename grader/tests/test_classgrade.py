@@ -38,13 +38,18 @@ from grader.results import Failure, Kind, Outcome, RunResult, State, TestInfo, T
 from grader.tests.kits import ROOT, SOLUTION, write_lesson
 
 HOSTILE = Path(__file__).parent / "hostile"
-CORPUS = sorted(p.name.removesuffix(".py") for p in HOSTILE.iterdir()
-                if p.suffix == ".py" or (p.is_dir() and p.name != "lessons"))  # lessons: the lessons' corpus
-EXPECT = re.compile(r'expect: points=(?P<points>\d+) state=(?P<state>[a-z ]+?)(?: problem=(?P<problem>[^"\n]+?))?(?:"""|$)', re.M)
-IN_PROCESS = re.compile(EXPECT.pattern.replace("expect:", "^in-process:", 1), re.M)  # with --in-process, where it differs
+CORPUS = sorted(
+    p.name.removesuffix(".py") for p in HOSTILE.iterdir() if p.suffix == ".py" or (p.is_dir() and p.name != "lessons")
+)  # lessons: the lessons' corpus
+EXPECT = re.compile(
+    r'expect: points=(?P<points>\d+) state=(?P<state>[a-z ]+?)(?: problem=(?P<problem>[^"\n]+?))?(?:"""|$)', re.M
+)
+IN_PROCESS = re.compile(
+    EXPECT.pattern.replace("expect:", "^in-process:", 1), re.M
+)  # with --in-process, where it differs
 
 # 98_demo's and 99_other's tests in this class: 4 points, one compared with torch's assert_close.
-CLASS_TESTS = '''\
+CLASS_TESTS = """\
 import pytest
 import torch
 
@@ -61,7 +66,7 @@ def test_add_negative(lesson):
 @pytest.mark.points(2)
 def test_scale(lesson):
     torch.testing.assert_close(lesson.scale(torch.tensor([1.0, 2.0])), torch.tensor([2.0, 4.0]))
-'''
+"""
 
 LIMITS = ["--timeout", "12", "--test-timeout", "3", "--memory", "1G", "--max-file", "8M"]
 # The first test to ask for a graded class waits for its whole grading (about 30 s alone, twice
@@ -82,8 +87,12 @@ def make_kit(root: Path) -> Path:
 
 
 def grade(kit: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", "--root", str(kit), "grade", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "--root", str(kit), "grade", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def expectation(name: str, in_process: bool = False) -> dict:
@@ -117,7 +126,12 @@ def grade_the_corpus(base: Path, *options: str) -> dict:
             shutil.copytree(HOSTILE / name, lesson)
         else:
             lesson.mkdir(parents=True)
-            text = (HOSTILE / f"{name}.py").read_text(encoding="utf-8").replace("@MARKER@", marker).replace("@PORT@", str(server.getsockname()[1]))
+            text = (
+                (HOSTILE / f"{name}.py")
+                .read_text(encoding="utf-8")
+                .replace("@MARKER@", marker)
+                .replace("@PORT@", str(server.getsockname()[1]))
+            )
             (lesson / "demo.py").write_text(text, encoding="utf-8")
     linked = class_dir / "symlink_to_solution" / "exercises" / "98_demo"
     linked.mkdir(parents=True)
@@ -138,8 +152,17 @@ def grade_the_corpus(base: Path, *options: str) -> dict:
         server.close()
     after = {"kit": on_disk(kit), "grader": on_disk(ROOT / "grader"), "class": on_disk(class_dir)}
     students = {p.stem: json.loads(p.read_text()) for p in (out / "students").glob("*.json")}
-    return {"kit": kit, "class": class_dir, "out": out, "proc": proc, "students": students, "marker": marker,
-            "heard": heard, "before": before, "after": after}
+    return {
+        "kit": kit,
+        "class": class_dir,
+        "out": out,
+        "proc": proc,
+        "students": students,
+        "marker": marker,
+        "heard": heard,
+        "before": before,
+        "after": after,
+    }
 
 
 def on_disk(root: Path) -> dict[str, str]:
@@ -183,7 +206,9 @@ def test_each_hostile_submission_gets_its_expected_score(graded: dict, name: str
 
 
 @pytest.mark.parametrize("name", CORPUS)
-def test_each_hostile_submission_gets_its_expected_score_with_the_checks_inside(graded_in_process: dict, name: str) -> None:
+def test_each_hostile_submission_gets_its_expected_score_with_the_checks_inside(
+    graded_in_process: dict, name: str
+) -> None:
     assert_expected_score(graded_in_process, name, expectation(name, in_process=True))
 
 
@@ -202,8 +227,11 @@ def assert_expected_score(graded: dict, name: str, expected: dict) -> None:
 def explain(record: dict, lesson: dict) -> str:
     """A lesson's record in full, and its tests' messages: what a failure here needs to be read
     (pytest would cut the record short)."""
-    tests = [f"  {t['name']}: {t['status']}: {(t['message'] or '')[:300]}" for t in record["tests"]
-             if t["lesson"] == lesson["lesson"]]
+    tests = [
+        f"  {t['name']}: {t['status']}: {(t['message'] or '')[:300]}"
+        for t in record["tests"]
+        if t["lesson"] == lesson["lesson"]
+    ]
     return "\n".join([json.dumps(lesson, indent=1), *tests])
 
 
@@ -214,13 +242,17 @@ def test_an_error_from_the_codes_process_shows_no_line_of_a_file_it_cannot_see(g
     assert "BEGIN SOLUTION" not in record and "a + b" not in record, record
 
 
-def test_the_codes_process_reads_no_hidden_test_and_no_message_carries_one(graded: dict, graded_in_process: dict) -> None:
+def test_the_codes_process_reads_no_hidden_test_and_no_message_carries_one(
+    graded: dict, graded_in_process: dict
+) -> None:
     """reads_the_hidden_tests puts whatever it read of tests/98_demo/ in its messages, flattened
     to one line: with the checks apart it read nothing (the control: with --in-process, where the
     tests must run in its process, the hidden test_add_negative does come back; a public test's
     code is in every record, by design, as lines of its own)."""
     assert "def test_add_negative(lesson): assert" not in json.dumps(graded["students"]["reads_the_hidden_tests"])
-    assert "def test_add_negative(lesson): assert" in json.dumps(graded_in_process["students"]["reads_the_hidden_tests"])
+    assert "def test_add_negative(lesson): assert" in json.dumps(
+        graded_in_process["students"]["reads_the_hidden_tests"]
+    )
 
 
 def test_a_link_to_the_solution_is_not_taken(graded: dict) -> None:
@@ -264,8 +296,10 @@ def running(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
-            if marker.encode() in (entry / "cmdline").read_bytes() and \
-                    "zombie" not in (entry / "status").read_text().lower():
+            if (
+                marker.encode() in (entry / "cmdline").read_bytes()
+                and "zombie" not in (entry / "status").read_text().lower()
+            ):
                 found.append(int(entry.name))
         except OSError:
             continue
@@ -297,7 +331,9 @@ def test_the_class_tables(graded_in_process: dict) -> None:
     out = graded["out"]
     rows = {row["student"]: row for row in csv.DictReader((out / "class.csv").open())}
     assert set(rows) == set(graded["students"])
-    assert rows["correct"]["98_demo"] == "4" and rows["correct"]["total"] == "8" and rows["correct"]["max_points"] == "8"
+    assert (
+        rows["correct"]["98_demo"] == "4" and rows["correct"]["total"] == "8" and rows["correct"]["max_points"] == "8"
+    )
     assert "tampering detected" in rows["patches_pytest"]["flags"]
     assert rows["no_exercises"]["flags"].startswith("failed to grade")
     summary = (out / "summary.txt").read_text()
@@ -316,7 +352,8 @@ def test_hidden_tests_keep_their_code_out_of_the_results(graded: dict) -> None:
 
 
 def test_a_file_that_does_not_compile_fails_each_test_as_its_tests_would_without_running_them(
-        graded: dict, tmp_path: Path) -> None:
+    graded: dict, tmp_path: Path
+) -> None:
     """The run reports every test at once (grader.grading.runner: no session, no code process),
     with what the tests themselves report on that file, as a learner's run shows."""
     from grader.runs import pytest_args, run_pytest
@@ -430,9 +467,12 @@ def attack(name: str) -> dict:
     expect = {mode: re.search(rf"^{mode}: points=(\d+) held=(\d+)$", text, re.M) for mode in ("expect", "in-process")}
     assert all(expect.values()), f"{name} has no 'expect: points=P held=H' and 'in-process: ...' lines"
     test = re.search(r"^test: (\S+)$", text, re.M)
-    return {"test": test and test[1], "flags": re.findall(r"^flag: (.+)$", text, re.M),
-            "fails": re.findall(r"^fails: (\S+)$", text, re.M),
-            **{mode.replace("-", "_"): (int(m[1]), int(m[2])) for mode, m in expect.items()}}
+    return {
+        "test": test and test[1],
+        "flags": re.findall(r"^flag: (.+)$", text, re.M),
+        "fails": re.findall(r"^fails: (\S+)$", text, re.M),
+        **{mode.replace("-", "_"): (int(m[1]), int(m[2])) for mode, m in expect.items()},
+    }
 
 
 def grade_the_lessons_corpus(base: Path, *options: str) -> dict[str, dict]:
@@ -441,19 +481,26 @@ def grade_the_lessons_corpus(base: Path, *options: str) -> dict[str, dict]:
         lesson, _, stem = name.partition("/")
         folder = base / "class" / stem / "exercises" / lesson
         shutil.copytree(ROOT / "solutions" / lesson, folder, ignore=shutil.ignore_patterns("__pycache__"))
-        answer, = (f for f in folder.glob("*.py") if f.name != "__init__.py")
+        (answer,) = (f for f in folder.glob("*.py") if f.name != "__init__.py")
         text = (HOSTILE / "lessons" / f"{name}.py").read_text(encoding="utf-8")
         after = re.search(r"^after: (\S+)$", text, re.M)  # a mutant it is written after, as a learner's own mistake
-        answer.write_text("\n\n".join([answer.read_text(encoding="utf-8"), *([(ROOT / after[1]).read_text()] if after else []),
-                                       text]), encoding="utf-8")
+        answer.write_text(
+            "\n\n".join(
+                [answer.read_text(encoding="utf-8"), *([(ROOT / after[1]).read_text()] if after else []), text]
+            ),
+            encoding="utf-8",
+        )
     kit = _digest(ROOT / tree for tree in ("solutions", "tests", "exercises"))
-    proc = grade(ROOT, str(base / "class"), "--out", str(base / "results"), "--jobs", "2", "--lessons", *ATTACKED,
-                 *options)
+    proc = grade(
+        ROOT, str(base / "class"), "--out", str(base / "results"), "--jobs", "2", "--lessons", *ATTACKED, *options
+    )
     assert proc.returncode == 0, proc.stderr
     assert _digest(ROOT / tree for tree in ("solutions", "tests", "exercises")) == kit, "an attack changed the kit"
     assert "read the code" in (base / "results" / "summary.txt").read_text() or options
-    return {name: json.loads((base / "results" / "students" / f"{name.partition('/')[2]}.json").read_text())
-            for name in ATTACKS}
+    return {
+        name: json.loads((base / "results" / "students" / f"{name.partition('/')[2]}.json").read_text())
+        for name in ATTACKS
+    }
 
 
 def _digest(folders) -> str:
@@ -483,7 +530,7 @@ def test_each_attack_on_a_lesson_gets_its_expected_score(lessons_graded: dict, n
     """What the run hid, its source or the tests' process shows: the lesson is flagged for a
     person to read, and what passed on the word of the code's process is held, not counted."""
     expected, record = attack(name), lessons_graded[name]
-    lesson, = (e for e in record["lessons"] if e["lesson"] == name.partition("/")[0])
+    (lesson,) = (e for e in record["lessons"] if e["lesson"] == name.partition("/")[0])
     assert (lesson["points"], lesson.get("held", 0)) == expected["expect"], (lesson, record["flags"])
     flags = [f for f in record["flags"] if "read the code" in f]
     for words in expected["flags"]:
@@ -497,17 +544,20 @@ def test_each_attack_on_a_lesson_gets_its_expected_score(lessons_graded: dict, n
 
 @pytest.mark.parametrize("name", ATTACKS)
 def test_each_attack_on_a_lesson_gets_its_expected_score_with_the_checks_inside(
-        lessons_graded_in_process: dict, name: str) -> None:
+    lessons_graded_in_process: dict, name: str
+) -> None:
     """With --in-process the checks share the code's process, and nothing is read or held: these
     scores are what that option cannot promise (docs/INSTRUCTORS.md)."""
     record = lessons_graded_in_process[name]
-    lesson, = (e for e in record["lessons"] if e["lesson"] == name.partition("/")[0])
+    (lesson,) = (e for e in record["lessons"] if e["lesson"] == name.partition("/")[0])
     assert (lesson["points"], lesson.get("held", 0)) == attack(name)["in_process"], (lesson, record["flags"])
 
 
 def test_a_lie_to_the_checks_gains_nothing_over_its_control(lessons_graded: dict) -> None:
     """08's forgotten autocast scores no more with autocast's state patched where the probes read it."""
-    points = {name: lessons_graded[name]["points"] for name in ("08_amp/forgets_autocast", "08_amp/forgets_autocast_and_lies")}
+    points = {
+        name: lessons_graded[name]["points"] for name in ("08_amp/forgets_autocast", "08_amp/forgets_autocast_and_lies")
+    }
     assert points["08_amp/forgets_autocast_and_lies"] <= points["08_amp/forgets_autocast"], points
 
 
@@ -522,13 +572,23 @@ def channel(*lines: dict | bytes) -> RunResult:
     return reader.result()
 
 
-COLLECTED = {"collected": {"tests": [{"nodeid": "t::a", "max_points": 1.0, "public": True},
-                                     {"nodeid": "t::b", "max_points": 2.0, "public": False}], "errors": []}}
+COLLECTED = {
+    "collected": {
+        "tests": [
+            {"nodeid": "t::a", "max_points": 1.0, "public": True},
+            {"nodeid": "t::b", "max_points": 2.0, "public": False},
+        ],
+        "errors": [],
+    }
+}
 
 
 def test_a_result_counts_once_for_a_collected_test_with_the_collected_points() -> None:
-    result = channel(COLLECTED, {"test": {"nodeid": "t::b", "outcome": "passed", "max_points": 99, "public": True}},
-                     {"finish": {"exitstatus": 0}})
+    result = channel(
+        COLLECTED,
+        {"test": {"nodeid": "t::b", "outcome": "passed", "max_points": 99, "public": True}},
+        {"finish": {"exitstatus": 0}},
+    )
     assert result.tests == [TestResult("t::b", Outcome.PASSED, max_points=2.0, public=False)]
     assert result.collected == [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0, False)]
     assert result.tampering == [] and result.exitstatus == 0 and why_ended(result, Limits()) is None
@@ -536,28 +596,46 @@ def test_a_result_counts_once_for_a_collected_test_with_the_collected_points() -
 
 def test_the_events_the_writer_sends_are_what_the_reader_reads() -> None:
     tests = [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0)]
-    failed = TestResult("t::b", Outcome.FAILED, 2.0, message="E  assert 1 == 2",
-                        failure=Failure(Kind.MEMORY, "MemoryError", "E  MemoryError", "exercises/x.py:3"), seconds=0.5)
+    failed = TestResult(
+        "t::b",
+        Outcome.FAILED,
+        2.0,
+        message="E  assert 1 == 2",
+        failure=Failure(Kind.MEMORY, "MemoryError", "E  MemoryError", "exercises/x.py:3"),
+        seconds=0.5,
+    )
     result = channel(collected_event(tests, []), result_event(failed), overhead_event(1.5e-4, 8e-6), finish_event(1))
     assert (result.collected, result.tests, result.exitstatus, result.tampering) == (tests, [failed], 1, [])
     assert result.overhead == (1.5e-4, 8e-6)
 
 
-@pytest.mark.parametrize("lines, problem", [
-    ([COLLECTED, {"test": {"nodeid": "t::zz", "outcome": "passed"}}], "never collected"),
-    ([COLLECTED, {"test": {"nodeid": "t::a", "outcome": "passed"}}, {"test": {"nodeid": "t::a", "outcome": "failed"}}],
-     "twice"),
-    ([COLLECTED, {"test": {"nodeid": "t::a", "outcome": "excellent"}}], "unknown outcome"),
-    ([COLLECTED, COLLECTED], "announced its tests twice"),
-    ([COLLECTED, {"finish": {"exitstatus": 0}}, {"test": {"nodeid": "t::a", "outcome": "passed"}}], "after the run"),
-    ([COLLECTED, {"hello": 1}], "unknown event"),
-    ([COLLECTED, {"overhead": {"one": -1.0, "each": 0.0}}], "unreadable 'overhead'"),
-    ([COLLECTED, {"overhead": {"one": "NaN", "each": 0.0}}], "unreadable 'overhead'"),
-    ([COLLECTED, {"overhead": {"one": 5.0, "each": 0.0}}], "unreadable 'overhead'"),
-    ([COLLECTED, {"tamper": ["torch.allclose was replaced"]}], "torch.allclose was replaced"),
-    ([COLLECTED, b'{"finish": {"exitstatus": 0}'], "in the middle of a line"),
-    ([COLLECTED, b"x" * (33 << 20)], "flooded"),
-])
+@pytest.mark.parametrize(
+    "lines, problem",
+    [
+        ([COLLECTED, {"test": {"nodeid": "t::zz", "outcome": "passed"}}], "never collected"),
+        (
+            [
+                COLLECTED,
+                {"test": {"nodeid": "t::a", "outcome": "passed"}},
+                {"test": {"nodeid": "t::a", "outcome": "failed"}},
+            ],
+            "twice",
+        ),
+        ([COLLECTED, {"test": {"nodeid": "t::a", "outcome": "excellent"}}], "unknown outcome"),
+        ([COLLECTED, COLLECTED], "announced its tests twice"),
+        (
+            [COLLECTED, {"finish": {"exitstatus": 0}}, {"test": {"nodeid": "t::a", "outcome": "passed"}}],
+            "after the run",
+        ),
+        ([COLLECTED, {"hello": 1}], "unknown event"),
+        ([COLLECTED, {"overhead": {"one": -1.0, "each": 0.0}}], "unreadable 'overhead'"),
+        ([COLLECTED, {"overhead": {"one": "NaN", "each": 0.0}}], "unreadable 'overhead'"),
+        ([COLLECTED, {"overhead": {"one": 5.0, "each": 0.0}}], "unreadable 'overhead'"),
+        ([COLLECTED, {"tamper": ["torch.allclose was replaced"]}], "torch.allclose was replaced"),
+        ([COLLECTED, b'{"finish": {"exitstatus": 0}'], "in the middle of a line"),
+        ([COLLECTED, b"x" * (33 << 20)], "flooded"),
+    ],
+)
 def test_anything_off_protocol_is_tampering(lines: list, problem: str) -> None:
     result = channel(*lines)
     assert any(problem in p for p in result.tampering), result.tampering
@@ -569,8 +647,13 @@ def test_review_notes_cross_once_each_on_one_line_and_never_past_the_limit() -> 
     assert result.review[0] == "read [2J this" and len(result.review) == 20 and result.tampering == []
     # what many tests found is one note that counts them, and leaves room for the rest
     shared = [f"test_{i}: the source of f names torch.softmax" for i in range(30)]
-    result = channel(COLLECTED, {"review": [*shared, "test_0: the source of f names torch.softmax", "test_9: f ran other ops"]})
-    assert result.review == ["test_0 (and 29 more tests): the source of f names torch.softmax", "test_9: f ran other ops"]
+    result = channel(
+        COLLECTED, {"review": [*shared, "test_0: the source of f names torch.softmax", "test_9: f ran other ops"]}
+    )
+    assert result.review == [
+        "test_0 (and 29 more tests): the source of f names torch.softmax",
+        "test_9: f ran other ops",
+    ]
 
 
 def test_an_unreadable_line_is_tampering() -> None:
@@ -578,15 +661,18 @@ def test_an_unreadable_line_is_tampering() -> None:
     assert result.tampering == ["an unreadable line appeared on the results channel"]
 
 
-@pytest.mark.parametrize("returncode, stopped, finished, cpu, words", [
-    (-9, True, False, 1.0, "stopped after 180 s"),
-    (-24, False, False, 180.0, "CPU time"),  # SIGXCPU
-    (-25, False, False, 1.0, "wrote more than 256 MiB"),  # SIGXFSZ
-    (-11, False, False, 1.0, "killed by SIGSEGV"),
-    (-9, False, False, 1.0, "killed by SIGKILL (out of memory?)"),
-    (0, False, False, 1.0, "os._exit"),
-    (1, False, True, 1.0, None),
-])
+@pytest.mark.parametrize(
+    "returncode, stopped, finished, cpu, words",
+    [
+        (-9, True, False, 1.0, "stopped after 180 s"),
+        (-24, False, False, 180.0, "CPU time"),  # SIGXCPU
+        (-25, False, False, 1.0, "wrote more than 256 MiB"),  # SIGXFSZ
+        (-11, False, False, 1.0, "killed by SIGSEGV"),
+        (-9, False, False, 1.0, "killed by SIGKILL (out of memory?)"),
+        (0, False, False, 1.0, "os._exit"),
+        (1, False, True, 1.0, None),
+    ],
+)
 def test_why_a_run_ended_early(returncode, stopped, finished, cpu, words) -> None:
     result = channel(COLLECTED, *([{"finish": {"exitstatus": 1}}] if finished else []))
     result.returncode, result.stopped, result.cpu_seconds = returncode, stopped, cpu
@@ -594,11 +680,17 @@ def test_why_a_run_ended_early(returncode, stopped, finished, cpu, words) -> Non
     assert (said is None) if words is None else (words in said), said
 
 
-@pytest.mark.parametrize("code, words", [
-    ({"returncode": -11}, "killed by SIGSEGV"), ({"returncode": 0}, "os._exit"), ({"returncode": 3}, "exit status 3"),
-    ({"returncode": -25}, "wrote more than"), ({"returncode": -9, "overran": True}, "ran past its time limit"),
-    ({"returncode": -9, "overran": 1}, "killed by SIGKILL"),  # (only true is true)
-])
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        ({"returncode": -11}, "killed by SIGSEGV"),
+        ({"returncode": 0}, "os._exit"),
+        ({"returncode": 3}, "exit status 3"),
+        ({"returncode": -25}, "wrote more than"),
+        ({"returncode": -9, "overran": True}, "ran past its time limit"),
+        ({"returncode": -9, "overran": 1}, "killed by SIGKILL"),  # (only true is true)
+    ],
+)
 def test_under_remote_a_run_ends_as_its_codes_process_did(code, words) -> None:
     """The tests' process finished; the code's had ended while they ran, or was stopped by the
     tests' process (grader.grading.sandbox)."""
@@ -612,19 +704,30 @@ def test_the_guard_watches_the_kits_own_modules_and_the_writer(monkeypatch: pyte
     import grader.testing.compare
 
     guard = Guard(PipeWriter)
-    assert {"grader.plugin", "grader.testing.compare", "grader.grading.pipe", "grader.grading.guard",
-            "grader.results"} <= set(guard.modules)
+    assert {
+        "grader.plugin",
+        "grader.testing.compare",
+        "grader.grading.pipe",
+        "grader.grading.guard",
+        "grader.results",
+    } <= set(guard.modules)
     assert "grader.grading.pipe.PipeWriter" in guard.holders and guard.check() == []
-    name = next(n for n, v in vars(grader.testing.compare).items() if callable(v) and not isinstance(v, type)
-                and getattr(v, "__module__", None) == "grader.testing.compare")
+    name = next(
+        n
+        for n, v in vars(grader.testing.compare).items()
+        if callable(v) and not isinstance(v, type) and getattr(v, "__module__", None) == "grader.testing.compare"
+    )
     monkeypatch.setattr(grader.testing.compare, name, lambda *a, **k: None)
     monkeypatch.setattr(PipeWriter, "pytest_kata_result", lambda *a, **k: None)
-    assert guard.check() == [f"grader.testing.compare.{name} was replaced",
-                             "grader.grading.pipe.PipeWriter.pytest_kata_result was replaced"]
+    assert guard.check() == [
+        f"grader.testing.compare.{name} was replaced",
+        "grader.grading.pipe.PipeWriter.pytest_kata_result was replaced",
+    ]
 
 
-def test_the_guard_sees_a_functions_code_swapped_and_watches_the_test_modules(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_guard_sees_a_functions_code_swapped_and_watches_the_test_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A function whose code is replaced in place is the same object: its code is watched too,
     in the test files' modules as in the kit's (rewrites_tests_in_memory)."""
     import importlib.util
@@ -647,10 +750,17 @@ TESTS = [TestInfo("t::a", 1.0, True), TestInfo("t::b", 2.0), TestInfo("t::cuda",
 
 
 def verdict(tests: list[TestResult], *, ended: str | None = None, tampering=(), rewritten=(), collected=TESTS):
-    run = RunResult(collected=collected, tests=tests, exitstatus=None if ended else 1, ended=ended,
-                    tampering=list(tampering))
-    return judge("98_demo", run, Limits(memory=1 << 30, file_size=8 << 20), expected=TESTS, skipped={"t::cuda"},
-                 rewritten=list(rewritten))
+    run = RunResult(
+        collected=collected, tests=tests, exitstatus=None if ended else 1, ended=ended, tampering=list(tampering)
+    )
+    return judge(
+        "98_demo",
+        run,
+        Limits(memory=1 << 30, file_size=8 << 20),
+        expected=TESTS,
+        skipped={"t::cuda"},
+        rewritten=list(rewritten),
+    )
 
 
 PASSED_A = TestResult("t::a", Outcome.PASSED, 1.0, True)
@@ -661,7 +771,8 @@ def test_a_test_that_never_reported_did_not_pass_and_says_why() -> None:
     assert [(t.nodeid, t.outcome, t.message) for t in result.run.tests] == [
         ("t::a", Outcome.PASSED, ""),
         ("t::b", Outcome.ERROR, "no result: the run stopped after 12 s, the time limit for a lesson"),
-        ("t::cuda", Outcome.SKIPPED, "skipped on this machine")]
+        ("t::cuda", Outcome.SKIPPED, "skipped on this machine"),
+    ]
     summary = result.summary
     assert (summary.state, summary.points, summary.max_points) == (State.STOPPED, 1.0, 3.0)
     assert summary.problem == "the run stopped after 12 s, the time limit for a lesson"
@@ -675,8 +786,10 @@ def test_a_run_that_never_finished_collecting_is_graded_on_the_stubs_tests() -> 
 
 def test_a_run_is_graded_on_the_lessons_tests_and_points_not_on_what_it_announced() -> None:
     forged = [*TESTS, TestInfo("t::extra", 1.0)]  # a 42nd test where the lesson has 41
-    result = verdict([TestResult("t::a", Outcome.PASSED, 100.0, True), TestResult("t::extra", Outcome.PASSED)],
-                     collected=[TestInfo("t::a", 100.0, True), *forged[1:]])
+    result = verdict(
+        [TestResult("t::a", Outcome.PASSED, 100.0, True), TestResult("t::extra", Outcome.PASSED)],
+        collected=[TestInfo("t::a", 100.0, True), *forged[1:]],
+    )
     assert [t.nodeid for t in result.run.tests] == ["t::a", "t::b", "t::cuda"]
     assert result.summary.max_points == 3.0 and result.summary.points == 0
     assert result.summary.state is State.TAMPERED
@@ -706,18 +819,23 @@ def test_tampering_scores_nothing_and_flags_the_lesson() -> None:
     assert [t.outcome for t in result.run.tests] == [Outcome.ERROR, Outcome.ERROR, Outcome.SKIPPED]
     # the test this machine skips counts on neither side: the maximum is every student's
     assert (result.summary.state, result.summary.points, result.summary.max_points) == (State.TAMPERED, 0, 3.0)
-    assert result.summary.problem == ("tampering detected: torch.allclose was replaced; "
-                                      "changed the grading copy's own files: conftest.py")
+    assert result.summary.problem == (
+        "tampering detected: torch.allclose was replaced; changed the grading copy's own files: conftest.py"
+    )
 
 
-@pytest.mark.parametrize("kind, problem", [
-    (Kind.MEMORY, "ran out of memory (limit 1024 MiB)"),
-    (Kind.FILE_SIZE, "wrote more than 8 MiB to one file (printed too much?); the write failed"),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "kind, problem",
+    [
+        (Kind.MEMORY, "ran out of memory (limit 1024 MiB)"),
+        (Kind.FILE_SIZE, "wrote more than 8 MiB to one file (printed too much?); the write failed"),
+        (None, None),
+    ],
+)
 def test_memory_and_file_size_problems_come_from_the_failures_kind(kind, problem) -> None:
-    failed = TestResult("t::b", Outcome.FAILED, 2.0, message="E   something",
-                        failure=Failure(kind, "OSError", "E   something"))
+    failed = TestResult(
+        "t::b", Outcome.FAILED, 2.0, message="E   something", failure=Failure(kind, "OSError", "E   something")
+    )
     result = verdict([PASSED_A, failed])
     assert (result.summary.state, result.summary.problem) == (State.IN_PROGRESS, problem)
 
@@ -725,17 +843,20 @@ def test_memory_and_file_size_problems_come_from_the_failures_kind(kind, problem
 def test_running_out_of_memory_is_told_with_the_reason_a_run_stopped() -> None:
     failed = TestResult("t::b", Outcome.FAILED, 2.0, failure=Failure(Kind.MEMORY, "MemoryError", "E   MemoryError"))
     result = verdict([PASSED_A, failed], ended="crashed: killed by SIGKILL (out of memory?)")
-    assert result.summary.problem == ("the run crashed: killed by SIGKILL (out of memory?); "
-                                      "it ran out of memory (limit 1024 MiB)")
+    assert result.summary.problem == (
+        "the run crashed: killed by SIGKILL (out of memory?); it ran out of memory (limit 1024 MiB)"
+    )
 
 
 # --- the class's tables and progress ----------------------------------------------------------------
 
 
 def test_the_summary_table_lines_up() -> None:
-    records = [{"student": "ada", "points": 8.0, "flags": []},
-               {"student": "bartholomew", "points": 2.5, "flags": ["98_demo: tampering detected: x"]},
-               {"student": "cy", "points": 0.0, "failed": "no exercises/ folder"}]
+    records = [
+        {"student": "ada", "points": 8.0, "flags": []},
+        {"student": "bartholomew", "points": 2.5, "flags": ["98_demo: tampering detected: x"]},
+        {"student": "cy", "points": 0.0, "failed": "no exercises/ folder"},
+    ]
     points = {"ada": {"98_demo": 4.0, "99_other": 4.0}, "bartholomew": {"98_demo": 0.0, "99_other": 2.5}, "cy": {}}
     text = summary_table(records, ["98_demo", "99_other"], points, {"98_demo": 4.0, "99_other": 4.0})
     assert text == (
@@ -750,11 +871,14 @@ def test_the_summary_table_lines_up() -> None:
         "checks: in the student's process\n"
         "\nflagged (look at these by hand: students/<name>.json, logs/<name>/):\n"
         "  bartholomew: 98_demo: tampering detected: x\n"
-        "\ncould not be graded:\n  cy: no exercises/ folder\n")
+        "\ncould not be graded:\n  cy: no exercises/ folder\n"
+    )
     records[1]["held"] = {"points": 2.0, "tests": ["98_demo/test_demo.py::test_scale"]}
     text = summary_table(records, ["98_demo", "99_other"], points, {"98_demo": 4.0, "99_other": 4.0})
-    assert ("held for a person: 2 points of 1 student(s), passed on what their code's process recorded, in a "
-            "lesson whose source is flagged; not in the totals (students/<name>.json: held)\n") in text
+    assert (
+        "held for a person: 2 points of 1 student(s), passed on what their code's process recorded, in a "
+        "lesson whose source is flagged; not in the totals (students/<name>.json: held)\n"
+    ) in text
 
 
 def test_progress_off_a_terminal_is_a_line_per_item() -> None:
@@ -765,9 +889,12 @@ def test_progress_off_a_terminal_is_a_line_per_item() -> None:
     progress.skip(2)
     progress.failed("bob", "no exercises/ folder")
     progress.close()
-    assert re.fullmatch(r"\[1/2\] ada: 8/8 points \(\d+ s, ETA 0m00s\)\n"
-                        r"FAILED to grade bob: no exercises/ folder\n"
-                        r"graded 2 of 2 students in \d+ s\n", stream.getvalue()), stream.getvalue()
+    assert re.fullmatch(
+        r"\[1/2\] ada: 8/8 points \(\d+ s, ETA 0m00s\)\n"
+        r"FAILED to grade bob: no exercises/ folder\n"
+        r"graded 2 of 2 students in \d+ s\n",
+        stream.getvalue(),
+    ), stream.getvalue()
 
 
 def test_long_output_keeps_its_head_and_tail(tmp_path: Path) -> None:
@@ -779,8 +906,12 @@ def test_long_output_keeps_its_head_and_tail(tmp_path: Path) -> None:
 
 
 def test_sizes_and_shards_parse() -> None:
-    assert (parse_size("4G"), parse_size("512m"), parse_size("64K"), parse_size("100")) == (4 << 30, 512 << 20,
-                                                                                             64 << 10, 100)
+    assert (parse_size("4G"), parse_size("512m"), parse_size("64K"), parse_size("100")) == (
+        4 << 30,
+        512 << 20,
+        64 << 10,
+        100,
+    )
     assert parse_shard("3/8") == (3, 8)
     for bad in ("0/2", "3/2", "a/b", "1"):
         with pytest.raises(Exception, match="I/N|between"):
@@ -815,11 +946,26 @@ def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded
         "import signal, subprocess\n"
         f"subprocess.Popen(['sleep', {marker!r}])\n"
         "def add(a, b):\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
-        "def scale(x, k=2):\n    return x * k\n")
+        "def scale(x, k=2):\n    return x * k\n"
+    )
     # --in-process: there the student's code may start the process that marks its run (the
     # code's process apart makes none).
-    command = [sys.executable, "-m", "grader", "--root", str(graded["kit"]), "grade", str(class_dir),
-               "--out", str(out), "--jobs", "1", "--timeout", "120", "--in-process"]
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "--root",
+        str(graded["kit"]),
+        "grade",
+        str(class_dir),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--timeout",
+        "120",
+        "--in-process",
+    ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -848,9 +994,24 @@ def test_ctrl_c_while_torch_is_imported_ends_the_run_cleanly(graded: dict, tmp_p
         scratch = tmp_path / f"tmp{pause}"
         scratch.mkdir()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "grader", "--root", str(graded["kit"]), "grade", str(class_dir),
-             "--out", str(tmp_path / "results"), "--jobs", "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "--root",
+                str(graded["kit"]),
+                "grade",
+                str(class_dir),
+                "--out",
+                str(tmp_path / "results"),
+                "--jobs",
+                "1",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "TMPDIR": str(scratch)},
+        )
         try:
             assert proc.stderr.readline().startswith("grading 1 student"), "the grader did not start"
             time.sleep(pause)  # importing torch, pytest and hypothesis: 2-5 s
@@ -905,8 +1066,9 @@ def test_the_probe_finds_the_boundary_here(tmp_path: Path) -> None:
     from grader.grading import isolation
 
     (tmp_path / "run" / "kit").mkdir(parents=True)
-    view = isolation.View.for_grading(kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run",
-                                      hidden=(tmp_path,), disk=16 << 20, processes=32)
+    view = isolation.View.for_grading(
+        kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run", hidden=(tmp_path,), disk=16 << 20, processes=32
+    )
     assert isolation.probe(view) is None
 
 
@@ -939,8 +1101,11 @@ def test_the_codes_process_under_remote_makes_threads_but_no_process() -> None:
 
     def body(seen: list) -> None:
         seccomp.no_processes()
-        for name, make in (("fork", os.fork), ("spawn", lambda: os.posix_spawn("/bin/true", ["true"], {})),
-                           ("subprocess", lambda: subprocess.run(["true"]))):
+        for name, make in (
+            ("fork", os.fork),
+            ("spawn", lambda: os.posix_spawn("/bin/true", ["true"], {})),
+            ("subprocess", lambda: subprocess.run(["true"])),
+        ):
             try:
                 make()
                 seen.append(f"{name} made a process")
@@ -1022,8 +1187,9 @@ def test_what_is_shown_may_live_under_tmp(tmp_path: Path) -> None:
         (shown / "marker.txt").write_text("seen")
         (shown / "marker.txt").chmod(0o644)
         (tmp_path / "run" / "kit").mkdir(parents=True)
-        view = isolation.View.for_grading(kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run",
-                                          hidden=(), disk=16 << 20, processes=32)
+        view = isolation.View.for_grading(
+            kit=ROOT, copy=tmp_path / "run" / "kit", home=tmp_path / "run", hidden=(), disk=16 << 20, processes=32
+        )
         view = dataclasses.replace(view, readable=(*view.readable, shown))
         pid = os.fork()
         if pid == 0:
@@ -1043,13 +1209,19 @@ def test_what_is_shown_may_live_under_tmp(tmp_path: Path) -> None:
 # Students who attack checks made in their own process: (source, points by default). The
 # first scores 4 of 4 with --in-process; the second is caught there too, by the tamper check.
 FORGERS = {
-    "equals_anything": ("class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
-                       "def add(a, b):\n    return _Yes()\n\n\ndef scale(x, k=2):\n    return x * k\n", 2),
-    "rewrites_the_tests": ("import gc\n\nfor _f in gc.get_objects():\n"
-                          "    if str(getattr(_f, '__module__', '')).startswith('test_') and hasattr(_f, '__code__'):\n"
-                          "        _f.__code__ = (lambda *a, **k: None).__code__.replace(co_argcount=_f.__code__.co_argcount,"
-                          " co_varnames=_f.__code__.co_varnames[:_f.__code__.co_argcount] or ('lesson',))\n\n\n"
-                          "def add(a, b):\n    return 0\n\n\ndef scale(x, k=2):\n    return x\n", 0),
+    "equals_anything": (
+        "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
+        "def add(a, b):\n    return _Yes()\n\n\ndef scale(x, k=2):\n    return x * k\n",
+        2,
+    ),
+    "rewrites_the_tests": (
+        "import gc\n\nfor _f in gc.get_objects():\n"
+        "    if str(getattr(_f, '__module__', '')).startswith('test_') and hasattr(_f, '__code__'):\n"
+        "        _f.__code__ = (lambda *a, **k: None).__code__.replace(co_argcount=_f.__code__.co_argcount,"
+        " co_varnames=_f.__code__.co_varnames[:_f.__code__.co_argcount] or ('lesson',))\n\n\n"
+        "def add(a, b):\n    return 0\n\n\ndef scale(x, k=2):\n    return x\n",
+        0,
+    ),
 }
 
 
@@ -1062,8 +1234,7 @@ def test_the_checks_stay_out_of_the_students_process(graded: dict, tmp_path: Pat
     for name, (source, _) in FORGERS.items():
         (class_dir / name / "exercises" / "98_demo").mkdir(parents=True)
         (class_dir / name / "exercises" / "98_demo" / "demo.py").write_text(source, encoding="utf-8")
-    proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
-                 *LIMITS)
+    proc = grade(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--lessons", "98_demo", *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert "checks: in a process of their own" in proc.stdout, proc.stdout
     assert re.search(r"^correct\s+4\s+4$", proc.stdout, re.M), proc.stdout
@@ -1084,8 +1255,7 @@ def test_the_tests_that_drive_objects_run_in_the_students_process_and_say_so(tmp
     lesson = tmp_path / "class" / "correct" / "exercises" / "98_demo"
     lesson.mkdir(parents=True)
     (lesson / "demo.py").write_text(answer.read_text(), encoding="utf-8")
-    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
-                 *LIMITS)
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo", *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
     assert "in the students' processes (tests that cannot run otherwise): 1 of 1 points" in proc.stdout, proc.stdout
@@ -1145,27 +1315,33 @@ def test_the_tests_whose_code_makes_processes_keep_their_checks_apart(tmp_path: 
     so an answer that equals anything gets nothing there."""
     kit = make_kit(tmp_path / "kit")
     (kit / "tests/98_demo/test_demo.py").write_text(
-        CLASS_TESTS + "\n\ndef test_in_a_child(lesson):\n    assert lesson.in_a_child(3) == 6\n", encoding="utf-8")
+        CLASS_TESTS + "\n\ndef test_in_a_child(lesson):\n    assert lesson.in_a_child(3) == 6\n", encoding="utf-8"
+    )
     answer = kit / "solutions/98_demo/demo.py"
     answer.write_text(answer.read_text() + IN_A_CHILD, encoding="utf-8")
-    students = {"correct": answer.read_text(),
-                "evader": answer.read_text() + "\n\nclass _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
-                          "def in_a_child(x):\n    return _Yes()\n",
-                "hoarder": answer.read_text() + HOARDS_IN_CHILDREN}
+    students = {
+        "correct": answer.read_text(),
+        "evader": answer.read_text() + "\n\nclass _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
+        "def in_a_child(x):\n    return _Yes()\n",
+        "hoarder": answer.read_text() + HOARDS_IN_CHILDREN,
+    }
     for name, source in students.items():
         lesson = tmp_path / "class" / name / "exercises" / "98_demo"
         lesson.mkdir(parents=True)
         (lesson / "demo.py").write_text(source, encoding="utf-8")
-    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
-                 *LIMITS)
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo", *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^correct\s+5\s+5$", proc.stdout, re.M), proc.stdout
     assert re.search(r"^evader\s+4\s+4$", proc.stdout, re.M), proc.stdout
     # Its 4 children share the run's 1 GiB: none could hold 300 MiB (all 4 could, each its own 1 GiB, before).
-    assert re.search(r"^hoarder\s+5\s+5( !)?$", proc.stdout, re.M), proc.stdout  # (os.open: flagged, as the answer opens nothing)
+    assert re.search(r"^hoarder\s+5\s+5( !)?$", proc.stdout, re.M), (
+        proc.stdout
+    )  # (os.open: flagged, as the answer opens nothing)
     summary = (tmp_path / "results" / "summary.txt").read_text()  # (with a cgroup too, each process has its part)
-    assert ("memory: the limit is each process's" in summary
-            or "where the code may make processes at most 32, each with 1/32 of it" in summary), summary
+    assert (
+        "memory: the limit is each process's" in summary
+        or "where the code may make processes at most 32, each with 1/32 of it" in summary
+    ), summary
     for name in students:
         record = json.loads((tmp_path / "results" / "students" / f"{name}.json").read_text())
         assert "checked_inside" not in record, record
@@ -1212,7 +1388,9 @@ def test_a_runs_code_processes_share_its_memory_where_a_cgroup_can_be_made(tmp_p
         assert "no cgroup: tmpfs and memfd pages do not count" in summary
         pytest.skip("this machine lets the grader make no cgroup: the memory limit is each process's")
     assert "memory: each run's code processes together, by a cgroup v" in summary
-    assert any("out of memory: its processes together reached the run's limit" in f for f in record["flags"]), record["flags"]
+    assert any("out of memory: its processes together reached the run's limit" in f for f in record["flags"]), record[
+        "flags"
+    ]
 
 
 def test_a_cgroup_is_used_only_where_the_machine_lets_the_grader_make_one(tmp_path: Path) -> None:
@@ -1234,7 +1412,10 @@ def test_a_cgroup_is_used_only_where_the_machine_lets_the_grader_make_one(tmp_pa
     groups = cgroup.find(v1, "4:memory:/grader\n8:pids:/\n0::/\n")
     assert groups == cgroup.Groups(1, (v1 / "memory" / "grader", v1 / "pids"))
     assert cgroup.find(tmp_path / "none", "0::/\n") is None
-    for folder, file in ((v1 / "memory" / "grader" / "run", "memory.limit_in_bytes"), (v1 / "pids" / "run", "pids.max")):
+    for folder, file in (
+        (v1 / "memory" / "grader" / "run", "memory.limit_in_bytes"),
+        (v1 / "pids" / "run", "pids.max"),
+    ):
         folder.mkdir()
         (folder / file).write_text("max")  # (the kernel makes these files with the folder)
     assert groups.make("run", 768 << 20, 256) == (v1 / "memory" / "grader" / "run", v1 / "pids" / "run")
@@ -1265,14 +1446,25 @@ def test_speed_cannot_be_faked_with_the_checks_apart(tmp_path: Path, mode: list[
     (kit / "tests/98_demo/test_demo.py").write_text(CLASS_TESTS + "\n\n" + SPEED_TESTS, encoding="utf-8")
     answer = kit / "solutions/98_demo/demo.py"
     answer.write_text(answer.read_text() + "\n\n" + SPEED_ANSWERS["one reduction"][0], encoding="utf-8")
-    students = {"correct": answer.read_text()} | {name: SOLUTION + "\n\n" + SPEED_ANSWERS[fake][0]
-                                                 for name, (fake, _, _) in FAKES_SPEED.items()}
+    students = {"correct": answer.read_text()} | {
+        name: SOLUTION + "\n\n" + SPEED_ANSWERS[fake][0] for name, (fake, _, _) in FAKES_SPEED.items()
+    }
     for name, source in students.items():
         lesson = tmp_path / "class" / name / "exercises" / "98_demo"
         lesson.mkdir(parents=True)
         (lesson / "demo.py").write_text(source, encoding="utf-8")
-    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
-                 "--jobs", "2", *LIMITS, *mode)
+    proc = grade(
+        kit,
+        str(tmp_path / "class"),
+        "--out",
+        str(tmp_path / "results"),
+        "--lessons",
+        "98_demo",
+        "--jobs",
+        "2",
+        *LIMITS,
+        *mode,
+    )
     assert proc.returncode == 0, proc.stderr
     expected = {"correct": 5} | {name: scores[1 + bool(mode)] for name, scores in FAKES_SPEED.items()}
     for name, points in expected.items():
@@ -1295,8 +1487,11 @@ def test_a_lessons_run_is_its_list_of_sessions(tmp_path: Path) -> None:
     grading = Grading(kit, lessons, tmp_path / "results", Limits(), speed=False, jobs=1, trusted=True)
     assert grading.sessions("98_demo") == (Session(CODE_PROCESS),)
     grading.processes["98_demo"], grading.fallbacks["98_demo"] = frozenset({"t::a"}), frozenset({"t::b"})
-    assert grading.sessions("98_demo") == (Session(CODE_PROCESS), Session(CODE_MAKING_PROCESSES, frozenset({"t::a"})),
-                                           Session(STUDENTS_PROCESS, frozenset({"t::b"})))
+    assert grading.sessions("98_demo") == (
+        Session(CODE_PROCESS),
+        Session(CODE_MAKING_PROCESSES, frozenset({"t::a"})),
+        Session(STUDENTS_PROCESS, frozenset({"t::b"})),
+    )
     in_process = Grading(kit, lessons, tmp_path / "results", Limits(), speed=False, jobs=1, trusted=True, remote=False)
     assert in_process.sessions("98_demo") == (Session(STUDENTS_PROCESS),)
     later = [Session(CODE_MAKING_PROCESSES, frozenset({"t::a"})), Session(STUDENTS_PROCESS, Found.CANNOT_CROSS)]
@@ -1314,9 +1509,10 @@ def test_only_the_tests_the_kits_own_answer_cannot_run_apart_fall_back(tmp_path:
     (lesson / "demo.py").write_text(
         "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
         "class _Add:\n    def __call__(self, a, b):\n        return _Yes()\n\n\nadd = _Add()\n\n\n"
-        "def scale(x, k=2):\n    return x * k\n", encoding="utf-8")
-    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo",
-                 *LIMITS)
+        "def scale(x, k=2):\n    return x * k\n",
+        encoding="utf-8",
+    )
+    proc = grade(kit, str(tmp_path / "class"), "--out", str(tmp_path / "results"), "--lessons", "98_demo", *LIMITS)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^evader\s+2\s+2$", proc.stdout, re.M), proc.stdout  # test_scale's 2 points only
     record = json.loads((tmp_path / "results" / "students" / "evader.json").read_text())

@@ -71,7 +71,9 @@ def test_outside_a_kit_it_says_where_to_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(grader.lessons, "__file__", str(tmp_path / "site-packages/grader/lessons.py"))
     assert main(["status"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: no kit found at or above") and "Run the command from inside your copy of the kit" in err
+    assert (
+        err.startswith("error: no kit found at or above") and "Run the command from inside your copy of the kit" in err
+    )
 
 
 def test_outside_a_kit_an_editable_install_finds_its_own_kit(tmp_path, monkeypatch):

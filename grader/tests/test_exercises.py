@@ -17,7 +17,7 @@ def test_the_demo_source_makes_the_demo_stub():
 
 
 def test_a_region_in_a_method_becomes_the_raise_and_a_helper_region_goes():
-    source = '''\
+    source = """\
 import math
 
 
@@ -37,21 +37,29 @@ class Counter:
 
     def keep(self):
         return self.count
-'''
+"""
     stub = stub_of(source)
     assert "_helper" not in stub and "self.count = " not in stub
     assert "import math\n\n\nclass Counter:" in stub  # the helpers' blank lines go with them
-    assert "        # TODO: keep start.\n            raise NotImplementedError\n\n    def keep" in stub  # the marker's indent
+    assert (
+        "        # TODO: keep start.\n            raise NotImplementedError\n\n    def keep" in stub
+    )  # the marker's indent
     assert "        return self.count" in stub  # code outside a region stays
 
 
-@pytest.mark.parametrize("source, where", [
-    ("def f():\n    ### BEGIN SOLUTION\n    return 1\n", "src.py:2: ### BEGIN SOLUTION is never closed"),
-    ("def f():\n    return 1\n    ### END SOLUTION\n", "src.py:3: ### END SOLUTION without"),
-    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n", "src.py:2: ### BEGIN SOLUTION inside the region opened at line 1"),
-    ("def f():\n    ### BEGIN SOLUTION\n    ### END SOLUTION\n", "src.py:2: an empty answer region"),
-    ("x = 1  ### BEGIN SOLUTION\n", "src.py:1: a marker must stand alone"),
-])
+@pytest.mark.parametrize(
+    "source, where",
+    [
+        ("def f():\n    ### BEGIN SOLUTION\n    return 1\n", "src.py:2: ### BEGIN SOLUTION is never closed"),
+        ("def f():\n    return 1\n    ### END SOLUTION\n", "src.py:3: ### END SOLUTION without"),
+        (
+            "### BEGIN SOLUTION\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n",
+            "src.py:2: ### BEGIN SOLUTION inside the region opened at line 1",
+        ),
+        ("def f():\n    ### BEGIN SOLUTION\n    ### END SOLUTION\n", "src.py:2: an empty answer region"),
+        ("x = 1  ### BEGIN SOLUTION\n", "src.py:1: a marker must stand alone"),
+    ],
+)
 def test_a_malformed_region_is_named_by_file_and_line(source, where):
     with pytest.raises(KitError, match=where):
         stub_of(source, "src.py")

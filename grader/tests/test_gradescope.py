@@ -34,8 +34,22 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     kit = make_kit(base / "kit")
     for name in ("constraints.txt", "README.md"):  # (what setup.sh installs the kit with)
         shutil.copy(ROOT / name, kit / name)
-    built = subprocess.run([sys.executable, "-m", "grader", "--root", str(kit), "gradescope", "build",
-                            str(base / "autograder.zip"), "--lessons", "98_demo"], capture_output=True, text=True)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "--root",
+            str(kit),
+            "gradescope",
+            "build",
+            str(base / "autograder.zip"),
+            "--lessons",
+            "98_demo",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 0, built.stderr
     with zipfile.ZipFile(base / "autograder.zip") as bundle:
         names = bundle.namelist()
@@ -64,9 +78,13 @@ def test_run_autograder_grades_a_submission_as_kata_grade_does(source: Path, tmp
         (autograder / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
         (autograder / "submission" / name).write_text(text, encoding="utf-8")
     (autograder / "results").mkdir()
-    proc = subprocess.run(["bash", str(autograder / "source" / "run_autograder")], capture_output=True, text=True,
-                          env={**os.environ, "KATA_AUTOGRADER": str(autograder), "PYTHON": sys.executable},
-                          timeout=300)
+    proc = subprocess.run(
+        ["bash", str(autograder / "source" / "run_autograder")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KATA_AUTOGRADER": str(autograder), "PYTHON": sys.executable},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((autograder / "results" / "results.json").read_text())
     assert results["score"] == score, results
@@ -86,9 +104,30 @@ def test_a_held_test_shows_on_gradescope_as_held_with_no_score() -> None:
     from grader.grading.gradescope import gradescope_results
     from grader.learner.report import HELD
 
-    record = {"points": 1.0, "max_points": 3.0, "lessons": [], "flags": ["98_demo: read the code: ..."], "tests": [
-        {"name": "98_demo: test_add", "status": "pass", "points": 1.0, "max_points": 1.0, "public": True, "message": None},
-        {"name": "98_demo: test_scale", "status": "pass", "points": 0.0, "max_points": 2.0, "public": False,
-         "message": HELD, "held": True}]}
+    record = {
+        "points": 1.0,
+        "max_points": 3.0,
+        "lessons": [],
+        "flags": ["98_demo: read the code: ..."],
+        "tests": [
+            {
+                "name": "98_demo: test_add",
+                "status": "pass",
+                "points": 1.0,
+                "max_points": 1.0,
+                "public": True,
+                "message": None,
+            },
+            {
+                "name": "98_demo: test_scale",
+                "status": "pass",
+                "points": 0.0,
+                "max_points": 2.0,
+                "public": False,
+                "message": HELD,
+                "held": True,
+            },
+        ],
+    }
     tests = gradescope_results(record, [])["tests"]
     assert [(t["score"], t["status"], t["output"]) for t in tests] == [(1.0, "passed", "passed"), (0.0, "passed", HELD)]

@@ -28,13 +28,15 @@ def test_untouched_stub_shows_todos_without_tracebacks(kit):
     result = run(kit, "exercises/98_demo", "-m", "not speed")
     assert result.ret == 1
     assert_outcomes(result, todo=3)
-    result.stdout.fnmatch_lines([
-        "*= TODO =*",
-        "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (2 tests wait on it)",
-        "TODO: scale (exercises/98_demo/demo.py:13) is not implemented yet  (1 test waits on it)",
-        "Next: open exercises/98_demo/demo.py:7*",
-        "Stuck? `kata hint 98_demo`*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= TODO =*",
+            "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (2 tests wait on it)",
+            "TODO: scale (exercises/98_demo/demo.py:13) is not implemented yet  (1 test waits on it)",
+            "Next: open exercises/98_demo/demo.py:7*",
+            "Stuck? `kata hint 98_demo`*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     assert "raise NotImplementedError" not in result.stdout.str().split("= TODO =")[0]
 
@@ -70,7 +72,9 @@ def test_a_mutant_is_the_code_under_test_even_with_impl_file(kit):
     # The lesson fixture loads the mutant first; the TODO detection once looked at the tree or
     # the --impl-file instead, so a stub left in a mutant was a failure with a traceback.
     mutant = kit.path / "tests/98_demo/mutants/left_a_stub.py"
-    mutant.write_text('"""add left as a stub."""\n\n\ndef add(a, b):\n    # TODO: add.\n    raise NotImplementedError\n')
+    mutant.write_text(
+        '"""add left as a stub."""\n\n\ndef add(a, b):\n    # TODO: add.\n    raise NotImplementedError\n'
+    )
     work = kit.path.parent / "notebook_code.py"
     work.write_text(SOLUTION, encoding="utf-8")
     for extra in ([], [f"--impl-file={work}"]):
@@ -96,34 +100,47 @@ def test_selection_options_work(kit):
 def test_a_lesson_that_passes_says_so_and_where_to_go_next(quick_kit):
     result = run(quick_kit, "solutions/98_demo")
     assert result.ret == 0
-    result.stdout.fnmatch_lines([
-        "Every test of 98_demo passes (3 tests). Next: `pytest solutions/99_other`, "
-        "or `kata next` for a lesson you left unfinished.",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "Every test of 98_demo passes (3 tests). Next: `pytest solutions/99_other`, "
+            "or `kata next` for a lesson you left unfinished.",
+        ]
+    )
     # Its one test file named, as an editor does, is the whole lesson too.
     run(quick_kit, "solutions/98_demo/demo.py").stdout.fnmatch_lines(["Every test of 98_demo passes (3 tests).*"])
-    run(quick_kit, "solutions/99_other").stdout.fnmatch_lines([
-        "Every test of 99_other passes (3 tests). It is the last lesson: `kata next` says whether one is left unfinished.",
-    ])
-    run(quick_kit, "solutions").stdout.fnmatch_lines(["All 6 tests of the 2 lessons run pass. `kata next` says where to go on."])
+    run(quick_kit, "solutions/99_other").stdout.fnmatch_lines(
+        [
+            "Every test of 99_other passes (3 tests). It is the last lesson: `kata next` says whether one is left unfinished.",
+        ]
+    )
+    run(quick_kit, "solutions").stdout.fnmatch_lines(
+        ["All 6 tests of the 2 lessons run pass. `kata next` says where to go on."]
+    )
 
 
-@pytest.mark.parametrize(("chosen", "passed"), [
-    (["solutions/98_demo", "-k", "negative"], "The 1 test you chose passes"),
-    (["solutions/98_demo", "-m", "public"], "The 2 tests you chose pass"),
-    (["tests/98_demo/test_demo.py::test_add_negative", "--impl=solutions"], "The 1 test you chose passes"),
-])
+@pytest.mark.parametrize(
+    ("chosen", "passed"),
+    [
+        (["solutions/98_demo", "-k", "negative"], "The 1 test you chose passes"),
+        (["solutions/98_demo", "-m", "public"], "The 2 tests you chose pass"),
+        (["tests/98_demo/test_demo.py::test_add_negative", "--impl=solutions"], "The 1 test you chose passes"),
+    ],
+)
 def test_part_of_a_lesson_that_passes_claims_only_what_ran(quick_kit, chosen, passed):
     result = run(quick_kit, *chosen)
     assert result.ret == 0
     out = result.stdout.str()
     assert "Every test of" not in out, out
-    result.stdout.fnmatch_lines([f"{passed}: part of 98_demo, not all of it. `pytest solutions/98_demo` runs every test."])
+    result.stdout.fnmatch_lines(
+        [f"{passed}: part of 98_demo, not all of it. `pytest solutions/98_demo` runs every test."]
+    )
 
 
 def test_each_reason_for_a_skip_is_said_once_with_a_count(quick_kit):
     torch = pytest.importorskip("torch")
-    (quick_kit.path / "tests/98_demo/test_demo.py").write_text(QUICK_TESTS + textwrap.dedent("""
+    (quick_kit.path / "tests/98_demo/test_demo.py").write_text(
+        QUICK_TESTS
+        + textwrap.dedent("""
 
         @pytest.mark.cuda
         def test_on_the_gpu(lesson):
@@ -134,7 +151,9 @@ def test_each_reason_for_a_skip_is_said_once_with_a_count(quick_kit):
         @pytest.mark.parametrize("n", [1, 2])
         def test_on_data(lesson, n):
             pass
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     result = run(quick_kit, "solutions/98_demo")
     lines = ["2 tests skipped: the data set is not in this kit"]
     if not torch.cuda.is_available():
@@ -144,9 +163,11 @@ def test_each_reason_for_a_skip_is_said_once_with_a_count(quick_kit):
 
 def test_naming_the_lesson_file_runs_its_tests(kit):
     (kit.path / "tests/98_demo/conftest.py").write_text(
-        "import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n")
+        "import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n"
+    )
     (kit.path / "tests/98_demo/test_demo.py").write_text(
-        TESTS + "\n\ndef test_conftest_fixture(lesson, three):\n    assert lesson.add(three, 0) == 3\n")
+        TESTS + "\n\ndef test_conftest_fixture(lesson, three):\n    assert lesson.add(three, 0) == 3\n"
+    )
     assert_outcomes(run(kit, "solutions/98_demo/demo.py"), passed=5)
     assert_outcomes(run(kit, "exercises/98_demo/demo.py", "-m", "not speed"), todo=4)
 
@@ -164,20 +185,24 @@ def test_syntax_error_is_one_line_and_other_lessons_still_run(kit):
     result = run(kit, "exercises", "-m", "not speed")
     assert result.ret == 1
     assert_outcomes(result, broken=3, todo=3)
-    result.stdout.fnmatch_lines([
-        "*= could not import =*",
-        "exercises/98_demo/demo.py:7: SyntaxError: * (the tests could not import exercises/98_demo/demo.py)",
-        "    return a +",
-        "*(3 tests could not run)",
-        "TODO: add (exercises/99_other/demo.py:7) is not implemented yet*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= could not import =*",
+            "exercises/98_demo/demo.py:7: SyntaxError: * (the tests could not import exercises/98_demo/demo.py)",
+            "    return a +",
+            "*(3 tests could not run)",
+            "TODO: add (exercises/99_other/demo.py:7) is not implemented yet*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
 def test_import_error_names_the_line(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text("import no_such_module_here\n" + STUB)
     result = run(kit, "exercises/98_demo", "-m", "not speed")
-    result.stdout.fnmatch_lines(["exercises/98_demo/demo.py:1: ModuleNotFoundError: No module named 'no_such_module_here'*"])
+    result.stdout.fnmatch_lines(
+        ["exercises/98_demo/demo.py:1: ModuleNotFoundError: No module named 'no_such_module_here'*"]
+    )
 
 
 def test_infinite_loop_is_stopped_with_a_message(kit):
@@ -185,19 +210,22 @@ def test_infinite_loop_is_stopped_with_a_message(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(looping)
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative", "-o", "timeout=2")
     assert_outcomes(result, timeout=1)
-    result.stdout.fnmatch_lines([
-        "TIMEOUT: test_add did not finish in 2.0 s; it was running add (exercises/98_demo/demo.py:?).",
-        "*loop that never ends*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "TIMEOUT: test_add did not finish in 2.0 s; it was running add (exercises/98_demo/demo.py:?).",
+            "*loop that never ends*",
+        ]
+    )
 
 
 def test_not_implemented_from_outside_the_exercises_is_a_real_failure(kit):
-    delegating = STUB.replace("    raise NotImplementedError\n", "    import torch\n    return torch.nn.Module()(a)\n", 1)
+    delegating = STUB.replace(
+        "    raise NotImplementedError\n", "    import torch\n    return torch.nn.Module()(a)\n", 1
+    )
     (kit.path / "exercises/98_demo/demo.py").write_text(delegating)
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
     assert_outcomes(result, failed=1)
     assert "TODO: add" not in result.stdout.str()
-
 
 
 def test_the_failures_cross_from_pytest_xdist_workers_as_themselves(quick_kit):
@@ -208,9 +236,11 @@ def test_the_failures_cross_from_pytest_xdist_workers_as_themselves(quick_kit):
     result.stdout.fnmatch_lines(["*= TODO =*", "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
+
 def test_a_torch_ops_not_implemented_error_on_the_learners_line_is_a_failure_not_a_todo(kit):
-    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
-        "return a + b", "import torch\n    return torch.remainder(torch.tensor(1j), 2)"))
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        SOLUTION.replace("return a + b", "import torch\n    return torch.remainder(torch.tensor(1j), 2)")
+    )
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
     assert_outcomes(result, failed=1)
     result.stdout.fnmatch_lines(["*NotImplementedError*not implemented for 'ComplexFloat'*"])
@@ -219,25 +249,33 @@ def test_a_torch_ops_not_implemented_error_on_the_learners_line_is_a_failure_not
 
 def test_a_skip_raised_by_the_learners_code_is_a_failure(kit):
     """Only the kit skips tests: a test skipped out of the learner's code would leave the maximum."""
-    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
-        "return a + b", "import pytest\n    pytest.skip('later')"))
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        SOLUTION.replace("return a + b", "import pytest\n    pytest.skip('later')")
+    )
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
     assert_outcomes(result, failed=1)
-    result.stdout.fnmatch_lines(["*test_add was skipped by the code under test (add (exercises/98_demo/demo.py:9)*"
-                                 "counts as failed*"])
+    result.stdout.fnmatch_lines(
+        ["*test_add was skipped by the code under test (add (exercises/98_demo/demo.py:9)*counts as failed*"]
+    )
 
 
 def test_a_missing_function_is_named(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(STUB.replace("def add(", "def plus("))
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
     assert_outcomes(result, failed=1)
-    result.stdout.fnmatch_lines(["exercises/98_demo/demo.py has no 'add', which the tests use.",
-                                 "*Keep every name and signature the stub came with*"])
+    result.stdout.fnmatch_lines(
+        [
+            "exercises/98_demo/demo.py has no 'add', which the tests use.",
+            "*Keep every name and signature the stub came with*",
+        ]
+    )
 
 
 def test_todo_in_a_fixture_is_still_a_todo(kit):
     tests = kit.path / "tests/98_demo/test_demo.py"
-    tests.write_text(TESTS + textwrap.dedent("""
+    tests.write_text(
+        TESTS
+        + textwrap.dedent("""
 
         @pytest.fixture
         def total(lesson):
@@ -246,14 +284,16 @@ def test_todo_in_a_fixture_is_still_a_todo(kit):
 
         def test_total(total):
             assert total == 3
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo", "-k", "test_total")
     assert_outcomes(result, todo=1)
     result.stdout.fnmatch_lines(["TODO: add (exercises/98_demo/demo.py:7)*"])
 
 
 def test_todo_in_a_dataloader_worker_is_still_a_todo(kit):
-    (kit.path / "exercises/98_demo/demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        textwrap.dedent("""\
         import torch
 
 
@@ -261,25 +301,31 @@ def test_todo_in_a_dataloader_worker_is_still_a_todo(kit):
             def __iter__(self):
                 # TODO: yield the numbers.
                 raise NotImplementedError
-    """))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    """)
+    )
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import torch
 
 
         def test_two_workers(lesson):
             assert list(torch.utils.data.DataLoader(lesson.Numbers(), num_workers=2)) == []
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, todo=1)
-    result.stdout.fnmatch_lines([
-        "TODO: __iter__ (exercises/98_demo/demo.py:7) is not implemented yet "
-        "(it ran in a DataLoader worker process)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "TODO: __iter__ (exercises/98_demo/demo.py:7) is not implemented yet "
+            "(it ran in a DataLoader worker process)*",
+        ]
+    )
 
 
 def test_a_tests_own_message_is_shown_without_pytests_introspection(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a - b"))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         class Scaler:
             def get_scale(self):
                 return 2.0
@@ -292,7 +338,8 @@ def test_a_tests_own_message_is_shown_without_pytests_introspection(kit):
 
         def test_bare(lesson):
             assert lesson.add(2, 3) == 5
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=2)
     out = result.stdout.str()
@@ -303,7 +350,8 @@ def test_a_tests_own_message_is_shown_without_pytests_introspection(kit):
 
 def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or_chained_errors(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return x * k", "return x * (k + 1)"))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import pytest
 
 
@@ -346,19 +394,28 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
 
         def test_explained_again(lesson):
             explained(lambda: lesson.add(3, (None,)[0]), "add(3, (None,)[0])")
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=8)
-    result.stdout.fnmatch_lines([
-        "*test_scale_sizes?2?*", "scale(2) gave 6; expected 4 (of [0, 1])",  # sizes differ, the failure is one
-        "(The same failure, each on its own input, in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
-        "*test_while_handling*", "the table has no 2",
-        "*test_through_a_helper*", "exercises/98_demo/demo.py:8: in add", "    return a + b",
-        "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
-        "*test_outside_the_learners_code*", "KeyError: 2",
-        "*test_explained*", "add(2, None) raised unsupported operand type(s) for +: 'int' and 'NoneType': add numbers only",
-        "(The same failure, each on its own input, in 1 more test: test_explained_again.)",  # the same error at the same line
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_scale_sizes?2?*",
+            "scale(2) gave 6; expected 4 (of [0, 1])",  # sizes differ, the failure is one
+            "(The same failure, each on its own input, in 2 more tests: test_scale_sizes[3], test_scale_sizes[40].)",
+            "*test_while_handling*",
+            "the table has no 2",
+            "*test_through_a_helper*",
+            "exercises/98_demo/demo.py:8: in add",
+            "    return a + b",
+            "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
+            "*test_outside_the_learners_code*",
+            "KeyError: 2",
+            "*test_explained*",
+            "add(2, None) raised unsupported operand type(s) for +: 'int' and 'NoneType': add numbers only",
+            "(The same failure, each on its own input, in 1 more test: test_explained_again.)",  # the same error at the same line
+        ]
+    )
     out = result.stdout.str().split("short test summary")[0]
     # A failure shown in full names the tests that share it; they get no section of their own.
     assert "_ test_scale_sizes[3] _" not in out and "_ test_explained_again _" not in out, out
@@ -368,7 +425,8 @@ def test_each_failure_is_told_once_in_the_kits_words_without_the_tests_frames_or
 
 def test_advice_two_different_failures_share_is_told_in_the_first_and_pointed_to_after(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return x * k", "return x * (k + 1)"))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import pytest
 
         ADVICE = "This is scaling by k + 1: the factor is k itself, so scale(n) is n * k; check the factor, not the input."
@@ -382,20 +440,27 @@ def test_advice_two_different_failures_share_is_told_in_the_first_and_pointed_to
         def test_scale_of_a_list(lesson):
             if lesson.scale([1]) != [1, 1]:
                 pytest.fail(f"scale([1]) gave a list of {len(lesson.scale([1]))}; expected two\\n{ADVICE}", pytrace=False)
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=2)
-    result.stdout.fnmatch_lines([
-        "*test_scale_of_two*", "scale(2) gave 6; expected 4", "This is scaling by k + 1:*",
-        "*test_scale_of_a_list*", "scale([1]) gave a list of 3; expected two",
-        '(As told under test_scale_of_two above: "This is scaling by k + 1: ...")',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_scale_of_two*",
+            "scale(2) gave 6; expected 4",
+            "This is scaling by k + 1:*",
+            "*test_scale_of_a_list*",
+            "scale([1]) gave a list of 3; expected two",
+            '(As told under test_scale_of_two above: "This is scaling by k + 1: ...")',
+        ]
+    )
     assert result.stdout.str().count("check the factor, not the input.") == 1
 
 
 def test_failures_whose_advice_names_another_dtype_are_told_apart(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return x * k", "return x * (k + 1)"))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import pytest
 
 
@@ -411,7 +476,8 @@ def test_failures_whose_advice_names_another_dtype_are_told_apart(kit):
             pytest.fail(f"sum(x) for x of {dtype} returned 3.0; expected 6.0:\\nSum over every element of x, "
                         "not over its first row alone: the reduction takes dim=None to mean every dimension.",
                         pytrace=False)
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=4)
     out = result.stdout.str().split("short test summary")[0]
@@ -423,7 +489,8 @@ def test_failures_whose_advice_names_another_dtype_are_told_apart(kit):
 
 def test_a_property_tests_failure_names_its_example_without_the_lesson_module(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace("return a + b", "return a + b + (a > 2)"))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import pytest
         from hypothesis import given, strategies as st
 
@@ -432,7 +499,8 @@ def test_a_property_tests_failure_names_its_example_without_the_lesson_module(ki
         def test_add(lesson, a):
             if lesson.add(a, 1) != a + 1:
                 pytest.fail(f"add(a, 1) gave {lesson.add(a, 1)}", pytrace=False)
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=1)
     result.stdout.fnmatch_lines(["add(a, 1) gave 5", "The example that failed: 3"])
@@ -442,12 +510,16 @@ def test_a_property_tests_failure_names_its_example_without_the_lesson_module(ki
 def test_a_property_tests_example_is_one_line_of_its_input_or_left_out_when_too_large_to_read():
     from grader.plugin.failures import _adds_to, _example
 
-    note = "Failing test case: test_logsumexp(\n    case=(tensor([ 2.1423e-01, -1.0000e+03], dtype=torch.float16), 0),\n)"
+    note = (
+        "Failing test case: test_logsumexp(\n    case=(tensor([ 2.1423e-01, -1.0000e+03], dtype=torch.float16), 0),\n)"
+    )
     assert _example(note) == "The example that failed: (tensor([2.1423e-01, -1.0000e+03], dtype=torch.float16), 0)"
     note = "Falsifying example: test_x(\n    lesson=<module 'x' from '/a/x.py'>,\n    shapes=((2, 3), (3,)),\n    dim=-1,\n)"
     assert _example(note) == "The example that failed: shapes=((2, 3), (3,)), dim=-1"  # two: named
-    note = ("Falsifying example: test_x(\n    # The test always failed when commented parts were varied together.\n"
-            "    lesson=<module 'x' from '/a/x.py'>,\n    n=2,  # or any other generated value\n    dim=-1,\n)")
+    note = (
+        "Falsifying example: test_x(\n    # The test always failed when commented parts were varied together.\n"
+        "    lesson=<module 'x' from '/a/x.py'>,\n    n=2,  # or any other generated value\n    dim=-1,\n)"
+    )
     assert _example(note) == "The example that failed: n=2, dim=-1"  # hypothesis's comments left out
     wall = ",\n".join(["              [5.0000e+02, 5.0000e+02, 5.0000e+02, 5.0000e+02]"] * 12)
     assert _example(f"Failing test case: test_softmax(\n    case=(tensor([[\n{wall}]]), -1),\n)") == ""
@@ -457,15 +529,18 @@ def test_a_property_tests_example_is_one_line_of_its_input_or_left_out_when_too_
 
 
 def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it_fails(kit):
-    (kit.path / "exercises/98_demo/demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        textwrap.dedent("""\
         import torch
 
 
         class Numbers(torch.utils.data.IterableDataset):
             def __iter__(self):
                 return iter(range(1 // 0))
-    """))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    """)
+    )
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import pytest
         import torch
 
@@ -477,25 +552,33 @@ def test_an_error_in_the_learners_code_shows_their_frames_once_for_every_test_it
 
         def test_in_process(lesson):
             assert list(torch.utils.data.DataLoader(lesson.Numbers())) == []
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=4)
-    result.stdout.fnmatch_lines([
-        "*test_workers?1?*",
-        "in a DataLoader worker process:",
-        "exercises/98_demo/demo.py:6: in __iter__",
-        "    return iter(range(1 // 0))",
-        "ZeroDivisionError: integer division or modulo by zero",
-        "(The same failure, each on its own input, in 3 more tests: test_workers[2_0], test_workers[2_1], test_in_process.)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_workers?1?*",
+            "in a DataLoader worker process:",
+            "exercises/98_demo/demo.py:6: in __iter__",
+            "    return iter(range(1 // 0))",
+            "ZeroDivisionError: integer division or modulo by zero",
+            "(The same failure, each on its own input, in 3 more tests: test_workers[2_0], test_workers[2_1], test_in_process.)",
+        ]
+    )
     out = result.stdout.str()
     assert "_ test_workers[2_0] _" not in out, out  # named above, no section of its own
     assert "site-packages" not in out and "Original Traceback" not in out, out  # no library frames
     assert "test_demo.py:" not in out.split("short test summary")[0], out  # nor the tests' frames
     alone = run(kit, "exercises/98_demo", "-k", "in_process")  # in this process: the learner's frames alone
-    alone.stdout.fnmatch_lines(["*test_in_process*", "exercises/98_demo/demo.py:6: in __iter__",
-                                "    return iter(range(1 // 0))",
-                                "ZeroDivisionError: integer division or modulo by zero"])
+    alone.stdout.fnmatch_lines(
+        [
+            "*test_in_process*",
+            "exercises/98_demo/demo.py:6: in __iter__",
+            "    return iter(range(1 // 0))",
+            "ZeroDivisionError: integer division or modulo by zero",
+        ]
+    )
     assert "site-packages" not in alone.stdout.str(), alone.stdout.str()
 
 
@@ -503,19 +586,23 @@ def test_asking_for_cuda_without_a_gpu_says_how_to_fix_it(kit):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA: .cuda() works here")
-    (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION.replace(
-        "return a + b", "import torch\n    return (torch.tensor(a).cuda() + b).item()"))
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        SOLUTION.replace("return a + b", "import torch\n    return (torch.tensor(a).cuda() + b).item()")
+    )
     result = run(kit, "exercises/98_demo", "-k", "test_add and not negative")
     assert_outcomes(result, failed=1)
-    result.stdout.fnmatch_lines([
-        "add (exercises/98_demo/demo.py:9) asked for a CUDA device, but this machine has none*",
-        "*make new tensors on the input's device (device=x.device*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "add (exercises/98_demo/demo.py:9) asked for a CUDA device, but this machine has none*",
+            "*make new tensors on the input's device (device=x.device*",
+        ]
+    )
 
 
 def test_hypothesis_tests_get_the_kata_profile_without_importing_it(kit):
     # A slow example must not trip hypothesis's default 200 ms deadline on a busy machine.
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import time
 
         from hypothesis import given, strategies as st
@@ -525,7 +612,8 @@ def test_hypothesis_tests_get_the_kata_profile_without_importing_it(kit):
         def test_slow_examples(lesson, n):
             time.sleep(0.25)
             assert lesson.add(n, 0) == n
-    """))
+    """)
+    )
     result = run(kit, "solutions/98_demo")
     assert_outcomes(result, passed=1)
 
@@ -534,9 +622,11 @@ def test_a_stub_stops_a_hypothesis_test_at_its_first_example(kit):
     # Shrinking the input of a TODO is seconds of nothing: one example, then the TODO line.
     # (A stub with a first line of the learner's in it: an untouched one never runs the test.)
     (kit.path / "exercises/98_demo/demo.py").write_text(
-        STUB.replace("    # TODO: add the two numbers.\n", "    total = a  # started, not finished\n", 1))
+        STUB.replace("    # TODO: add the two numbers.\n", "    total = a  # started, not finished\n", 1)
+    )
     calls = kit.path / "calls.txt"
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent(f"""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent(f"""\
         from hypothesis import given, strategies as st
 
 
@@ -545,7 +635,8 @@ def test_a_stub_stops_a_hypothesis_test_at_its_first_example(kit):
             with open({str(calls)!r}, "a") as log:
                 log.write("x")
             assert lesson.add(xs[0], xs[1]) == xs[0] + xs[1]
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, todo=1)
     result.stdout.fnmatch_lines(["TODO: add (exercises/98_demo/demo.py:7) is not implemented yet*"])
@@ -556,7 +647,9 @@ def test_a_stub_stops_a_hypothesis_test_at_its_first_example(kit):
 def test_a_test_that_can_only_end_in_a_todo_is_not_run(kit):
     # Its setup (an optimizer: torch imports torch._dynamo, 1-2 s) would only delay a known TODO.
     ran = kit.path / "ran.txt"
-    (kit.path / "exercises/98_demo/demo.py").write_text(STUB + textwrap.dedent("""\
+    (kit.path / "exercises/98_demo/demo.py").write_text(
+        STUB
+        + textwrap.dedent("""\
 
 
         class Model:
@@ -571,8 +664,10 @@ def test_a_test_that_can_only_end_in_a_todo_is_not_run(kit):
         def started(x):
             y = x  # the learner's first line: the test runs, to the stub
             raise NotImplementedError
-    """))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent(f"""\
+    """)
+    )
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent(f"""\
         def setup_work(name):
             open({str(ran)!r}, "a").write(name + " ")
 
@@ -611,28 +706,33 @@ def test_a_test_that_can_only_end_in_a_todo_is_not_run(kit):
 
             setup_work("torch")
             assert lesson.add(1, 2) == torch.nn.functional.relu(torch.tensor(3))
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, todo=6)
-    result.stdout.fnmatch_lines([
-        "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (4 tests wait on it)",
-        "TODO: Model.__init__ (exercises/98_demo/demo.py:22) is not implemented yet  (1 test waits on it)",
-        "TODO: started (exercises/98_demo/demo.py:27) is not implemented yet  (1 test waits on it)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "TODO: add (exercises/98_demo/demo.py:7) is not implemented yet  (4 tests wait on it)",
+            "TODO: Model.__init__ (exercises/98_demo/demo.py:22) is not implemented yet  (1 test waits on it)",
+            "TODO: started (exercises/98_demo/demo.py:27) is not implemented yet  (1 test waits on it)",
+        ]
+    )
     # Run: the test that hands `lesson` to something not of its file, and the one whose stub has
     # code in it. A helper of the file is read as the test is (a scenario is such a helper).
     assert sorted(ran.read_text().split()) == ["getattr", "started"]
 
 
 def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         from hypothesis import given, strategies as st
 
 
         @given(st.integers())
         def test_delegates(lesson, n):
             raise NotImplementedError("the test's own, not the learner's")
-    """))
+    """)
+    )
     result = run(kit, "exercises/98_demo")
     assert_outcomes(result, failed=1)
     result.stdout.fnmatch_lines(["*NotImplementedError: the test's own, not the learner's*"])
@@ -641,7 +741,8 @@ def test_a_real_not_implemented_error_in_a_hypothesis_test_is_a_failure(kit):
 def test_tests_run_on_one_torch_thread_and_the_learners_count_is_back_after(kit):
     # As kata grade runs every student; the learner's own setting is theirs again after the run.
     after = kit.path / "threads_after.txt"
-    (kit.path / "tests/98_demo/conftest.py").write_text(textwrap.dedent(f"""\
+    (kit.path / "tests/98_demo/conftest.py").write_text(
+        textwrap.dedent(f"""\
         import torch
 
         torch.set_num_threads(2)  # what the learner's machine had before the run
@@ -649,24 +750,36 @@ def test_tests_run_on_one_torch_thread_and_the_learners_count_is_back_after(kit)
 
         def pytest_sessionfinish(session):  # after the test loop, in the same process
             open({str(after)!r}, "w").write(str(torch.get_num_threads()))
-    """))
-    (kit.path / "tests/98_demo/test_demo.py").write_text(textwrap.dedent("""\
+    """)
+    )
+    (kit.path / "tests/98_demo/test_demo.py").write_text(
+        textwrap.dedent("""\
         import torch
 
 
         def test_one_thread(lesson):
             assert torch.get_num_threads() == 1
-    """))
+    """)
+    )
     assert_outcomes(run(kit, "solutions/98_demo"), passed=1)
     assert after.read_text() == "2"
 
 
 def test_a_todo_keeps_the_output_it_printed(kit):
     (kit.path / "exercises/98_demo/demo.py").write_text(
-        STUB.replace("    # TODO: add the two numbers.\n", "    print('adding', a, b)\n", 1))
+        STUB.replace("    # TODO: add the two numbers.\n", "    print('adding', a, b)\n", 1)
+    )
     report, junit = kit.path / "report.json", kit.path / "junit.xml"
-    result = run(kit, "exercises/98_demo", "-k", "test_add and not negative", f"--kata-report={report}",
-                 f"--junitxml={junit}", "-o", "junit_logging=system-out")
+    result = run(
+        kit,
+        "exercises/98_demo",
+        "-k",
+        "test_add and not negative",
+        f"--kata-report={report}",
+        f"--junitxml={junit}",
+        "-o",
+        "junit_logging=system-out",
+    )
     assert_outcomes(result, todo=1)
     assert "adding 2 3" in junit.read_text()  # the report's captured sections
     (test,) = RunResult.from_json(json.loads(report.read_text())).tests
@@ -680,7 +793,8 @@ def test_json_report_has_outcomes_points_and_speed(kit):
     tests = {t.nodeid.split("::")[-1]: t for t in data.tests}
     assert data.exitstatus == 0
     assert {name: t.outcome for name, t in tests.items()} == dict.fromkeys(
-        ["test_add", "test_add_negative", "test_scale", "test_scale_speed"], Outcome.PASSED)
+        ["test_add", "test_add_negative", "test_scale", "test_scale_speed"], Outcome.PASSED
+    )
     assert tests["test_scale"].points == 2.0 and tests["test_add"].public and not tests["test_scale"].public
     (speed,) = tests["test_scale_speed"].speed
     assert speed["what"] == "scale(3)" and speed["ratio"] > 1.0
@@ -695,11 +809,13 @@ def verify(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
 def test_verify_passes_a_good_lesson(kit):
     result = verify(kit, "98_demo", "--write-transcripts")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines([
-        "98_demo*4/4 pass*4/4 todo/fail*1/1*ok",
-        "*mutant add_subtracts: caught by test_add",
-        "verify: 1 passed, 0 failed",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "98_demo*4/4 pass*4/4 todo/fail*1/1*ok",
+            "*mutant add_subtracts: caught by test_add",
+            "verify: 1 passed, 0 failed",
+        ]
+    )
 
 
 @pytest.mark.timeout(300)  # four verify runs
@@ -716,14 +832,21 @@ def test_verify_keeps_each_lessons_transcript_current(kit):
     file.write_text(text.replace("assert -1 == 5", "assert -2 == 5"))
     drifted = verify(kit, "98_demo")
     assert drifted.ret == 1
-    drifted.stdout.fnmatch_lines(["*tests/98_demo/transcript.md is not what a learner reads now:",
-                                  "*-*assert -2 == 5*", "*+*assert -1 == 5*",
-                                  "*python -m grader verify 98_demo --write-transcripts*"])
+    drifted.stdout.fnmatch_lines(
+        [
+            "*tests/98_demo/transcript.md is not what a learner reads now:",
+            "*-*assert -2 == 5*",
+            "*+*assert -1 == 5*",
+            "*python -m grader verify 98_demo --write-transcripts*",
+        ]
+    )
 
 
 def test_verify_fails_loudly_on_every_kind_of_defect(kit):
     lesson = kit.path / "tests/99_other"
-    (lesson / "mutants/scale_is_right.py").write_text('"""Not wrong at all."""\n\n\ndef scale(x, k=2):\n    return x * k\n')
+    (lesson / "mutants/scale_is_right.py").write_text(
+        '"""Not wrong at all."""\n\n\ndef scale(x, k=2):\n    return x * k\n'
+    )
     (lesson / "mutants/broken.py").write_text('"""Does not parse."""\ndef add(a, b) return 0\n')
     (lesson / "hints.md").write_text("## Level 1\nUse `return a + b`.\n")
     (kit.path / "exercises/99_other/demo.py").write_text(STUB.replace("def scale(x, k=2):", "def scale(x, k=3):"))
@@ -748,15 +871,19 @@ def test_verify_fails_loudly_on_every_kind_of_defect(kit):
 def test_a_mutant_that_declares_its_pitfall_must_be_caught_by_a_failure_that_names_it(kit):
     mutants = kit.path / "tests/99_other/mutants"
     (mutants / "add_subtracts.py").write_text(
-        '"""Subtracts."""\n\nEXPECT = r"assert -1 == 5"\n\n\ndef add(a, b):\n    return a - b\n')
+        '"""Subtracts."""\n\nEXPECT = r"assert -1 == 5"\n\n\ndef add(a, b):\n    return a - b\n'
+    )
     (mutants / "add_multiplies.py").write_text(
-        '"""Multiplies."""\n\nEXPECT = r"multiplie[sd]"\n\n\ndef add(a, b):\n    return a * b\n')
+        '"""Multiplies."""\n\nEXPECT = r"multiplie[sd]"\n\n\ndef add(a, b):\n    return a * b\n'
+    )
     result = verify(kit, "99_other")
     assert result.ret == 1
     out = result.stdout.str()
     assert "add_subtracts" not in out.split("problem(s)")[-1], out  # its failure shows the words
-    assert ("mutant add_multiplies.py is caught, but no failure names its pitfall: none matches "
-            "EXPECT = 'multiplie[sd]' (Multiplies.). Its failures said:") in out, out
+    assert (
+        "mutant add_multiplies.py is caught, but no failure names its pitfall: none matches "
+        "EXPECT = 'multiplie[sd]' (Multiplies.). Its failures said:"
+    ) in out, out
     assert "test_add: " in out and "test_add_negative: " in out  # every test ran, as for a learner
 
 
@@ -779,7 +906,10 @@ def test_verify_reports_a_broken_test_module_once_and_no_false_survivors(kit):
 def test_verify_runs_are_forked_from_the_verify_process(kit):
     # Forked from a process that has imported torch once, not a fresh `python -m pytest` each:
     # a run's process started as `python -m grader verify`, and its parent is that process.
-    (kit.path / "tests/99_other/test_demo.py").write_text(TESTS.replace("import pytest\n", textwrap.dedent("""\
+    (kit.path / "tests/99_other/test_demo.py").write_text(
+        TESTS.replace(
+            "import pytest\n",
+            textwrap.dedent("""\
         import os
         from pathlib import Path
 
@@ -791,24 +921,34 @@ def test_verify_runs_are_forked_from_the_verify_process(kit):
             parent = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\\0")
             assert started_as[1:4] == parent[1:4] == [b"-m", b"grader", b"verify"], (started_as, parent)
             assert lesson.add(1, 1) == 2
-    """), 1))
+    """),
+            1,
+        )
+    )
     result = verify(kit, "99_other", "--write-transcripts")
     assert result.ret == 0, result.stdout.str()
 
 
 def test_verify_says_why_a_run_ended_early(kit):
-    (kit.path / "tests/99_other/test_demo.py").write_text(TESTS + textwrap.dedent("""\
+    (kit.path / "tests/99_other/test_demo.py").write_text(
+        TESTS
+        + textwrap.dedent("""\
 
 
         def test_leaves(lesson):
             import os
 
             os._exit(3)
-    """))
+    """)
+    )
     result = verify(kit, "99_other")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*99_other (solutions): the pytest run ended (exit status 3) before its tests "
-                                 "finished: the code under test called os._exit*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*99_other (solutions): the pytest run ended (exit status 3) before its tests "
+            "finished: the code under test called os._exit*"
+        ]
+    )
 
 
 def test_verify_says_which_environment_lacks_torch(monkeypatch, capsys):
@@ -824,7 +964,8 @@ def test_the_names_a_test_uses_are_read_as_python_would_run_them(tmp_path):
     from grader.plugin.untouched import lesson_names
 
     tests = tmp_path / "test_demo.py"
-    tests.write_text(textwrap.dedent("""\
+    tests.write_text(
+        textwrap.dedent("""\
         def test_nested(lesson):
             assert lesson.scale(lesson.add(1, 2)) == 6  # add runs first
 
@@ -871,7 +1012,8 @@ def test_the_names_a_test_uses_are_read_as_python_would_run_them(tmp_path):
 
         def test_hands_it_round_and_round(lesson):
             loops(lesson)
-    """))
+    """)
+    )
     assert lesson_names(tests, "test_nested") == ("add", "scale")
     assert lesson_names(tests, "test_redefined") == ("scale",)
     assert lesson_names(tests, "test_hands_it_on") is None

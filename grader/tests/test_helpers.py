@@ -14,7 +14,19 @@ from hypothesis import given, settings
 
 from grader import running
 from grader.hypothesis_profile import examples_a_test
-from grader.testing import assert_close, assert_defaults, assert_speed, count_ops, describe, expect_raises, forbid, grad_of, mismatch, speed_ratio, trace_ops
+from grader.testing import (
+    assert_close,
+    assert_defaults,
+    assert_speed,
+    count_ops,
+    describe,
+    expect_raises,
+    forbid,
+    grad_of,
+    mismatch,
+    speed_ratio,
+    trace_ops,
+)
 from grader.testing.memory import MiB, allocations, format_allocations
 from grader.testing.strategies import tensor_and_dim, tensors
 from grader.tests.kits import ROOT
@@ -73,14 +85,19 @@ def test_assert_defaults_compares_the_call_that_leaves_an_argument_out_with_the_
 
     assert_defaults(lambda **dim: total(x, **dim), what="total(x)", dim=-1)
     assert_defaults(lambda **location: place(**location), what="place()", location="cpu")
-    with pytest.raises(pytest.fail.Exception, match=r"(?s)total_over_1\(x\), which leaves out dim=-1, against the same "
-                       r"call with dim=-1 given:.*shape.*the default the docstring's signature states \(dim=-1\)"):
+    with pytest.raises(
+        pytest.fail.Exception,
+        match=r"(?s)total_over_1\(x\), which leaves out dim=-1, against the same "
+        r"call with dim=-1 given:.*shape.*the default the docstring's signature states \(dim=-1\)",
+    ):
         assert_defaults(lambda **dim: total_over_1(x, **dim), what="total_over_1(x)", dim=-1)
-    with pytest.raises(pytest.fail.Exception, match=r"place\(\), which leaves out location='cuda'.*: 'cpu' instead of 'cuda'"):
+    with pytest.raises(
+        pytest.fail.Exception, match=r"place\(\), which leaves out location='cuda'.*: 'cpu' instead of 'cuda'"
+    ):
         assert_defaults(lambda **location: place(**location), what="place()", location="cuda")
 
 
-READ_SOURCE = '''\
+READ_SOURCE = """\
 import torch
 import torch.nn as nn
 from torch.nn.functional import relu, softmax as s
@@ -117,23 +134,34 @@ _bound = torch.Tensor.softmax
 
 def by_binding(x):
     return _bound(x, -1)
-'''
+"""
 
 
 # Every function's reading includes what the module's import-time code names (line 32's binding
 # of torch.Tensor.softmax runs at import, as a thread started there would).
-@pytest.mark.parametrize(("function", "found"), [
-    ("softmax", [(32, "softmax")]), ("by_import", [(3, "softmax"), (32, "softmax")]),
-    ("by_helper", [(21, "log_softmax"), (32, "softmax")]), ("by_module", [(25, "CrossEntropyLoss"), (32, "softmax")]),
-    ("by_alias", [(29, "logsumexp"), (32, "softmax")]), ("by_binding", [(32, "softmax")]),
-])
+@pytest.mark.parametrize(
+    ("function", "found"),
+    [
+        ("softmax", [(32, "softmax")]),
+        ("by_import", [(3, "softmax"), (32, "softmax")]),
+        ("by_helper", [(21, "log_softmax"), (32, "softmax")]),
+        ("by_module", [(25, "CrossEntropyLoss"), (32, "softmax")]),
+        ("by_alias", [(29, "logsumexp"), (32, "softmax")]),
+        ("by_binding", [(32, "softmax")]),
+    ],
+)
 def test_the_source_check_finds_each_spelling_a_function_reaches(tmp_path, function, found):
     from grader.testing.forbid import BUILTINS, spellings
     from grader.testing.source import spelled
 
     (tmp_path / "m.py").write_text(READ_SOURCE)
-    words = spellings([op for name in ("torch.softmax", "torch.log_softmax", "torch.logsumexp",
-                                       "torch.nn.functional.cross_entropy") for op in BUILTINS[name]])
+    words = spellings(
+        [
+            op
+            for name in ("torch.softmax", "torch.log_softmax", "torch.logsumexp", "torch.nn.functional.cross_entropy")
+            for op in BUILTINS[name]
+        ]
+    )
     assert [(s.line, s.word) for s in spelled([tmp_path / "m.py"], [function], words)] == found
 
 
@@ -142,10 +170,13 @@ def test_the_source_check_reads_what_import_time_code_reaches(tmp_path):
     (the red team's, 2026-11-29: a queue served by a thread that calls torch.softmax)."""
     from grader.testing.source import spelled
 
-    (tmp_path / "m.py").write_text("import threading\nimport torch\n\n\ndef _w():\n    return torch.softmax\n\n\n"
-                                   "threading.Thread(target=_w).start()\n\n\ndef stable_softmax(x):\n    return x\n")
-    assert [(s.line, s.word) for s in spelled([tmp_path / "m.py"], ["stable_softmax"], frozenset({"softmax"}))] \
-        == [(6, "softmax")]
+    (tmp_path / "m.py").write_text(
+        "import threading\nimport torch\n\n\ndef _w():\n    return torch.softmax\n\n\n"
+        "threading.Thread(target=_w).start()\n\n\ndef stable_softmax(x):\n    return x\n"
+    )
+    assert [(s.line, s.word) for s in spelled([tmp_path / "m.py"], ["stable_softmax"], frozenset({"softmax"}))] == [
+        (6, "softmax")
+    ]
 
 
 def test_the_source_check_reads_a_later_files_definitions_over_an_earlier_ones(tmp_path):
@@ -164,9 +195,11 @@ def test_a_forbidden_built_in_is_shown_at_the_learners_line_in_the_function_that
 
     from grader.testing.forbid import BUILTINS, lines_naming
 
-    (tmp_path / "stable.py").write_text("import torch\n\n\ndef logsumexp(x, dim=-1):\n"
-                                        "    return torch.special.logsumexp(x, dim)\n\n\n"
-                                        "def xent(labels, logits, dim=-1):\n    return logsumexp(logits, dim) - labels\n")
+    (tmp_path / "stable.py").write_text(
+        "import torch\n\n\ndef logsumexp(x, dim=-1):\n"
+        "    return torch.special.logsumexp(x, dim)\n\n\n"
+        "def xent(labels, logits, dim=-1):\n    return logsumexp(logits, dim) - labels\n"
+    )
     spec = importlib.util.spec_from_file_location("stable_for_test", tmp_path / "stable.py")
     lesson = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lesson)
@@ -201,41 +234,46 @@ class Stack(nn.Module):
 """
 
 
-@pytest.mark.parametrize(("code", "word"), [
-    ("import sys\nf = sys._getframe()\n", "_getframe"),
-    ("import grader.testing.memory as m\n", "grader.testing.memory"),
-    ("from threading import Thread\n", "threading"),
-    ("import sys as s\nx = s.modules['grader']\n", "modules"),
-    ("from sys import modules\n", "modules"),
-    ("def f(x):\n    return x.__globals__\n", "__globals__"),
-    ("import torch\ntorch.finfo = None\n", "torch.finfo ="),
-    ("import torch.nn.functional as F\nsetattr(F, 'relu', abs)\n", "setattr(F, ...)"),
-    ("import torch\nf = getattr(torch, 'soft' + 'max')\n", "getattr(torch, <a name built at run time>)"),
-    ("exec('1')\n", "exec()"),
-    # The red team's, 2026-11-28: torch's guards that switch off the recording modes, a built-in
-    # looked up by a name built at run time, the grader's server imported through __builtins__.
-    ("import torch\nwith torch._C._DisableTorchDispatch():\n    pass\n", "_C"),
-    ("from torch._C import DisableTorchFunction\n", "torch._C"),
-    ("from torch.utils._python_dispatch import TorchDispatchMode\n", "torch.utils._python_dispatch"),
-    ("from torch.overrides import TorchFunctionMode\n", "TorchFunctionMode"),
-    ("import torch\nf = vars(torch)['soft' + 'max']\n", "vars()"),
-    ("import torch\nf = torch.__dict__['softmax']\n", "__dict__"),
-    ("s = __builtins__['__import__']('grader.remote.server')\n", "__builtins__"),
-    # The red team's, 2026-11-29: modules reached as another module's attributes (no import
-    # statement names them), getattr handed on to map or reduce (no call of it shows its names).
-    ("import torch\n_pool = torch.utils.data.dataloader\n_pool.threading.Thread(target=print).start()\n",
-     "threading"),
-    ("import torch\n_mods = torch.serialization.sys.modules\n", "sys"),
-    ("import torch\nf = next(map(getattr, [torch], ['soft' + 'max']))\n", "getattr (handed on)"),
-    # The red team's, round 5: sys imported as torch's attribute, the grader named in a string.
-    ("from torch import sys as _sys\nm = _sys.modules\n", "sys"),
-    ("import sys as s\nf = s.modules.get('grader.testing.forbid')\n", "'grader.testing.forbid'"),
-    # The rest of the fixed list that docs/INSTRUCTORS.md names.
-    *[(f"import {name}\n", name) for name in ("inspect", "gc", "ctypes", "importlib", "pytest")],
-    ("def f(frame):\n    return frame.f_back\n", "f_back"),
-    ("def f(g):\n    return g.__code__\n", "__code__"),
-    ("x = eval('1')\n", "eval()"),
-])
+@pytest.mark.parametrize(
+    ("code", "word"),
+    [
+        ("import sys\nf = sys._getframe()\n", "_getframe"),
+        ("import grader.testing.memory as m\n", "grader.testing.memory"),
+        ("from threading import Thread\n", "threading"),
+        ("import sys as s\nx = s.modules['grader']\n", "modules"),
+        ("from sys import modules\n", "modules"),
+        ("def f(x):\n    return x.__globals__\n", "__globals__"),
+        ("import torch\ntorch.finfo = None\n", "torch.finfo ="),
+        ("import torch.nn.functional as F\nsetattr(F, 'relu', abs)\n", "setattr(F, ...)"),
+        ("import torch\nf = getattr(torch, 'soft' + 'max')\n", "getattr(torch, <a name built at run time>)"),
+        ("exec('1')\n", "exec()"),
+        # The red team's, 2026-11-28: torch's guards that switch off the recording modes, a built-in
+        # looked up by a name built at run time, the grader's server imported through __builtins__.
+        ("import torch\nwith torch._C._DisableTorchDispatch():\n    pass\n", "_C"),
+        ("from torch._C import DisableTorchFunction\n", "torch._C"),
+        ("from torch.utils._python_dispatch import TorchDispatchMode\n", "torch.utils._python_dispatch"),
+        ("from torch.overrides import TorchFunctionMode\n", "TorchFunctionMode"),
+        ("import torch\nf = vars(torch)['soft' + 'max']\n", "vars()"),
+        ("import torch\nf = torch.__dict__['softmax']\n", "__dict__"),
+        ("s = __builtins__['__import__']('grader.remote.server')\n", "__builtins__"),
+        # The red team's, 2026-11-29: modules reached as another module's attributes (no import
+        # statement names them), getattr handed on to map or reduce (no call of it shows its names).
+        (
+            "import torch\n_pool = torch.utils.data.dataloader\n_pool.threading.Thread(target=print).start()\n",
+            "threading",
+        ),
+        ("import torch\n_mods = torch.serialization.sys.modules\n", "sys"),
+        ("import torch\nf = next(map(getattr, [torch], ['soft' + 'max']))\n", "getattr (handed on)"),
+        # The red team's, round 5: sys imported as torch's attribute, the grader named in a string.
+        ("from torch import sys as _sys\nm = _sys.modules\n", "sys"),
+        ("import sys as s\nf = s.modules.get('grader.testing.forbid')\n", "'grader.testing.forbid'"),
+        # The rest of the fixed list that docs/INSTRUCTORS.md names.
+        *[(f"import {name}\n", name) for name in ("inspect", "gc", "ctypes", "importlib", "pytest")],
+        ("def f(frame):\n    return frame.f_back\n", "f_back"),
+        ("def f(g):\n    return g.__code__\n", "__code__"),
+        ("x = eval('1')\n", "eval()"),
+    ],
+)
 def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word):
     from grader.testing.source import reaching
 
@@ -243,29 +281,32 @@ def test_the_source_check_finds_what_reaches_past_the_code(tmp_path, code, word)
     assert word in [s.word for s in reaching([tmp_path / "m.py"])]
 
 
-@pytest.mark.parametrize(("code", "word"), [
-    # Read by allowlist where the lesson's answer is at hand (here 07's): what it does not need.
-    ("import asyncio\n", "import asyncio"),  # a worker thread by another name: asyncio.to_thread
-    ("from operator import attrgetter\n", "from operator import"),
-    ("import torch\nt = torch\nt.is_autocast_enabled = lambda: True\n", "t.is_autocast_enabled ="),
-    ("def f(x):\n    x.data = x.data * 0\n    return x\n", "x.data ="),
-    ("import torch\nv = torch.ones(1)._version\n", "_version"),
-    ("def f(m, name):\n    return getattr(m, name)\n", "getattr(<a name built at run time>)"),
-    # The red team's, 2026-11-29: setattr on an object from a lookup, a torch module the answer never uses.
-    ("import torch\n_mods = torch.serialization.modules\n", "torch.serialization (not in the answer)"),
-    ("def f(o):\n    setattr(o['server'], '_ops', None)\n", "setattr(...)"),
-    # The red team's, round 4: a tensor subclass whose own dispatch runs ops unseen, a timed call
-    # told by /proc/self/maps and an input's address.
-    ("import torch\nclass T(torch.Tensor):\n    pass\n", "a torch.Tensor subclass"),
-    ("class M:\n    def __torch_function__(self, *args):\n        pass\n", "__torch_function__"),
-    ("def f(x):\n    return x.as_subclass(object)\n", "as_subclass"),
-    ("def f():\n    return open('/proc/self/maps')\n", "open"),
-    ("def f(x):\n    return id(x)\n", "id"),
-    ("def f(x):\n    return memoryview(x)\n", "memoryview"),
-    ("from torch.utils.data import dataloader\n", "torch.utils.data.dataloader (not in the answer)"),
-    # ... and through a module's alias inside a function, two at once (the lie told only while a call runs)
-    ("import torch\n_t = torch\ndef f():\n    _t.is_autocast_enabled, _t.x = g, h\n", "_t.is_autocast_enabled ="),
-])
+@pytest.mark.parametrize(
+    ("code", "word"),
+    [
+        # Read by allowlist where the lesson's answer is at hand (here 07's): what it does not need.
+        ("import asyncio\n", "import asyncio"),  # a worker thread by another name: asyncio.to_thread
+        ("from operator import attrgetter\n", "from operator import"),
+        ("import torch\nt = torch\nt.is_autocast_enabled = lambda: True\n", "t.is_autocast_enabled ="),
+        ("def f(x):\n    x.data = x.data * 0\n    return x\n", "x.data ="),
+        ("import torch\nv = torch.ones(1)._version\n", "_version"),
+        ("def f(m, name):\n    return getattr(m, name)\n", "getattr(<a name built at run time>)"),
+        # The red team's, 2026-11-29: setattr on an object from a lookup, a torch module the answer never uses.
+        ("import torch\n_mods = torch.serialization.modules\n", "torch.serialization (not in the answer)"),
+        ("def f(o):\n    setattr(o['server'], '_ops', None)\n", "setattr(...)"),
+        # The red team's, round 4: a tensor subclass whose own dispatch runs ops unseen, a timed call
+        # told by /proc/self/maps and an input's address.
+        ("import torch\nclass T(torch.Tensor):\n    pass\n", "a torch.Tensor subclass"),
+        ("class M:\n    def __torch_function__(self, *args):\n        pass\n", "__torch_function__"),
+        ("def f(x):\n    return x.as_subclass(object)\n", "as_subclass"),
+        ("def f():\n    return open('/proc/self/maps')\n", "open"),
+        ("def f(x):\n    return id(x)\n", "id"),
+        ("def f(x):\n    return memoryview(x)\n", "memoryview"),
+        ("from torch.utils.data import dataloader\n", "torch.utils.data.dataloader (not in the answer)"),
+        # ... and through a module's alias inside a function, two at once (the lie told only while a call runs)
+        ("import torch\n_t = torch\ndef f():\n    _t.is_autocast_enabled, _t.x = g, h\n", "_t.is_autocast_enabled ="),
+    ],
+)
 def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_path, code, word):
     from grader.testing.source import reaching
 
@@ -275,13 +316,16 @@ def test_the_source_check_reads_what_the_answer_does_not_need_by_allowlist(tmp_p
     assert word not in [s.word for s in reaching([tmp_path / "m.py"])]  # without an answer: the fixed list only
 
 
-@pytest.mark.parametrize("code", [
-    # 03's answer has `from torch import nn`: torch.nn spelled out is the same module, and the
-    # modules that are always allowed (typing, collections.abc) are allowed by any name.
-    "import torch\nlayer = torch.nn.Linear(2, 3)\n",
-    "import collections.abc\nimport typing\nx: typing.Any = collections.abc.Sequence\n",
-    "import torch\ndef norm(x):\n    return torch.linalg.vector_norm(x, dim=-1)\n",  # a public namespace
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        # 03's answer has `from torch import nn`: torch.nn spelled out is the same module, and the
+        # modules that are always allowed (typing, collections.abc) are allowed by any name.
+        "import torch\nlayer = torch.nn.Linear(2, 3)\n",
+        "import collections.abc\nimport typing\nx: typing.Any = collections.abc.Sequence\n",
+        "import torch\ndef norm(x):\n    return torch.linalg.vector_norm(x, dim=-1)\n",  # a public namespace
+    ],
+)
 def test_the_source_check_leaves_alone_what_the_answer_reaches_by_another_name(tmp_path, code):
     from grader.testing.source import reaching
 
@@ -309,7 +353,10 @@ def test_the_source_check_of_what_reaches_past_the_code_leaves_honest_code_and_t
 
 
 def test_assert_close_says_what_was_called_and_by_how_much():
-    with pytest.raises(AssertionError, match=r"^f\(x\) for x of shape \(2,\):\nvalues that differ: 1 of 2; the worst is at index \(1,\)"):
+    with pytest.raises(
+        AssertionError,
+        match=r"^f\(x\) for x of shape \(2,\):\nvalues that differ: 1 of 2; the worst is at index \(1,\)",
+    ):
         assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]), what="f(x) for x of shape (2,)")
     with pytest.raises(AssertionError, match="did the function forget to `return`"):
         assert_close(None, torch.tensor([1.0]), what="f(x)")
@@ -321,36 +368,89 @@ def test_assert_close_says_what_was_called_and_by_how_much():
 _NAN, _INF = float("nan"), float("inf")
 
 
-@pytest.mark.parametrize(("actual", "expected", "told"), [
-    (torch.tensor(0.6931), torch.tensor(1000.6931), "got 0.6931; expected 1000.69 (off by 1000.0; allowed 0.0013)."),
-    (1.0, 2.0, "got 1.0; expected 2.0 (off by 1.0; allowed 1.3e-05)."),
-    (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0]),
-     "values that differ: 1 of 2; the worst is at index (1,): got 2.0, expected 3.0 (off by 1.0; allowed 1.4e-05)."),
-    (torch.tensor([[0.0, _NAN], [1.0, 9.0]]), torch.tensor([[0.5, 0.25], [1.0, 2.0]]),  # a NaN before a larger gap
-     "values that differ: 3 of 4; the worst is at index (0, 1): got nan, expected 0.25."),
-    (torch.tensor([_INF, 1.0]), torch.tensor([2.0, 1.0]), "values that differ: 1 of 2; the worst is at index (0,): got inf, expected 2.0."),
-    (torch.tensor([1, 2]), torch.tensor([1, 3]), "values that differ: 1 of 2; the worst is at index (1,): got 2, expected 3 (off by 1)."),
-    (torch.tensor([True]), torch.tensor([False]), "got True; expected False."),
-    # below 1e6 every digit before the point: 10000.69 is the shift plus log 2, not "1e+04" or "10001"
-    (torch.tensor([0.6931, 0.0]), torch.tensor([10000.6931, 0.0]),
-     "values that differ: 1 of 2; the worst is at index (0,): got 0.6931, expected 10000.69 (off by 10000.0; allowed 0.013)."),
-    (torch.tensor(3.0), torch.tensor(196608.0), "got 3.0; expected 196608.0 (off by 196605.0; allowed 0.26)."),  # 3 * 65536
-    # from 1e6 up, an exponent, as in every other message (not 116876008.0 beside 1.0486e+06)
-    (torch.tensor(-116876008.0, dtype=torch.float64), torch.tensor(-0.0058252, dtype=torch.float64),
-     "got -1.1688e+08; expected -0.0058252 (off by 1.1688e+08; allowed 1e-07)."),
-    # the same digits before the point: as many after it, so the digits compare column by column
-    (torch.tensor(1.582, dtype=torch.float64), torch.tensor(1.5817, dtype=torch.float64),
-     "got 1.5820; expected 1.5817 (off by 0.0003; allowed 2.6e-07)."),
-    # digits enough that the values shown differ by about what "off by" says
-    (torch.tensor(-0.13333325, dtype=torch.float64), torch.tensor(-0.1333335, dtype=torch.float64),
-     "got -0.13333325; expected -0.13333350 (off by 2.5e-07; allowed 1.1e-07)."),
-    (torch.ones(4, 4), torch.ones(4), "got shape (4, 4); expected shape (4,)."),
-    (torch.ones(2), torch.ones(2, dtype=torch.float16), "got float32; expected float16."),
-    (1, 2.0, "got 1 (int); expected 2.0 (float)."),
-    (torch.tensor([1.0000001]), torch.tensor([1.0]), None),  # within float32's tolerance
-], ids=["scalar", "number", "one of two", "nan first", "inf", "int", "bool", "large", "whole", "exponent", "aligned",
+@pytest.mark.parametrize(
+    ("actual", "expected", "told"),
+    [
+        (
+            torch.tensor(0.6931),
+            torch.tensor(1000.6931),
+            "got 0.6931; expected 1000.69 (off by 1000.0; allowed 0.0013).",
+        ),
+        (1.0, 2.0, "got 1.0; expected 2.0 (off by 1.0; allowed 1.3e-05)."),
+        (
+            torch.tensor([1.0, 2.0]),
+            torch.tensor([1.0, 3.0]),
+            "values that differ: 1 of 2; the worst is at index (1,): got 2.0, expected 3.0 (off by 1.0; allowed 1.4e-05).",
+        ),
+        (
+            torch.tensor([[0.0, _NAN], [1.0, 9.0]]),
+            torch.tensor([[0.5, 0.25], [1.0, 2.0]]),  # a NaN before a larger gap
+            "values that differ: 3 of 4; the worst is at index (0, 1): got nan, expected 0.25.",
+        ),
+        (
+            torch.tensor([_INF, 1.0]),
+            torch.tensor([2.0, 1.0]),
+            "values that differ: 1 of 2; the worst is at index (0,): got inf, expected 2.0.",
+        ),
+        (
+            torch.tensor([1, 2]),
+            torch.tensor([1, 3]),
+            "values that differ: 1 of 2; the worst is at index (1,): got 2, expected 3 (off by 1).",
+        ),
+        (torch.tensor([True]), torch.tensor([False]), "got True; expected False."),
+        # below 1e6 every digit before the point: 10000.69 is the shift plus log 2, not "1e+04" or "10001"
+        (
+            torch.tensor([0.6931, 0.0]),
+            torch.tensor([10000.6931, 0.0]),
+            "values that differ: 1 of 2; the worst is at index (0,): got 0.6931, expected 10000.69 (off by 10000.0; allowed 0.013).",
+        ),
+        (
+            torch.tensor(3.0),
+            torch.tensor(196608.0),
+            "got 3.0; expected 196608.0 (off by 196605.0; allowed 0.26).",
+        ),  # 3 * 65536
+        # from 1e6 up, an exponent, as in every other message (not 116876008.0 beside 1.0486e+06)
+        (
+            torch.tensor(-116876008.0, dtype=torch.float64),
+            torch.tensor(-0.0058252, dtype=torch.float64),
+            "got -1.1688e+08; expected -0.0058252 (off by 1.1688e+08; allowed 1e-07).",
+        ),
+        # the same digits before the point: as many after it, so the digits compare column by column
+        (
+            torch.tensor(1.582, dtype=torch.float64),
+            torch.tensor(1.5817, dtype=torch.float64),
+            "got 1.5820; expected 1.5817 (off by 0.0003; allowed 2.6e-07).",
+        ),
+        # digits enough that the values shown differ by about what "off by" says
+        (
+            torch.tensor(-0.13333325, dtype=torch.float64),
+            torch.tensor(-0.1333335, dtype=torch.float64),
+            "got -0.13333325; expected -0.13333350 (off by 2.5e-07; allowed 1.1e-07).",
+        ),
+        (torch.ones(4, 4), torch.ones(4), "got shape (4, 4); expected shape (4,)."),
+        (torch.ones(2), torch.ones(2, dtype=torch.float16), "got float32; expected float16."),
+        (1, 2.0, "got 1 (int); expected 2.0 (float)."),
+        (torch.tensor([1.0000001]), torch.tensor([1.0]), None),  # within float32's tolerance
+    ],
+    ids=[
+        "scalar",
+        "number",
+        "one of two",
+        "nan first",
+        "inf",
+        "int",
+        "bool",
+        "large",
+        "whole",
+        "exponent",
+        "aligned",
         "close digits",
-        "shape", "dtype", "type", "close"])
+        "shape",
+        "dtype",
+        "type",
+        "close",
+    ],
+)
 def test_assert_close_says_which_side_is_the_learners_and_the_worst_element(actual, expected, told):
     """One float format for values and tolerances, the learner's value first, named as theirs:
     torch's "Tensor-likes are not close!" block never reaches the learner."""
@@ -362,14 +462,18 @@ def test_assert_close_names_the_item_and_the_keys_in_its_own_words():
         assert_close({"0.weight": torch.ones(2)}, {"0.weight": torch.zeros(2)}, what="the parameters")
     assert "failure occurred" not in str(info.value)
     with pytest.raises(AssertionError, match=r"^the optimizer state, at param 0 exp_avg:\ngot 1.0; expected 0.0"):
-        assert_close({"param 0 exp_avg": torch.ones(1, 1)}, {"param 0 exp_avg": torch.zeros(1, 1)}, what="the optimizer state")
+        assert_close(
+            {"param 0 exp_avg": torch.ones(1, 1)}, {"param 0 exp_avg": torch.zeros(1, 1)}, what="the optimizer state"
+        )
     with pytest.raises(AssertionError, match=r"^the parameters, at model\[0\]\.bias:\n"):  # brackets in a key
         assert_close({"model[0].bias": torch.ones(1)}, {"model[0].bias": torch.zeros(1)}, what="the parameters")
     with pytest.raises(AssertionError, match=r"^the state, at item 1:\n"):
         assert_close([torch.ones(1), torch.ones(1)], [torch.ones(1), torch.zeros(1)], what="the state")
     # torch adds no msg to a mismatch of keys: the kit names the call, and leaves out an empty list.
     with pytest.raises(AssertionError, match=r"^the optimizer state:\ngot keys not expected: \['param 3 step'\]$"):
-        assert_close({"a": torch.ones(1), "param 3 step": torch.ones(1)}, {"a": torch.ones(1)}, what="the optimizer state")
+        assert_close(
+            {"a": torch.ones(1), "param 3 step": torch.ones(1)}, {"a": torch.ones(1)}, what="the optimizer state"
+        )
     with pytest.raises(AssertionError, match=r"^s:\ngot keys not expected: \['a'\]; keys missing: \['b'\]$"):
         assert_close({"a": torch.ones(1)}, {"b": torch.ones(1)}, what="s")
 
@@ -414,7 +518,9 @@ def test_expect_raises_returns_the_exception_or_says_what_is_missing():
         raise ValueError("sizes must have two entries")
 
     assert isinstance(expect_raises(refuse, ValueError, what="f()", why="-", mention=("sizes",)), ValueError)
-    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) returned 3 without an error; expected a ValueError: no\.$"):
+    with pytest.raises(
+        pytest.fail.Exception, match=r"^f\(\) returned 3 without an error; expected a ValueError: no\.$"
+    ):
         expect_raises(lambda: 3, ValueError, what="f()", why="no.")
     with pytest.raises(pytest.fail.Exception, match=r"say what is wrong: name steps in the message"):
         expect_raises(refuse, ValueError, what="f()", why="-", mention=("steps",))
@@ -425,32 +531,48 @@ def test_expect_raises_returns_the_exception_or_says_what_is_missing():
 
 
 def test_a_call_that_should_raise_names_what_it_returned_without_a_wall_of_numbers():
-    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) returned tensor\(2\.\) without an error; expected a Value"):
+    with pytest.raises(
+        pytest.fail.Exception, match=r"^f\(\) returned tensor\(2\.\) without an error; expected a Value"
+    ):
         expect_raises(lambda: torch.tensor(2.0, requires_grad=True), ValueError, what="f()", why="-")
-    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) returned a tensor of shape \(2, 1\), float32 without an error; "
-                                                    r"expected an IndexError"):
+    with pytest.raises(
+        pytest.fail.Exception,
+        match=r"^f\(\) returned a tensor of shape \(2, 1\), float32 without an error; "
+        r"expected an IndexError",
+    ):
         expect_raises(lambda: torch.full((2, 1), 2.0), IndexError, what="f()", why="-")
     with pytest.raises(pytest.fail.Exception, match=r"^f\(\) returned a tensor of shape \(6, 10, 3\), uint8 without"):
         expect_raises(lambda: torch.zeros(6, 10, 3, dtype=torch.uint8), ValueError, what="f()", why="-")
 
 
-@pytest.mark.parametrize("text, told", [
-    ("plain words", "plain words"),
-    # a library's page: the first line, cut where it opens a list
-    ("where() received an invalid combination of arguments - got (bool), but expected one of:\n * (Tensor condition)",
-     "where() received an invalid combination of arguments - got (bool), but expected one of ..."),
-    # terminal colour codes stripped
-    ("Weights only load failed. \x1b[1mdo those steps only if you trust the source\x1b[0m",
-     "Weights only load failed. do those steps only if you trust the source"),
-    # autograd's advice on debugging tools is not the learner's mistake
-    ("is at version 3; expected version 2 instead. Hint: enable anomaly detection to find the operation",
-     "is at version 3; expected version 2 instead."),
-    # a long line: cut at a word, and said to be cut
-    ("word " * 60, ("word " * 40).strip() + " ..."),
-    # or, where a sentence ends in reach, after it
-    ("The register_meta function raises unimplemented by default. " + "More words follow here. " * 9,
-     "The register_meta function raises unimplemented by default." + " More words follow here." * 5),
-])
+@pytest.mark.parametrize(
+    "text, told",
+    [
+        ("plain words", "plain words"),
+        # a library's page: the first line, cut where it opens a list
+        (
+            "where() received an invalid combination of arguments - got (bool), but expected one of:\n * (Tensor condition)",
+            "where() received an invalid combination of arguments - got (bool), but expected one of ...",
+        ),
+        # terminal colour codes stripped
+        (
+            "Weights only load failed. \x1b[1mdo those steps only if you trust the source\x1b[0m",
+            "Weights only load failed. do those steps only if you trust the source",
+        ),
+        # autograd's advice on debugging tools is not the learner's mistake
+        (
+            "is at version 3; expected version 2 instead. Hint: enable anomaly detection to find the operation",
+            "is at version 3; expected version 2 instead.",
+        ),
+        # a long line: cut at a word, and said to be cut
+        ("word " * 60, ("word " * 40).strip() + " ..."),
+        # or, where a sentence ends in reach, after it
+        (
+            "The register_meta function raises unimplemented by default. " + "More words follow here. " * 9,
+            "The register_meta function raises unimplemented by default." + " More words follow here." * 5,
+        ),
+    ],
+)
 def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
     from grader.quoting import SHOWN, error_line, quoted
 
@@ -458,7 +580,10 @@ def test_an_error_is_quoted_as_the_line_a_learner_reads(text, told):
     assert error_line(RuntimeError(text)) == f"RuntimeError: {told}"
     assert len(told) <= SHOWN + 4
     assert error_line(KeyError()) == "KeyError"
-    assert error_line(AssertionError("assert 0 == 5\n+  where 0 = f()")) == "AssertionError: assert 0 == 5\n+  where 0 = f()"
+    assert (
+        error_line(AssertionError("assert 0 == 5\n+  where 0 = f()"))
+        == "AssertionError: assert 0 == 5\n+  where 0 = f()"
+    )
     assert quoted(KeyError(140391677792208)) == "KeyError(140391677792208)"  # a key as the code used it
     assert quoted(KeyError("a")) == "KeyError('a')"
 
@@ -473,22 +598,33 @@ def test_an_error_is_quoted_as_raised_where_the_code_ran():
         pass
 
     error.__module__, error.__qualname__ = "cv2", "error"
-    opencv = ("OpenCV(5.0.0) /io/opencv/modules/imgproc/src/color.cpp:199: error: (-215:Assertion failed) "
-              "!_src.empty() in function 'cvtColor'\n")
+    opencv = (
+        "OpenCV(5.0.0) /io/opencv/modules/imgproc/src/color.cpp:199: error: (-215:Assertion failed) "
+        "!_src.empty() in function 'cvtColor'\n"
+    )
     assert quoted(error(opencv)) == "cv2.error(\"(-215:Assertion failed) !_src.empty() in function 'cvtColor'\")"
-    caught = ("Caught {name} in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
-              '  File "/x/torch/utils/data/_utils/fetch.py", line 54, in fetch\n'
-              "    data = [self.dataset[idx] for idx in possibly_batched_index]\n"
-              "            ~~~~~~~~~~~~^^^^^\n"
-              '  File "/x/data.py", line 8, in __getitem__\n'
-              "    raise OSError(f'could not read {{path}}')\n"
-              "{line}\n")
-    assert quoted(OSError(caught.format(name="OSError", line="OSError: could not read b.png"))) == \
-        "OSError('could not read b.png')"
-    assert quoted(error(caught.format(name="error", line="cv2.error: " + opencv))) == \
-        "cv2.error(\"(-215:Assertion failed) !_src.empty() in function 'cvtColor'\")"
+    caught = (
+        "Caught {name} in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
+        '  File "/x/torch/utils/data/_utils/fetch.py", line 54, in fetch\n'
+        "    data = [self.dataset[idx] for idx in possibly_batched_index]\n"
+        "            ~~~~~~~~~~~~^^^^^\n"
+        '  File "/x/data.py", line 8, in __getitem__\n'
+        "    raise OSError(f'could not read {{path}}')\n"
+        "{line}\n"
+    )
+    assert (
+        quoted(OSError(caught.format(name="OSError", line="OSError: could not read b.png")))
+        == "OSError('could not read b.png')"
+    )
+    assert (
+        quoted(error(caught.format(name="error", line="cv2.error: " + opencv)))
+        == "cv2.error(\"(-215:Assertion failed) !_src.empty() in function 'cvtColor'\")"
+    )
     assert quoted(OSError(caught.format(name="OSError", line="OSError: two\nlines"))) == "OSError('two ...')"
-    assert quoted(ValueError("Caught nothing: a message of its own")) == "ValueError('Caught nothing: a message of its own')"
+    assert (
+        quoted(ValueError("Caught nothing: a message of its own"))
+        == "ValueError('Caught nothing: a message of its own')"
+    )
 
     class _ArrayMemoryError(MemoryError):  # NumPy's, in a private module: named by its public base
         pass
@@ -505,14 +641,19 @@ def test_expect_raises_tells_the_lessons_diagnosis_and_what_came_back():
     def wrong():
         raise ValueError("negative stride")
 
-    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) raised ValueError\('negative stride'\); expected an "
-                                                    r"OSError\.\nThe pitfall\.$"):
+    with pytest.raises(
+        pytest.fail.Exception,
+        match=r"^f\(\) raised ValueError\('negative stride'\); expected an "
+        r"OSError\.\nThe pitfall\.$",
+    ):
         expect_raises(wrong, OSError, what="f()", why="why.", advice=lambda exc: "The pitfall.")
     with pytest.raises(pytest.fail.Exception, match=r"expected an OSError\.$"):
         expect_raises(wrong, OSError, what="f()", why="why.", advice=lambda exc: "")
     with pytest.raises(pytest.fail.Exception, match=r"expected an OSError: why\.$"):
         expect_raises(wrong, OSError, what="f()", why="why.", advice=lambda exc: None)
-    with pytest.raises(pytest.fail.Exception, match=r"^f\(\) gave 1 image without an error; expected an OSError: why\.$"):
+    with pytest.raises(
+        pytest.fail.Exception, match=r"^f\(\) gave 1 image without an error; expected an OSError: why\.$"
+    ):
         expect_raises(lambda: [0], OSError, what="f()", why="why.", told=lambda result: "gave 1 image")
     assert returned([torch.zeros(6, 10, 3)] * 2) == "a list of 2 items"
     assert returned([1, 2]) == "[1, 2]"
@@ -527,17 +668,25 @@ def test_a_gradient_is_named_by_the_argument_the_call_gives_it():
 
     logits, weights = torch.randn(3, 4), torch.rand(3, 4)
     with pytest.raises(AssertionError, match=r"with respect to weights \(got: yours"):
-        assert_same_as(wrong_for_weights, lambda x, w: x * w, logits, weights,
-                       what="scaled(logits, weights) for logits of shape (3, 4)", grads=True)
+        assert_same_as(
+            wrong_for_weights,
+            lambda x, w: x * w,
+            logits,
+            weights,
+            what="scaled(logits, weights) for logits of shape (3, 4)",
+            grads=True,
+        )
     with pytest.raises(AssertionError, match=r"with respect to argument 2 \(got: yours"):
-        assert_same_as(wrong_for_weights, lambda x, w: x * w, logits, weights,
-                       what="scaled(logits, torch.rand(3, 4))", grads=True)
+        assert_same_as(
+            wrong_for_weights, lambda x, w: x * w, logits, weights, what="scaled(logits, torch.rand(3, 4))", grads=True
+        )
     only_weights = partial(wrong_for_weights, logits)  # the call lists two; one is given here: no name is read from it
     with pytest.raises(AssertionError, match=r"with respect to argument 1 \(got: yours"):
         assert_same_as(only_weights, lambda w: logits * w, weights, what="scaled(logits, weights)", grads=True)
     with pytest.raises(AssertionError, match=r"with respect to weights \(got: yours"):
-        assert_same_as(only_weights, lambda w: logits * w, weights, what="scaled(logits, weights)", grads=True,
-                       names=("weights",))
+        assert_same_as(
+            only_weights, lambda w: logits * w, weights, what="scaled(logits, weights)", grads=True, names=("weights",)
+        )
 
 
 def test_describe():
@@ -564,9 +713,18 @@ def test_assert_speed_prints_the_measured_ratio_and_records_it():
     test = running.RunningTest("a test")  # the running test's context, as the plugin sets it
     token = running.TEST.set(test)
     try:
-        with pytest.raises(AssertionError, match=r"slow_fn is too slow: it took \d+\.\d times as long as a no-op; it must take at most 2 times as long as a no-op"):
-            assert_speed(lambda: None, lambda: time.sleep(0.003), at_least=0.5, what="slow_fn",
-                         baseline_name="a no-op", repeats=3)
+        with pytest.raises(
+            AssertionError,
+            match=r"slow_fn is too slow: it took \d+\.\d times as long as a no-op; it must take at most 2 times as long as a no-op",
+        ):
+            assert_speed(
+                lambda: None,
+                lambda: time.sleep(0.003),
+                at_least=0.5,
+                what="slow_fn",
+                baseline_name="a no-op",
+                repeats=3,
+            )
     finally:
         running.TEST.reset(token)
     (measured,) = test.measurements
@@ -743,8 +901,10 @@ def test_reported_names_the_call_its_input_and_the_learners_lines_only(tmp_path)
     with pytest.raises(pytest.fail.Exception) as failed:
         with reported(f"first_size(x) for x of {describe(x)}"):
             learner.first_size(x)
-    assert str(failed.value) == (f"first_size(x) for x of shape (), float32 raised IndexError('tuple index out of "
-                                 f"range'):\n{path}:5: in first_size\n    return x.shape[0]")
+    assert str(failed.value) == (
+        f"first_size(x) for x of shape (), float32 raised IndexError('tuple index out of "
+        f"range'):\n{path}:5: in first_size\n    return x.shape[0]"
+    )
     assert failed.value.pytrace is False and failed.value.__suppress_context__  # no chained banner
     # torch's "not implemented for 'Half'" is the learner's error like any other, told the same way
     with pytest.raises(pytest.fail.Exception, match=r"^half_distance\(x\) raised NotImplementedError\(.*Half"):
@@ -802,8 +962,11 @@ def test_assert_same_as_starts_each_message_with_the_call_as_given():
 
     softmax = partial(torch.softmax, dim=0)
     assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True)  # the plain sum agrees
-    with pytest.raises(AssertionError, match=rf"^the gradient of {re.escape(what)}, its entries weighted from 0.5 "
-                                             r"to 2.0 and summed, with respect to x \(got: yours"):
+    with pytest.raises(
+        AssertionError,
+        match=rf"^the gradient of {re.escape(what)}, its entries weighted from 0.5 "
+        r"to 2.0 and summed, with respect to x \(got: yours",
+    ):
         assert_same_as(right_values_wrong_gradient, softmax, x, what=what, grads=True, weighted=True)
     with pytest.raises(pytest.fail.Exception, match=rf"^{re.escape(what)} raised IndexError\("):
         assert_same_as(lambda t: t[5], lambda t: t, x, what=what)
@@ -818,15 +981,18 @@ def test_assert_no_loop_tells_an_error_with_the_size_that_raised_it_and_counts_p
     with pytest.raises(pytest.fail.Exception, match=r"^f\(x\) for 2 rows raised IndexError\("):
         assert_no_loop(call_at, 2, 5, what="f(x)", unit="rows", hint="-")
     with pytest.raises(AssertionError, match=r"^f\(x\) ran 1 tensor op for 2 rows but 2 for 3 "):
-        assert_no_loop(lambda n: lambda: [torch.ones(1) for _ in range(n - 1)], 2, 3, what="f(x)", unit="rows", hint="-")
+        assert_no_loop(
+            lambda n: lambda: [torch.ones(1) for _ in range(n - 1)], 2, 3, what="f(x)", unit="rows", hint="-"
+        )
 
 
 def test_assert_no_loop_lets_a_method_chosen_by_size_pass():
     from grader.testing import assert_no_loop
 
     # torch.cdist runs other ops past 25 points, each once: no op of the small size repeats.
-    assert_no_loop(lambda n: lambda: torch.cdist(torch.rand(n, 3), torch.rand(n, 3)), 8, 64,
-                   what="f(x)", unit="points", hint="-")
+    assert_no_loop(
+        lambda n: lambda: torch.cdist(torch.rand(n, 3), torch.rand(n, 3)), 8, 64, what="f(x)", unit="points", hint="-"
+    )
 
 
 def test_an_error_only_a_numpy_round_trip_raises_is_named_as_one_and_no_other_is():
@@ -891,7 +1057,9 @@ def test_the_loop_read_sees_map_over_code_of_the_modules_own_but_not_formatting(
     tolist()) is read as one; map(str, ...) formatting an error message is not."""
     from grader.testing.source import looped
 
-    (tmp_path / "m.py").write_text("def rows(t):\n    r = t.tolist()\n    return list(map(lambda i: r[i], range(len(r))))\n\n\n"
-                                   "def told(w):\n    return ', '.join(map(str, w))\n")
+    (tmp_path / "m.py").write_text(
+        "def rows(t):\n    r = t.tolist()\n    return list(map(lambda i: r[i], range(len(r))))\n\n\n"
+        "def told(w):\n    return ', '.join(map(str, w))\n"
+    )
     assert [s.word for s in looped([tmp_path / "m.py"], ["rows"])] == ["map()"]
     assert looped([tmp_path / "m.py"], ["told"]) == []

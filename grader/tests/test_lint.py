@@ -1,5 +1,6 @@
 """Static checks of the kit's code: nothing needs a Python newer than pyproject.toml declares
-(vermin), and ruff's checks, as pyproject.toml's [tool.ruff] sets them, pass."""
+(vermin), ruff's checks and its format, as pyproject.toml's [tool.ruff] sets them, pass, and each
+`noqa` says why."""
 
 from __future__ import annotations
 
@@ -21,14 +22,28 @@ def test_no_code_needs_a_newer_python_than_declared():
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
     [minimum] = re.fullmatch(r">=(\d+\.\d+)", declared).groups()
     # Hostile submissions are data, one of them not even Python.
-    done = check("-c", "import sys, vermin; sys.exit(vermin.main())", "--no-tips", "--violations", f"--target={minimum}-", "--exclude-regex", "grader/tests/hostile/",
-                 *CHECKED)
+    done = check(
+        "-c",
+        "import sys, vermin; sys.exit(vermin.main())",
+        "--no-tips",
+        "--violations",
+        f"--target={minimum}-",
+        "--exclude-regex",
+        "grader/tests/hostile/",
+        *CHECKED,
+    )
     assert done.returncode == 0, f"code that needs a Python newer than {minimum}:\n{done.stdout}{done.stderr}"
 
 
 def test_ruff_finds_nothing():
     done = check("-m", "ruff", "check", "--no-cache", *CHECKED)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_code_is_as_ruff_formats_it():
+    """pyproject.toml's [tool.ruff.format] says which files it leaves as they are, and why."""
+    done = check("-m", "ruff", "format", "--check", "--no-cache", *CHECKED)
+    assert done.returncode == 0, f"run `ruff format {' '.join(CHECKED)}`:\n{done.stdout}{done.stderr}"
 
 
 NOQA = re.compile(r"#\s*noqa\b(?::\s*[A-Z]+[0-9]+(?:,\s*[A-Z]+[0-9]+)*)?(.*)$")

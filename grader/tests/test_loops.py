@@ -55,11 +55,15 @@ def test_a_loop_is_stopped_once_and_the_tests_that_reach_it_wait_on_it(kit):
     assert where in (f"exercises/98_demo/demo.py:{line}", f"exercises/98_demo/demo.py:{line + 1}")
     assert_waited(tests, "test_add", ["test_add_negative"], where)
     assert tests["test_scale"].outcome is Outcome.PASSED  # it never calls add: it runs as ever
-    result.stdout.fnmatch_lines(["tests/98_demo/test_demo.py LL. *",
-                                 "*= TIMEOUT =*",
-                                 f"TIMEOUT: test_add did not finish in 2.0 s; it was running add ({where}).",
-                                 "  Look there for a loop that never ends*",
-                                 "  (1 more test that reaches it ended at once, waiting on it)"])
+    result.stdout.fnmatch_lines(
+        [
+            "tests/98_demo/test_demo.py LL. *",
+            "*= TIMEOUT =*",
+            f"TIMEOUT: test_add did not finish in 2.0 s; it was running add ({where}).",
+            "  Look there for a loop that never ends*",
+            "  (1 more test that reaches it ended at once, waiting on it)",
+        ]
+    )
     assert "FAILURES" not in result.stdout.str()
 
 
@@ -108,12 +112,18 @@ def test_a_loop_in_a_helper_stops_every_function_that_calls_it(kit, where):
     assert at in ("solutions/98_demo/demo.py:2", "solutions/98_demo/demo.py:3")
     assert_waited(tests, "test_add", ["test_scale"], at)
     assert "it reached _settle, which did not finish" in tests["test_scale"].message
-    result.stdout.fnmatch_lines([f"TIMEOUT: test_add did not finish in 2.0 s; it was running _settle ({at}).",
-                                 "*(1 more test that reaches it ended at once, waiting on it)"])
+    result.stdout.fnmatch_lines(
+        [
+            f"TIMEOUT: test_add did not finish in 2.0 s; it was running _settle ({at}).",
+            "*(1 more test that reaches it ended at once, waiting on it)",
+        ]
+    )
 
 
 def test_a_loop_in_a_method(kit):
-    lesson(kit, """\
+    lesson(
+        kit,
+        """\
         class Counter:
             def __init__(self):
                 self.n = 0
@@ -130,7 +140,8 @@ def test_a_loop_in_a_method(kit):
 
         def counter():
             return Counter()
-        """, """\
+        """,
+        """\
         def test_step(lesson):
             assert lesson.Counter().step() == 1
 
@@ -141,7 +152,8 @@ def test_a_loop_in_a_method(kit):
 
         def test_reset(lesson):
             assert lesson.Counter().reset().n == 0
-        """)
+        """,
+    )
     result, tests = results(kit, "exercises/98_demo")
     assert_outcomes(result, passed=1, timeout=2)
     at = tests["test_step"].failure.where
@@ -183,13 +195,19 @@ def test_a_loop_as_the_module_is_imported_is_told_once(kit, where):
     """Nothing to replace (no function ran it): each test that imports the module is stopped
     there, and the terminal tells the line once, with how many more it stopped."""
     (kit.path / "exercises/98_demo/demo.py").write_text("while True:\n    pass\n")
-    result, tests = results(kit, "exercises/98_demo", "-m", "not speed", *(["--kata-remote"] if where == "remote" else []))
+    result, tests = results(
+        kit, "exercises/98_demo", "-m", "not speed", *(["--kata-remote"] if where == "remote" else [])
+    )
     assert_outcomes(result, timeout=3)
     (where,) = {t.failure.where for t in tests.values()}
     assert where in ("exercises/98_demo/demo.py:1", "exercises/98_demo/demo.py:2")
-    result.stdout.fnmatch_lines([f"TIMEOUT: test_add did not finish in 2.0 s; it was running <module> ({where}).",
-                                 "  Look there for a loop that never ends*",
-                                 "  (2 more tests were stopped there too)"])
+    result.stdout.fnmatch_lines(
+        [
+            f"TIMEOUT: test_add did not finish in 2.0 s; it was running <module> ({where}).",
+            "  Look there for a loop that never ends*",
+            "  (2 more tests were stopped there too)",
+        ]
+    )
     assert result.stdout.str().count("did not finish") == 1
 
 
@@ -209,12 +227,23 @@ def test_a_loop_in_a_lessons_function_costs_its_limit_once(pytester):
     source = (lesson / "broadcast.py").read_text()
     start = "    a, b = tuple(shape_a), tuple(shape_b)\n"
     assert source.count(start) == 1
-    (lesson / "broadcast.py").write_text(source.replace(start, "    i, n = 0, 1\n    while i < n:\n        pass\n" + start))
-    loop = next(n for n, text in enumerate((lesson / "broadcast.py").read_text().splitlines(), 1) if text == "    while i < n:")
+    (lesson / "broadcast.py").write_text(
+        source.replace(start, "    i, n = 0, 1\n    while i < n:\n        pass\n" + start)
+    )
+    loop = next(
+        n for n, text in enumerate((lesson / "broadcast.py").read_text().splitlines(), 1) if text == "    while i < n:"
+    )
 
     report = pytester.path / "report.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "exercises/03_broadcast", "-k", "broadcast_shape",
-                                           f"--kata-report={report}", timeout=90)  # the issue's bound
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "exercises/03_broadcast",
+        "-k",
+        "broadcast_shape",
+        f"--kata-report={report}",
+        timeout=90,
+    )  # the issue's bound
     tests = RunResult.from_json(json.loads(report.read_text())).tests
     stopped = [t for t in tests if "did not finish in 60.0 s;" in t.message]
     assert len(stopped) == 1, result.stdout.str()
@@ -226,8 +255,12 @@ def test_a_loop_in_a_lessons_function_costs_its_limit_once(pytester):
         assert test.outcome is Outcome.TIMEOUT and test.failure.where == where, test
         assert f"did not finish in 60.0 s in {first}; it was running broadcast_shape ({where})" in test.message, test
     text = result.stdout.str()
-    result.stdout.fnmatch_lines([f"TIMEOUT: {first} did not finish in 60.0 s; it was running broadcast_shape ({where}).",
-                                 "*Look there for a loop that never ends*",
-                                 f"  ({len(waiting)} more tests that reach it ended at once, waiting on it)"])
+    result.stdout.fnmatch_lines(
+        [
+            f"TIMEOUT: {first} did not finish in 60.0 s; it was running broadcast_shape ({where}).",
+            "*Look there for a loop that never ends*",
+            f"  ({len(waiting)} more tests that reach it ended at once, waiting on it)",
+        ]
+    )
     assert text.count("did not finish in 60.0 s") == 1, text
     assert "FAILURES" not in text

@@ -11,7 +11,7 @@ from grader.lessons import KitError, Lesson, all_lessons
 from grader.tests.kits import ROOT
 
 # Tests that check scale only at x = k = 2, where x * k, x + k and x ** k all give 4.
-WEAK_TESTS = '''\
+WEAK_TESTS = """\
 import pytest
 
 
@@ -24,7 +24,7 @@ def test_add(lesson):
 @pytest.mark.public
 def test_scale(lesson):
     assert lesson.scale(2) == 4
-'''
+"""
 
 
 def run_mutate(kit: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -44,17 +44,20 @@ def test_survivors_are_listed_and_an_equivalent_needs_a_reason(quick_kit):
     (tests / "test_demo.py").write_text(WEAK_TESTS)
     (tests / mutate.EQUIVALENTS).write_text(
         '[[mutant]]\nline = "return x * k"\nmutant = "return x ** k"\nwhy = "the tests only try 2 and 2"\n\n'
-        '[[mutant]]\nline = "return x * k"\nmutant = "return x @ k"\nwhy = "no such mutant"\n')
+        '[[mutant]]\nline = "return x * k"\nmutant = "return x @ k"\nwhy = "no such mutant"\n'
+    )
     result = run_mutate(quick_kit, "99_other", "-v")
     assert result.ret == 1, result.stdout.str()  # a stale record fails the run, whatever the score
-    result.stdout.fnmatch_lines_random([
-        "lesson *mutants *killed *equivalent *survived *untested *score",
-        "99_other *24 *22 *1 *1 *0 *95.8%",
-        "*99_other/demo.py:16 (scale) ReplaceBinaryOperator_Mul_Add#*: SURVIVED",
-        "*(scale) ReplaceBinaryOperator_Mul_Pow#*: equivalent: the tests only try 2 and 2",
-        "*(add) ReplaceBinaryOperator_Add_Sub#*: killed by test_add",
-        "*stale record in tests/99_other/equivalent_mutants.toml: no mutant turns 'return x * k' into 'return x @ k'*",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "lesson *mutants *killed *equivalent *survived *untested *score",
+            "99_other *24 *22 *1 *1 *0 *95.8%",
+            "*99_other/demo.py:16 (scale) ReplaceBinaryOperator_Mul_Add#*: SURVIVED",
+            "*(scale) ReplaceBinaryOperator_Mul_Pow#*: equivalent: the tests only try 2 and 2",
+            "*(add) ReplaceBinaryOperator_Add_Sub#*: killed by test_add",
+            "*stale record in tests/99_other/equivalent_mutants.toml: no mutant turns 'return x * k' into 'return x @ k'*",
+        ]
+    )
     (tests / mutate.EQUIVALENTS).write_text('[[mutant]]\nline = "return x * k"\nmutant = "return x ** k"\nwhy = ""\n')
     with pytest.raises(KitError, match="non-empty why"):
         mutate.equivalents(Lesson(quick_kit.path, "99_other"))
@@ -62,16 +65,25 @@ def test_survivors_are_listed_and_an_equivalent_needs_a_reason(quick_kit):
 
 def test_a_default_no_test_leaves_out_survives_and_the_docs_row_is_written_with_its_fingerprint(quick_kit):
     lesson = Lesson(quick_kit.path, "99_other")
-    (lesson.dir("solutions") / "demo.py").write_text('def greet(name, greeting="hello"):\n    return f"{greeting}{name}"\n')
+    (lesson.dir("solutions") / "demo.py").write_text(
+        'def greet(name, greeting="hello"):\n    return f"{greeting}{name}"\n'
+    )
     tests = lesson.tests_dir / "test_demo.py"
     tests.write_text('def test_greet(lesson):\n    assert lesson.greet("x", greeting="hi") == "hix"\n')
     docs = quick_kit.path / mutation_table.DOCS
     docs.parent.mkdir()
-    docs.write_text("# Figures\n\n```\nlesson  mutants\n98_demo  1  1  0  0  0  100.0%  2026-01-01  abc\n```\n\nMore.\n")
+    docs.write_text(
+        "# Figures\n\n```\nlesson  mutants\n98_demo  1  1  0  0  0  100.0%  2026-01-01  abc\n```\n\nMore.\n"
+    )
     result = run_mutate(quick_kit, "99_other", "--write-docs")
     assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines(['*99_other/demo.py:1 (greet) kata/UnsetDefault#0: SURVIVED',
-                                 '*- def greet(name, greeting="hello"):', '*+ def greet(name, greeting=object()):'])
+    result.stdout.fnmatch_lines(
+        [
+            "*99_other/demo.py:1 (greet) kata/UnsetDefault#0: SURVIVED",
+            '*- def greet(name, greeting="hello"):',
+            "*+ def greet(name, greeting=object()):",
+        ]
+    )
     rows = mutation_table.documented(quick_kit.path)
     assert rows["99_other"][:7] == ["99_other", "1", "0", "0", "1", "0", "0.0%"]
     assert rows["99_other"][8] == mutation_table.fingerprint(lesson)
@@ -89,9 +101,14 @@ def test_a_default_no_test_leaves_out_survives_and_the_docs_row_is_written_with_
 
 def test_every_row_of_docs_mutation_md_was_measured_on_the_files_as_they_are():
     rows = mutation_table.documented(ROOT)
-    stale = [lesson for lesson in all_lessons(ROOT) if rows.get(lesson.name, [""])[-1] != mutation_table.fingerprint(lesson)]
+    stale = [
+        lesson for lesson in all_lessons(ROOT) if rows.get(lesson.name, [""])[-1] != mutation_table.fingerprint(lesson)
+    ]
     if stale:
         numbers = " ".join(lesson.name.split("_")[0] for lesson in stale)
-        pytest.fail(f"{mutation_table.DOCS.as_posix()}'s rows for {', '.join(lesson.name for lesson in stale)} were measured "
-                    f"on other versions of their files (or are missing). Measure them again:\n"
-                    f"    python -m grader mutate -j 2 --write-docs {numbers}", pytrace=False)
+        pytest.fail(
+            f"{mutation_table.DOCS.as_posix()}'s rows for {', '.join(lesson.name for lesson in stale)} were measured "
+            f"on other versions of their files (or are missing). Measure them again:\n"
+            f"    python -m grader mutate -j 2 --write-docs {numbers}",
+            pytrace=False,
+        )

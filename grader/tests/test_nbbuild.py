@@ -24,7 +24,9 @@ LIMIT = 3
 
 '''
 
-SOURCE = HEAD + '''\
+SOURCE = (
+    HEAD
+    + '''\
 class Counter:
     """Counts."""
 
@@ -60,6 +62,7 @@ def root(x: float) -> float:
     return math.sqrt(x)
     ### END SOLUTION
 '''
+)
 
 
 def test_cells_are_the_source_cut_at_its_defs_with_helpers_in_a_cell_of_their_own():
@@ -69,7 +72,9 @@ def test_cells_are_the_source_cut_at_its_defs_with_helpers_in_a_cell_of_their_ow
     assert [name for name, _ in cells.solutions] == ["Counter", "helpers-1", "root"]
     counter, helpers, root = (text for _, text in cells.solutions)
     assert counter.endswith(f"        return self.count\n        {END}")  # the def's region closes in its cell
-    assert helpers == "\n".join([HELPERS_NOTE, BEGIN, *SOURCE.split(BEGIN)[3].split(END)[0].strip("\n").splitlines(), END])
+    assert helpers == "\n".join(
+        [HELPERS_NOTE, BEGIN, *SOURCE.split(BEGIN)[3].split(END)[0].strip("\n").splitlines(), END]
+    )
     assert root.startswith("def root(") and root.endswith(END)
 
 
@@ -105,7 +110,9 @@ def notebooks():
 def test_every_lesson_makes_a_valid_notebook_without_test_code(notebooks):
     assert len(notebooks) >= 10
     for name, (nb, points) in notebooks.items():
-        grades = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+        grades = {
+            c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+        }
         assert grades[f"{name}-public-tests"].metadata["nbgrader"]["points"] == points.public > 0
         assert grades[f"{name}-hidden-tests"].metadata["nbgrader"]["points"] == points.hidden > 0
         assert f'grade("{name}", "public", points={points.public:g})' in grades[f"{name}-public-tests"].source

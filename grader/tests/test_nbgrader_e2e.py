@@ -32,8 +32,14 @@ TEST_TIMEOUT, RUN_TIMEOUT = 5, 45
 
 
 def _nbgrader(course, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=environment(),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _learner_files(tmp) -> dict[str, str]:
@@ -41,9 +47,14 @@ def _learner_files(tmp) -> dict[str, str]:
     reference = (ROOT / f"solutions/{LESSON}/stable.py").read_text(encoding="utf-8")
     signature = "def stable_softmax(logits: torch.Tensor, dim: int = -1) -> torch.Tensor:\n"
     noisy = reference.replace("import torch\n", "import sys\nimport warnings\n\nimport torch\n", 1).replace(
-        signature, signature + '    warnings.warn("a warning from correct code")\n    print("noise", file=sys.stderr)\n', 1)
-    loops = "".join(f"\n\ndef {name}(*args, **kwargs):\n    while True:\n        pass\n"
-                    for name in ("stable_softmax", "logsumexp", "softmax_cross_entropy"))
+        signature,
+        signature + '    warnings.warn("a warning from correct code")\n    print("noise", file=sys.stderr)\n',
+        1,
+    )
+    loops = "".join(
+        f"\n\ndef {name}(*args, **kwargs):\n    while True:\n        pass\n"
+        for name in ("stable_softmax", "logsumexp", "softmax_cross_entropy")
+    )
     return {
         "naive": reference + "\n\n" + NAIVE.read_text(encoding="utf-8").split("import torch\n", 1)[1],
         "noisy": noisy + "\nwarnings.warn('and one when the module runs')\n",
@@ -71,8 +82,9 @@ def course(tmp_path_factory):
         filled = nbformat.from_dict(release)
         for cell in filled.cells:
             if cell.metadata.get("nbgrader", {}).get("solution"):
-                cell.source = "\n".join(line for line in answers[cell.metadata["nbgrader"]["grade_id"]].split("\n")
-                                        if "### " not in line)
+                cell.source = "\n".join(
+                    line for line in answers[cell.metadata["nbgrader"]["grade_id"]].split("\n") if "### " not in line
+                )
         for student, nb in (("reference", filled), ("untouched", release)):
             (course / "submitted" / student / LESSON).mkdir(parents=True)
             nbformat.write(nb, str(course / "submitted" / student / LESSON / NOTEBOOK))
@@ -150,10 +162,13 @@ def test_feedback_shows_no_hidden_test_code(course):
     assert "FAIL  test_softmax_of_large_logits" in text  # the reason is there ...
     test_source = (ROOT / f"tests/{LESSON}/test_stable.py").read_text(encoding="utf-8")
     # The code, not the module docstring: its contract table names the tests, as the feedback does.
-    body = test_source.splitlines()[ast.parse(test_source).body[0].end_lineno:]
+    body = test_source.splitlines()[ast.parse(test_source).body[0].end_lineno :]
     shown = (ROOT / f"solutions/{LESSON}/stable.py").read_text(encoding="utf-8")  # the lesson text's examples
-    code = [line.strip() for line in body if len(line.strip()) > 30 and not line.strip().startswith("#")
-            and line.strip() not in shown]
+    code = [
+        line.strip()
+        for line in body
+        if len(line.strip()) > 30 and not line.strip().startswith("#") and line.strip() not in shown
+    ]
     assert code and not [line for line in code if line in text]  # ... the test's code is not
 
 

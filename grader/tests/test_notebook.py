@@ -43,19 +43,28 @@ def test_a_reason_is_the_error_never_the_test_code():
     assert reason(_failed(many)).splitlines()[-1] == "..."
     todo = "TODO: add (cell [3], line 4) is not implemented yet"
     assert reason(_failed(todo, Outcome.TODO, Kind.TODO)) == "add (cell [3], line 4) is not implemented yet"
-    assert reason(_failed("demo.py has no 'add', which the tests use.\n  Keep every name")) == \
-        "demo.py has no 'add', which the tests use.\n  Keep every name"
+    assert (
+        reason(_failed("demo.py has no 'add', which the tests use.\n  Keep every name"))
+        == "demo.py has no 'add', which the tests use.\n  Keep every name"
+    )
     skipped = TestResult("t", Outcome.SKIPPED, message="no bf16 here")
     assert reason(skipped) == "no bf16 here"
 
 
 def _run(outcomes: dict[str, str], **kwargs) -> RunResult:
-    collected = [TestInfo(f"tests/98_demo/test_demo.py::{name}", points, public)
-                 for name, points, public in (("a", 1.0, True), ("b", 2.0, False), ("c", 3.0, False), ("d", 4.0, False))]
-    tests = [TestResult(f"tests/98_demo/test_demo.py::{name}", Outcome(outcome),
-                        message="no bf16 here" if outcome == "skipped" else "boom",
-                        failure=None if outcome in ("passed", "skipped") else Failure(None, "RuntimeError", "boom"))
-             for name, outcome in outcomes.items()]
+    collected = [
+        TestInfo(f"tests/98_demo/test_demo.py::{name}", points, public)
+        for name, points, public in (("a", 1.0, True), ("b", 2.0, False), ("c", 3.0, False), ("d", 4.0, False))
+    ]
+    tests = [
+        TestResult(
+            f"tests/98_demo/test_demo.py::{name}",
+            Outcome(outcome),
+            message="no bf16 here" if outcome == "skipped" else "boom",
+            failure=None if outcome in ("passed", "skipped") else Failure(None, "RuntimeError", "boom"),
+        )
+        for name, outcome in outcomes.items()
+    ]
     return RunResult(exitstatus=kwargs.pop("exitstatus", 1), collected=collected, tests=tests, **kwargs)
 
 
@@ -75,13 +84,17 @@ def test_tests_that_never_ran_are_failures_that_say_why():
     ended = _run({"a": "passed"}, exitstatus=None, returncode=0)  # os._exit(0) during test b
     value, lines = score(ended, "all", 10, Module(text=""), "98_demo")
     assert value == 1.0
-    assert lines[2] == "FAIL  b: the test process ended during this test (exit code 0): does your code call os._exit or sys.exit?"
+    assert (
+        lines[2]
+        == "FAIL  b: the test process ended during this test (exit code 0): does your code call os._exit or sys.exit?"
+    )
     assert lines[3] == "FAIL  c: not run (the test process had stopped)"
     stopped = _run({"a": "passed", "b": "timeout"}, exitstatus=2, stopped=True, seconds=45.2)
     _, lines = score(stopped, "all", 10, Module(text=""), "98_demo")
     assert lines[3].startswith("TIME  c: still running when the time for the whole lesson (45 s) was spent")
-    _, lines = score(RunResult(collect_errors=[CollectError("x", "ImportError: no torch")]),
-                     "hidden", 10, Module(text=""), "98_demo")
+    _, lines = score(
+        RunResult(collect_errors=[CollectError("x", "ImportError: no torch")]), "hidden", 10, Module(text=""), "98_demo"
+    )
     assert lines == ["FAIL  the hidden tests of 98_demo did not run:\n      ImportError: no torch"]
 
 
@@ -135,9 +148,24 @@ def test_the_instructors_guides_sample_reason_is_what_the_cell_prints_for_the_se
     guide = (ROOT / "docs/INSTRUCTORS.md").read_text(encoding="utf-8")
     sample = guide.split("FAIL  test_softmax_matches_torch\n", 1)[1].split("\nPASS  ", 1)[0]
     report = tmp_path / "report.json"
-    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "solutions/07_stable", "-q",
-                    "--mutant=tests/07_stable/mutants/seed_unstable_softmax.py", "-k", "test_softmax_matches_torch",
-                    f"--kata-report={report}"], cwd=ROOT, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "solutions/07_stable",
+            "-q",
+            "--mutant=tests/07_stable/mutants/seed_unstable_softmax.py",
+            "-k",
+            "test_softmax_matches_torch",
+            f"--kata-report={report}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+    )
     run = RunResult.from_json(json.loads(report.read_text()))
     [test] = [t for t in run.tests if t.nodeid.endswith("::test_softmax_matches_torch")]
     assert reason(test).splitlines() == [line.removeprefix("      ") for line in sample.splitlines()]

@@ -45,15 +45,23 @@ def assert_printed(sample: list[str], output: str) -> None:
     """`sample` is a run of consecutive lines of `output`."""
     want = [same_width(line) for line in sample]
     got = [same_width(line) for line in output.splitlines()]
-    starts = [i for i in range(len(got)) if got[i:i + len(want)] == want]
-    assert starts, "the README's sample is not what the command prints:\n" + "\n".join(sample) + "\n--- printed:\n" + output
+    starts = [i for i in range(len(got)) if got[i : i + len(want)] == want]
+    assert starts, (
+        "the README's sample is not what the command prints:\n" + "\n".join(sample) + "\n--- printed:\n" + output
+    )
 
 
 def pytest_in_kit(*args: str) -> str:
     """A learner's `pytest ARGS` in the kit, on an 80-column terminal with no CUDA device."""
     env = {**os.environ, "COLUMNS": "80", "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done.stdout + done.stderr
 
 
@@ -102,12 +110,14 @@ def test_the_speed_message_quoted_is_what_lesson_03s_speed_test_says(monkeypatch
     quoted = " ".join(quoted.split())
     test_file = (ROOT / "tests/03_broadcast/test_broadcast.py").read_text(encoding="utf-8")
     # The arguments of lesson 03's speed test, as its file gives them.
-    at_least, what = re.search(r'at_least=(\d+), what="([^"]*)",\s*baseline_name="a loop over the rows of x"',
-                               test_file).groups()
+    at_least, what = re.search(
+        r'at_least=(\d+), what="([^"]*)",\s*baseline_name="a loop over the rows of x"', test_file
+    ).groups()
     monkeypatch.setattr(speed, "speed_ratio", lambda *args, **kwargs: 1 / 2.5)
     with pytest.raises(AssertionError) as failed:
-        speed.assert_speed(lambda: None, lambda: None, at_least=int(at_least), what=what,
-                           baseline_name="a loop over the rows of x")
+        speed.assert_speed(
+            lambda: None, lambda: None, at_least=int(at_least), what=what, baseline_name="a loop over the rows of x"
+        )
     assert quoted in str(failed.value)
 
 
@@ -124,7 +134,8 @@ def test_each_lesson_file_has_its_lesson_in_the_docstring_and_a_todo_in_each_stu
 
 def test_every_lesson_has_three_hint_levels():
     assert {lesson.name: len(lesson.hints()) for lesson in all_lessons(ROOT)} == {
-        lesson.name: 3 for lesson in all_lessons(ROOT)}
+        lesson.name: 3 for lesson in all_lessons(ROOT)
+    }
 
 
 # --- The kata command ----------------------------------------------------------------------------

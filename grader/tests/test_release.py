@@ -156,8 +156,10 @@ def release(kit, monkeypatch, capsys, out: Path) -> tuple[int, str, str]:
 
 # `kata ARGS` as in a student's own environment: the kit, installed here in editable mode, is out of
 # reach (its import hook would otherwise answer `find_spec("grader.authoring.verify")` from the kit's grader/).
-AS_A_STUDENT = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'Editable' not in repr(f)]; "
-                "from grader.cli import main; sys.exit(main(sys.argv[1:]))")
+AS_A_STUDENT = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'Editable' not in repr(f)]; "
+    "from grader.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 def in_bundle(bundle: Path, *args: str) -> subprocess.CompletedProcess:
@@ -177,9 +179,19 @@ def bundle(kit, monkeypatch, capsys, tmp_path) -> Path:
 def test_the_bundle_has_stubs_public_tests_and_tooling_but_no_answers(bundle):
     files = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
     assert not any(f.startswith("solutions/") or "/mutants/" in f for f in files), sorted(files)
-    assert {"exercises/98_demo/demo.py", ".kata/pristine/98_demo/demo.py", ".kata/pristine/98_demo/__init__.py",
-            "tests/98_demo/hints.md", "tests/99_other/test_demo.py", "grader/plugin/__init__.py", "grader/learner/reset.py", "grader/notebooks/grade_cell.py",
-            "conftest.py", "pyproject.toml", "README.md"} <= files
+    assert {
+        "exercises/98_demo/demo.py",
+        ".kata/pristine/98_demo/demo.py",
+        ".kata/pristine/98_demo/__init__.py",
+        "tests/98_demo/hints.md",
+        "tests/99_other/test_demo.py",
+        "grader/plugin/__init__.py",
+        "grader/learner/reset.py",
+        "grader/notebooks/grade_cell.py",
+        "conftest.py",
+        "pyproject.toml",
+        "README.md",
+    } <= files
     assert not {"grader/authoring/verify.py", "grader/authoring/release.py", "grader/grading/sandbox.py"} & files
     assert not any(f.startswith("grader/tests/") or "__pycache__" in f for f in files)
     assert (bundle / ".kata/pristine/98_demo/demo.py").read_text() == STUB
@@ -214,8 +226,8 @@ def test_the_bundle_runs_its_public_tests_and_its_cli(bundle):
 def test_the_bundles_watcher_warms_up_with_the_bundles_own_modules(bundle):
     # kata watch forks its later runs from a warmed-up process: what that needs must ship.
     warm_up = AS_A_STUDENT.split("from grader.cli")[0] + (
-        "import grader; from grader.learner.lesson_runs import Warm; w = Warm.start(); "
-        "print(w.ready, grader.__file__)")
+        "import grader; from grader.learner.lesson_runs import Warm; w = Warm.start(); print(w.ready, grader.__file__)"
+    )
     result = in_bundle(bundle, "-c", warm_up)
     assert result.returncode == 0, result.stderr
     ready, source = result.stdout.split()
@@ -243,7 +255,9 @@ def test_a_stub_without_raise_notimplementederror_is_shipped_with_a_warning(kit,
     assert "98_demo/demo.py" not in err
 
 
-def test_a_test_file_that_does_not_parse_stops_the_release_before_anything_is_written(kit, monkeypatch, capsys, tmp_path):
+def test_a_test_file_that_does_not_parse_stops_the_release_before_anything_is_written(
+    kit, monkeypatch, capsys, tmp_path
+):
     (kit.path / "tests/99_other/test_demo.py").write_text("def test_x(:\n    pass\n")
     status, _, err = release(kit, monkeypatch, capsys, tmp_path / "student")
     assert status == 2 and "test_demo.py does not parse (line 1:" in err
@@ -260,8 +274,13 @@ def public_tests_by_text(source: str) -> list[str]:
 
 
 def collected(folder: Path, *args: str) -> set[str]:
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
-                            cwd=folder, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return {line for line in result.stdout.splitlines() if "::" in line}
 
@@ -283,4 +302,5 @@ def test_a_release_of_the_real_kit_keeps_exactly_the_public_tests(tmp_path, caps
     assert SETUP in learn, "the student README's set-up command no longer matches the kit README's"
     ignored = (out / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert ".kata/cache/" in ignored and ".kata/backups/" in ignored and ".kata/" not in ignored, (
-        "a student who commits the bundle must keep .kata/pristine (what `kata reset` restores)")
+        "a student who commits the bundle must keep .kata/pristine (what `kata reset` restores)"
+    )

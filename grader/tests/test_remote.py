@@ -30,7 +30,9 @@ def test_stubs_answers_and_errors_read_as_they_do_in_process(kit):
     assert_outcomes(run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed"), passed=3)
     solved(kit, "def add(a, b):\n    return [][a]\n")
     result = run(kit, "solutions/98_demo", "--kata-remote", "-m", "not speed")
-    result.stdout.fnmatch_lines(["solutions/98_demo/demo.py:*: in add", "    return [][a]", "IndexError: list index out of range"])
+    result.stdout.fnmatch_lines(
+        ["solutions/98_demo/demo.py:*: in add", "    return [][a]", "IndexError: list index out of range"]
+    )
 
 
 def test_a_syntax_error_names_its_file_and_line(kit):
@@ -48,7 +50,8 @@ def test_a_tests_calls_have_its_own_time_from_its_set_up_on(kit):
         "def test_the_first_takes_its_time():\n"
         "    time.sleep(2.2)  # past what a call of its could take (its timeout less a margin), not its timeout\n\n\n"
         "def test_the_next_imports_the_lesson(lesson):\n"
-        "    assert lesson.add(2, 3) == 5\n")
+        "    assert lesson.add(2, 3) == 5\n"
+    )
     result = run(kit, "solutions/98_demo", "--kata-remote", "--timeout", "2.5")
     assert_outcomes(result, passed=2)
 
@@ -56,14 +59,14 @@ def test_a_tests_calls_have_its_own_time_from_its_set_up_on(kit):
 # What passes in-process and must not once the code is kept away from the checks.
 ATTACKS = {
     "an answer that equals anything": "class _Yes:\n    def __eq__(self, other):\n        return True\n\n\n"
-                                      "def add(a, b):\n    return _Yes()\n",
+    "def add(a, b):\n    return _Yes()\n",
     # (the test modules found in sys.modules: the kit freezes what the gc sees before tests run)
     "tests rewritten in memory": "import sys\n\n\ndef _nothing(lesson):\n    pass\n\n\n"
-                                 "for _m in [m for n, m in list(sys.modules.items()) if 'test_' in n]:\n"
-                                 "    for _f in [f for n, f in vars(_m).items() if n.startswith('test_')]:\n"
-                                 "        if getattr(_f, '__code__', None) and _f.__code__.co_varnames[:1] == ('lesson',):\n"
-                                 "            _f.__code__ = _nothing.__code__\n\n\n"
-                                 "def add(a, b):\n    return 0\n",
+    "for _m in [m for n, m in list(sys.modules.items()) if 'test_' in n]:\n"
+    "    for _f in [f for n, f in vars(_m).items() if n.startswith('test_')]:\n"
+    "        if getattr(_f, '__code__', None) and _f.__code__.co_varnames[:1] == ('lesson',):\n"
+    "            _f.__code__ = _nothing.__code__\n\n\n"
+    "def add(a, b):\n    return 0\n",
 }
 
 
@@ -89,7 +92,8 @@ ZEROES = {
 def test_an_answer_that_zeroes_its_input_gains_nothing_remotely(kit, answer):
     (kit.path / "tests/98_demo/test_demo.py").write_text(
         "import torch\n\n\ndef test_scale_of_its_input(lesson):\n    x = torch.tensor([1.0, 2.0])\n"
-        "    out = lesson.scale(x)\n    torch.testing.assert_close(out, x * 2)\n")
+        "    out = lesson.scale(x)\n    torch.testing.assert_close(out, x * 2)\n"
+    )
     (kit.path / "exercises/98_demo/demo.py").write_text(SOLUTION + "\n" + ZEROES[answer])
     assert_outcomes(run(kit, "exercises/98_demo"), passed=1)  # in-process, the attack works
     remote = run(kit, "exercises/98_demo", "--kata-remote")
@@ -121,17 +125,25 @@ SPEED_ANSWERS = {
     "a loop": (LOOP + "def columns(x):\n    return _slow(x)\n", (False, False)),
     "a loop, its answer kept per address": (
         LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = x.data_ptr()\n"
-        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n",
+        (True, False),
+    ),
     "a loop, its answer kept per first values": (
         LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = tuple(x[0, :4].tolist())\n"
-        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n",
+        (True, False),
+    ),
     # Made-up results save most of the time; the results checked are drawn after they came.
     "a loop, fifteen results in sixteen made up": (
         "import torch\n\n\n" + LOOP + "_calls = [0]\n\n\ndef columns(x):\n    _calls[0] += 1\n"
-        "    if _calls[0] % 16:\n        return torch.zeros(x.shape[1])\n    return _slow(x)\n", (True, False)),
+        "    if _calls[0] % 16:\n        return torch.zeros(x.shape[1])\n    return _slow(x)\n",
+        (True, False),
+    ),
     "a loop, its answer kept per shape": (
         LOOP + "_seen = {}\n\n\ndef columns(x):\n    key = x.shape\n"
-        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n", (True, False)),
+        "    if key not in _seen:\n        _seen[key] = _slow(x)\n    return _seen[key]\n",
+        (True, False),
+    ),
     # The clocks a speed test could read stand still while the loop runs (time's own functions
     # patched, as grader.testing.speed's `time` is that module).
     "a loop, the clocks stopped while it runs": (
@@ -140,7 +152,9 @@ SPEED_ANSWERS = {
         "for _name, _clock in _real.items():\n"
         "    setattr(time, _name, lambda _clock=_clock: _clock() - _spent[0])\n\n\n"
         "def columns(x):\n    start = _real['perf_counter']()\n    try:\n        return _slow(x)\n"
-        "    finally:\n        _spent[0] += _real['perf_counter']() - start\n", (True, False)),
+        "    finally:\n        _spent[0] += _real['perf_counter']() - start\n",
+        (True, False),
+    ),
     # The speed module's own `time` swapped for clocks that stand still while the loop runs.
     "a loop, the speed module's clock swapped": (
         LOOP + "import sys\nimport time\nimport types\n\n_spent = [0.0]\n"
@@ -148,7 +162,9 @@ SPEED_ANSWERS = {
         "    _speed.time = types.SimpleNamespace(perf_counter=lambda: time.perf_counter() - _spent[0],\n"
         "                                        thread_time=lambda: time.thread_time() - _spent[0])\n\n\n"
         "def columns(x):\n    start = time.perf_counter()\n    try:\n        return _slow(x)\n"
-        "    finally:\n        _spent[0] += time.perf_counter() - start\n", (True, False)),
+        "    finally:\n        _spent[0] += time.perf_counter() - start\n",
+        (True, False),
+    ),
 }
 
 
@@ -207,8 +223,9 @@ def test_a_functions_signature_crosses_where_its_defaults_are_data():
     def with_a_function(x, fn=print): ...
 
     crossed = RemoteFunction(None, "fit", "", wire.decode(wire.encode(server._parameters(fit))))
-    assert inspect.signature(crossed) == inspect.signature(fit).replace(return_annotation=inspect.Signature.empty)\
-        .replace(parameters=[p.replace(annotation=p.empty) for p in inspect.signature(fit).parameters.values()])
+    assert inspect.signature(crossed) == inspect.signature(fit).replace(
+        return_annotation=inspect.Signature.empty
+    ).replace(parameters=[p.replace(annotation=p.empty) for p in inspect.signature(fit).parameters.values()])
     assert server._parameters(with_a_function) is None
     for described in (None, [["x", 1, 2], ["y", 1]], [["not a name", 1]], [["x", 99]], [[]], [{"x": 1}], 3):
         with pytest.raises(Unremotable, match="signature did not cross"):
@@ -217,14 +234,27 @@ def test_a_functions_signature_crosses_where_its_defaults_are_data():
 
 def test_data_crosses_with_its_layout_and_nothing_else_does():
     base = torch.arange(20.0).reshape(4, 5)
-    message = {"views": (base.t(), base[1:]), "expanded": torch.ones(1, 3).expand(2, 3),
-               "meta": torch.empty(2, 3, device="meta"), "half": base.half(), "complex": torch.tensor(1 + 2j),
-               "scalars": [None, True, 3, 2.5, float("nan"), "s", 1 + 1j, torch.float16, torch.Size([2])]}
+    message = {
+        "views": (base.t(), base[1:]),
+        "expanded": torch.ones(1, 3).expand(2, 3),
+        "meta": torch.empty(2, 3, device="meta"),
+        "half": base.half(),
+        "complex": torch.tensor(1 + 2j),
+        "scalars": [None, True, 3, 2.5, float("nan"), "s", 1 + 1j, torch.float16, torch.Size([2])],
+    }
     back = wire.decode(wire.encode(message))
-    for got, sent in [(back["views"][0], message["views"][0]), (back["expanded"], message["expanded"]),
-                      (back["half"], message["half"]), (back["complex"], message["complex"])]:
-        assert (got.dtype, got.shape, got.stride(), got.storage_offset()) == \
-            (sent.dtype, sent.shape, sent.stride(), sent.storage_offset())
+    for got, sent in [
+        (back["views"][0], message["views"][0]),
+        (back["expanded"], message["expanded"]),
+        (back["half"], message["half"]),
+        (back["complex"], message["complex"]),
+    ]:
+        assert (got.dtype, got.shape, got.stride(), got.storage_offset()) == (
+            sent.dtype,
+            sent.shape,
+            sent.stride(),
+            sent.storage_offset(),
+        )
         assert torch.equal(got, sent)
     assert back["views"][0].untyped_storage().data_ptr() == back["views"][1].untyped_storage().data_ptr()
     assert back["meta"].device.type == "meta"
@@ -265,18 +295,21 @@ def _frame(entry: list, data: bytes = b"") -> bytes:
     return wire._HEADER.pack(len(header)) + header + data
 
 
-@pytest.mark.parametrize("payload", [
-    _frame(["float32", [2 ** 28], [1], 0, 0, 0]),  # no bytes, a large shape: an empty storage grown to fit
-    _frame(["float32", [2 ** 29], [0], 0, 0, 4], bytes(4)),  # one element expanded to 2 GiB, copied by any check
-    _frame(["float32", [2], [-1], 1, 0, 8], bytes(8)),  # a negative stride
-    _frame(["float32", [2], [1], 1, 0, 8], bytes(8)),  # one element past its bytes
-    pickle.dumps({"a": 1}),  # a pickle is never read
-    wire._HEADER.pack(9) + b'{"v": 1}',  # a header longer than the frame
-    wire.encode(1).replace(b"1", b'["x", 1]', 1),  # an unknown tag
-    wire.encode(torch.zeros(2)).replace(b'"float32"', b'"Tensor"'),  # a name that is not a dtype
-    wire.encode({1: 2}).replace(b"[[1, 2]]", b"[[1.5, 2]]"),  # a dict key that is not a str or an int
-    wire.encode(torch.zeros(2)).replace(b'"float32", [2], [1], 0, 0, 8]', b'"float32", [2], [1], 0, 0, 99]'),
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        _frame(["float32", [2**28], [1], 0, 0, 0]),  # no bytes, a large shape: an empty storage grown to fit
+        _frame(["float32", [2**29], [0], 0, 0, 4], bytes(4)),  # one element expanded to 2 GiB, copied by any check
+        _frame(["float32", [2], [-1], 1, 0, 8], bytes(8)),  # a negative stride
+        _frame(["float32", [2], [1], 1, 0, 8], bytes(8)),  # one element past its bytes
+        pickle.dumps({"a": 1}),  # a pickle is never read
+        wire._HEADER.pack(9) + b'{"v": 1}',  # a header longer than the frame
+        wire.encode(1).replace(b"1", b'["x", 1]', 1),  # an unknown tag
+        wire.encode(torch.zeros(2)).replace(b'"float32"', b'"Tensor"'),  # a name that is not a dtype
+        wire.encode({1: 2}).replace(b"[[1, 2]]", b"[[1.5, 2]]"),  # a dict key that is not a str or an int
+        wire.encode(torch.zeros(2)).replace(b'"float32", [2], [1], 0, 0, 8]', b'"float32", [2], [1], 0, 0, 99]'),
+    ],
+)
 def test_a_frame_that_is_not_plain_data_is_refused(payload):
     with pytest.raises(wire.Broken):
         wire.decode(payload)
@@ -299,7 +332,9 @@ def test_a_request_the_codes_process_cannot_read_is_answered_as_an_error_and_it_
             os._exit(0)
     there.close()
     try:
-        here.sendall(wire._LENGTH.pack(len(_frame(["float32", [9], [1], 0, 0, 0]))) + _frame(["float32", [9], [1], 0, 0, 0]))
+        here.sendall(
+            wire._LENGTH.pack(len(_frame(["float32", [9], [1], 0, 0, 0]))) + _frame(["float32", [9], [1], 0, 0, 0])
+        )
         reply = wire.decode(wire.receive_payload(here))
         assert reply["refused"] and "could not read a request" in reply["error"]["message"]
         with pytest.raises(errors.Refused, match="could not read a request"):  # the kit's error, told as such
@@ -318,9 +353,11 @@ def test_a_timed_result_is_copied_out_of_shared_memory_only_where_it_lies_and_at
     x = torch.arange(6.0)
     memory.bytes[64:88].copy_(x.view(torch.uint8))
     assert torch.equal(memory.take({shared._KEY: [64, 24, torch.float32, [2, 3], [3, 1], 0, False]}), x.view(2, 3))
-    for placed in ([64, 24, torch.float32, [7], [1], 0, False],  # past its bytes
-                   [64, 64, torch.float32, [2 ** 29], [0], 0, False],  # one element expanded to 2 GiB
-                   [shared.SIZE - 8, 16, torch.float32, [4], [1], 0, False]):  # past the memory's end
+    for placed in (
+        [64, 24, torch.float32, [7], [1], 0, False],  # past its bytes
+        [64, 64, torch.float32, [2**29], [0], 0, False],  # one element expanded to 2 GiB
+        [shared.SIZE - 8, 16, torch.float32, [4], [1], 0, False],
+    ):  # past the memory's end
         with pytest.raises(ValueError, match="placed wrongly"):
             memory.take({shared._KEY: placed})
 
@@ -352,7 +389,8 @@ def test_a_scenario_reaches_the_code_as_its_own_source_not_as_the_test_file(tmp_
 
     from grader.testing.scenario import source_of
 
-    (tmp_path / "test_x.py").write_text(textwrap.dedent('''\
+    (tmp_path / "test_x.py").write_text(
+        textwrap.dedent('''\
         """The contract: SECRET."""
         import math
 
@@ -373,7 +411,8 @@ def test_a_scenario_reaches_the_code_as_its_own_source_not_as_the_test_file(tmp_
 
         def test_seen(lesson):
             assert seen(lesson, 1) == EXPECTED
-    '''))
+    ''')
+    )
     spec = importlib.util.spec_from_file_location("test_x", tmp_path / "test_x.py")
     tests = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tests)
@@ -397,12 +436,14 @@ def test_a_call_that_spends_cpu_in_another_thread_is_noted_for_a_person():
     from grader import running
     from grader.remote.connection import Connection
 
-    code = ("import sys, threading, time\n"
-            "def spin(seconds):\n    end = time.thread_time() + seconds\n    while time.thread_time() < end:\n        pass\n"
-            "for line in sys.stdin:\n"
-            "    if line.strip() == 'thread':\n        t = threading.Thread(target=spin, args=(0.05,)); t.start(); t.join()\n"
-            "    else:\n        spin(0.05)\n"
-            "    print('done', flush=True)\n")
+    code = (
+        "import sys, threading, time\n"
+        "def spin(seconds):\n    end = time.thread_time() + seconds\n    while time.thread_time() < end:\n        pass\n"
+        "for line in sys.stdin:\n"
+        "    if line.strip() == 'thread':\n        t = threading.Thread(target=spin, args=(0.05,)); t.start(); t.join()\n"
+        "    else:\n        spin(0.05)\n"
+        "    print('done', flush=True)\n"
+    )
     process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     connection = object.__new__(Connection)
     connection.root, connection.processes, connection.watched, connection.threaded = process.pid, False, None, set()
@@ -443,6 +484,7 @@ def test_a_fifo_an_error_names_is_never_opened(tmp_path, monkeypatch):
         if not flags & os.O_PATH:
             opened.append(str(path))
         return real_open(path, flags, *args, **kwargs)
+
     monkeypatch.setattr(os, "open", watched)
     for name in ("pipe.py", "tty.py"):
         assert not errors._learners_file(str(mine / name), (mine.resolve(),))
@@ -471,6 +513,7 @@ def test_an_errors_frames_name_only_the_learners_files(tmp_path):
         assert not errors._learners_file(str(mine / name), roots), name
     assert not errors._learners_file("/dev/zero", roots)
     import linecache as cache
+
     cache.cache["/generated/by/a/library.py"] = (9, None, ["SECRET = 1\n"], "/generated/by/a/library.py")
     assert not errors._learners_file("/generated/by/a/library.py", roots)  # in linecache, not the learner's
     assert not errors._learners_file(str(elsewhere / "answer.py"), roots)
@@ -480,11 +523,23 @@ def test_an_errors_frames_name_only_the_learners_files(tmp_path):
     assert not errors._learners_file(str(mine / "folder" / "answer.py"), roots)
     assert linecache.getline(str(mine / "demo.py"), 2) == "    raise ValueError('no')\n"
     with pytest.raises(ValueError) as caught:
-        errors.raise_error({"error": {"type": "ValueError", "name": "ValueError", "message": "no",
-                                      "frames": [(str(elsewhere / "answer.py"), 1, "f"), (str(mine / "demo.py"), 2, "add")]}},
-                           roots)
-    assert [entry.tb_frame.f_code.co_filename for entry in _entries(caught.value.__traceback__)][-1:] == [str(mine / "demo.py")]
-    assert str(elsewhere / "answer.py") not in [e.tb_frame.f_code.co_filename for e in _entries(caught.value.__traceback__)]
+        errors.raise_error(
+            {
+                "error": {
+                    "type": "ValueError",
+                    "name": "ValueError",
+                    "message": "no",
+                    "frames": [(str(elsewhere / "answer.py"), 1, "f"), (str(mine / "demo.py"), 2, "add")],
+                }
+            },
+            roots,
+        )
+    assert [entry.tb_frame.f_code.co_filename for entry in _entries(caught.value.__traceback__)][-1:] == [
+        str(mine / "demo.py")
+    ]
+    assert str(elsewhere / "answer.py") not in [
+        e.tb_frame.f_code.co_filename for e in _entries(caught.value.__traceback__)
+    ]
 
 
 def _entries(tb):
@@ -499,8 +554,14 @@ def test_cpu_time_is_read_from_outside_and_a_process_that_ends_mid_call_is_refus
 
     from grader.remote import cputime
 
-    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass\n"
-                              "input()"], stdin=subprocess.PIPE)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass\ninput()",
+        ],
+        stdin=subprocess.PIPE,
+    )
     try:
         before = after = cputime.sample(child.pid)
         deadline = time.monotonic() + 30
@@ -534,8 +595,10 @@ def test_counter(lesson):
     assert value == 5, value
     assert history.tolist() == [3, 4, 5], history
 """
-COUNTER = ("class Counter:\n    def __init__(self, start):\n        self.value, self.history = start, []\n\n"
-           "    def step(self):\n        self.value += 1\n        self.history.append(self.value)\n")
+COUNTER = (
+    "class Counter:\n    def __init__(self, start):\n        self.value, self.history = start, []\n\n"
+    "    def step(self):\n        self.value += 1\n        self.history.append(self.value)\n"
+)
 # Counters as students write them: (in-process passes, remote passes).
 COUNTERS = {
     "right": (COUNTER, (True, True)),
@@ -543,8 +606,10 @@ COUNTERS = {
     "a value that equals anything": (
         "class _Yes:\n    def __eq__(self, other):\n        return True\n\n    def tolist(self):\n        return self\n\n\n"
         + COUNTER.replace("self.value, self.history = start, []", "self.value, self.history = _Yes(), []")
-        .replace("self.value += 1", "pass").replace("self.history.append(self.value)", "self.history = [3, 4, 5]"),
-        (True, False)),
+        .replace("self.value += 1", "pass")
+        .replace("self.history.append(self.value)", "self.history = [3, 4, 5]"),
+        (True, False),
+    ),
 }
 
 

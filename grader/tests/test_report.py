@@ -13,8 +13,17 @@ EXERCISM_KEYS = {"name", "status", "message", "test_code", "task_id"}
 
 
 def report(kit: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict, dict]:
-    result = kit.run(sys.executable, "-m", "grader", "report", *args,
-                     "--json", "out/results.json", "--gradescope", "out/gradescope.json")
+    result = kit.run(
+        sys.executable,
+        "-m",
+        "grader",
+        "report",
+        *args,
+        "--json",
+        "out/results.json",
+        "--gradescope",
+        "out/gradescope.json",
+    )
     assert result.ret == 0, result.stderr.str()
     read = lambda name: json.loads((kit.path / "out" / name).read_text(encoding="utf-8"))  # noqa: E731 (a one-line reader)
     return result, read("results.json"), read("gradescope.json")
@@ -22,10 +31,15 @@ def report(kit: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict, di
 
 def test_untouched_stubs_fail_with_todo_messages(quick_kit):
     result, exercism, gradescope = report(quick_kit)
-    result.stdout.fnmatch_lines(["wrote out/results.json", "wrote out/gradescope.json", "0 of 2 lessons done, 0/8 points"])
+    result.stdout.fnmatch_lines(
+        ["wrote out/results.json", "wrote out/gradescope.json", "0 of 2 lessons done, 0/8 points"]
+    )
     assert exercism["version"] == 3 and exercism["status"] == "fail" and exercism["message"] is None
     assert [t["name"] for t in exercism["tests"][:3]] == [  # the order of the test file
-        "98_demo: test_add", "98_demo: test_add_negative", "98_demo: test_scale"]
+        "98_demo: test_add",
+        "98_demo: test_add_negative",
+        "98_demo: test_scale",
+    ]
     first = exercism["tests"][0]
     assert EXERCISM_KEYS <= first.keys()
     assert first["status"] == "fail" and first["task_id"] == 98
@@ -41,12 +55,24 @@ def test_points_and_visibility(quick_kit):
     demo = [t for t in exercism["tests"] if t["lesson"] == "98_demo"]
     assert {t["status"] for t in demo} == {"pass"} and all(t["message"] is None for t in demo)
     assert [t["points"] for t in demo] == [1, 1, 2]
-    assert exercism["lessons"][0] == {"lesson": "98_demo", "state": "done", "passed": 3, "total": 3, "points": 4,
-                                      "max_points": 4, "problem": None}
+    assert exercism["lessons"][0] == {
+        "lesson": "98_demo",
+        "state": "done",
+        "passed": 3,
+        "total": 3,
+        "points": 4,
+        "max_points": 4,
+        "problem": None,
+    }
     assert gradescope["score"] == 4
     scale = next(t for t in gradescope["tests"] if t["name"] == "98_demo: test_scale")
-    assert scale == {"name": "98_demo: test_scale", "score": 2, "max_score": 2, "output": "passed",
-                     "visibility": "after_published"}
+    assert scale == {
+        "name": "98_demo: test_scale",
+        "score": 2,
+        "max_score": 2,
+        "output": "passed",
+        "visibility": "after_published",
+    }
     add = next(t for t in gradescope["tests"] if t["name"] == "99_other: test_add")
     assert add["visibility"] == "visible" and add["score"] == 0 and "TODO" in add["output"]
     assert "98_demo: 3/3 tests, 4/4 points, done" in gradescope["output"]

@@ -22,25 +22,29 @@ def solve(kit: pytest.Pytester, lesson: str) -> None:
 def test_status_of_an_untouched_kit(quick_kit):
     result = kata(quick_kit, "status")
     assert result.ret == 0
-    result.stdout.fnmatch_lines([
-        "lesson * tests * points  state",
-        "98_demo * 0/3 * 0/4  not started  (next TODO: exercises/98_demo/demo.py:7)",
-        "99_other * 0/3 * 0/4  not started",
-        "total * 0/8  0 of 2 lessons done",
-        "Next: pytest exercises/98_demo*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "lesson * tests * points  state",
+            "98_demo * 0/3 * 0/4  not started  (next TODO: exercises/98_demo/demo.py:7)",
+            "99_other * 0/3 * 0/4  not started",
+            "total * 0/8  0 of 2 lessons done",
+            "Next: pytest exercises/98_demo*",
+        ]
+    )
 
 
 def test_status_counts_points_and_names_the_current_lesson(quick_kit):
     solve(quick_kit, "98_demo")
-    half = STUB.replace('    # TODO: add the two numbers.\n    raise NotImplementedError', "    return a + b")
+    half = STUB.replace("    # TODO: add the two numbers.\n    raise NotImplementedError", "    return a + b")
     (quick_kit.path / "exercises/99_other/demo.py").write_text(half, encoding="utf-8")
     result = kata(quick_kit, "status")
-    result.stdout.fnmatch_lines([
-        "98_demo * 3/3 * 4/4  done",
-        "99_other * 2/3 * 2/4  in progress  (next TODO: exercises/99_other/demo.py:12)",
-        "total * 6/8  1 of 2 lessons done",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "98_demo * 3/3 * 4/4  done",
+            "99_other * 2/3 * 2/4  in progress  (next TODO: exercises/99_other/demo.py:12)",
+            "total * 6/8  1 of 2 lessons done",
+        ]
+    )
 
 
 def test_a_damaged_cache_is_only_a_slower_answer(quick_kit):
@@ -91,7 +95,9 @@ def test_a_broken_lesson_is_named_and_the_others_are_still_graded(quick_kit, job
     solve(quick_kit, "99_other")
     result = kata(quick_kit, "status", "-j", jobs)
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["98_demo * 0/3 * 0/4  broken: exercises/98_demo/demo.py:8: SyntaxError*", "99_other * 3/3 * 4/4  done"])
+    result.stdout.fnmatch_lines(
+        ["98_demo * 0/3 * 0/4  broken: exercises/98_demo/demo.py:8: SyntaxError*", "99_other * 3/3 * 4/4  done"]
+    )
 
 
 def test_status_of_some_lessons_from_a_subfolder(quick_kit, monkeypatch):
@@ -110,13 +116,15 @@ def test_an_unknown_lesson_lists_the_lessons(quick_kit):
 def test_next_walks_the_lessons_in_order(quick_kit):
     result = kata(quick_kit, "next")
     assert result.ret == 0
-    result.stdout.fnmatch_lines([
-        "Next: 98_demo (0/3 tests pass, not started)",
-        "  open exercises/98_demo/demo.py:7 and replace the TODO there with your code",
-        "  run:   pytest exercises/98_demo",
-        "*kata watch 98_demo*",
-        "  stuck: kata hint 98_demo",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "Next: 98_demo (0/3 tests pass, not started)",
+            "  open exercises/98_demo/demo.py:7 and replace the TODO there with your code",
+            "  run:   pytest exercises/98_demo",
+            "*kata watch 98_demo*",
+            "  stuck: kata hint 98_demo",
+        ]
+    )
     solve(quick_kit, "98_demo")
     kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 99_other (0/3 tests pass, not started)"])
     solve(quick_kit, "99_other")
@@ -124,7 +132,7 @@ def test_next_walks_the_lessons_in_order(quick_kit):
 
 
 def test_next_picks_the_lesson_in_progress_and_runs_no_untouched_lesson(quick_kit):
-    half = STUB.replace('    # TODO: add the two numbers.\n    raise NotImplementedError', "    return a + b")
+    half = STUB.replace("    # TODO: add the two numbers.\n    raise NotImplementedError", "    return a + b")
     (quick_kit.path / "exercises/99_other/demo.py").write_text(half, encoding="utf-8")
     result = kata(quick_kit, "next")
     result.stdout.fnmatch_lines(["Next: 99_other (2/3 tests pass, in progress)"])
@@ -141,7 +149,7 @@ def test_next_without_solutions_knows_the_stubs_from_a_release_or_from_the_tests
         if stubs == "release":
             shutil.copytree(quick_kit.path / "exercises" / name, quick_kit.path / ".kata/pristine" / name)
         shutil.rmtree(quick_kit.path / "solutions" / name)
-    half = STUB.replace('    # TODO: add the two numbers.\n    raise NotImplementedError', "    return a + b")
+    half = STUB.replace("    # TODO: add the two numbers.\n    raise NotImplementedError", "    return a + b")
     (quick_kit.path / "exercises/99_other/demo.py").write_text(half, encoding="utf-8")
     kata(quick_kit, "next").stdout.fnmatch_lines(["Next: 99_other (2/3 tests pass, in progress)"])
     cached = json.loads((quick_kit.path / ".kata/cache/status.json").read_text(encoding="utf-8"))
@@ -199,20 +207,27 @@ def test_a_lesson_that_hangs_or_exits_is_named_and_the_others_are_graded(quick_k
     (quick_kit.path / "exercises/98_demo/demo.py").write_text(hang, encoding="utf-8")
     solve(quick_kit, "99_other")
     result = statuses_run(quick_kit, how, timeout=20, jobs=2)
-    result.stdout.fnmatch_lines(["97_exits *", "98_demo *", "99_other * 3/3 * 4/4  done", "total * 1 of 3 lessons done"])
+    result.stdout.fnmatch_lines(
+        ["97_exits *", "98_demo *", "99_other * 3/3 * 4/4  done", "total * 1 of 3 lessons done"]
+    )
     if how == "fork":
-        result.stdout.fnmatch_lines([
-            "97_exits * 0/3 * 0/4  stopped: the run ended (exit status 3) before its tests finished: "
-            "the code under test called os._exit*",
-            "98_demo * 0/3 * 0/4  stopped: the run stopped after 20 s, the time limit for a lesson*",
-        ])
+        result.stdout.fnmatch_lines(
+            [
+                "97_exits * 0/3 * 0/4  stopped: the run ended (exit status 3) before its tests finished: "
+                "the code under test called os._exit*",
+                "98_demo * 0/3 * 0/4  stopped: the run stopped after 20 s, the time limit for a lesson*",
+            ]
+        )
 
 
-@pytest.mark.parametrize("how, jobs, forked", [
-    ("fork", 1, True),
-    ("fork", 2, False),  # no more lessons than runs at once: each a fresh process, no preloading
-    ("no-fork", 1, False),
-])
+@pytest.mark.parametrize(
+    "how, jobs, forked",
+    [
+        ("fork", 1, True),
+        ("fork", 2, False),  # no more lessons than runs at once: each a fresh process, no preloading
+        ("no-fork", 1, False),
+    ],
+)
 def test_each_run_imports_the_learners_module_itself(quick_kit, how, jobs, forked):
     # Forked: by a run the runner child forked, never by the runner (which would hand every
     # run the module as it was then) nor by the caller, which imports no torch. Else by a

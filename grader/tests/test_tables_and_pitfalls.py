@@ -14,7 +14,8 @@ from grader.testing.pitfalls import ErrorPitfall, pitfall_raising, pitfall_sayin
 
 
 def test_a_table_defined_below_its_tests_parametrizes_them(pytester: pytest.Pytester):
-    pytester.makepyfile(test_cases="""
+    pytester.makepyfile(
+        test_cases="""
         import pytest
         from grader.testing import below
 
@@ -23,7 +24,8 @@ def test_a_table_defined_below_its_tests_parametrizes_them(pytester: pytest.Pyte
             assert a + 1 == b
 
         CASES = [(1, 2), (2, 3), (0, 1)]
-    """)
+    """
+    )
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "error").assert_outcomes(passed=3)
 
 
@@ -56,6 +58,7 @@ def test_a_judge_of_its_own_decides_instead_of_equality():
 
     def closer(got, wrong, right):
         return bool((got - wrong).abs().sum() < (got - right).abs().sum())
+
     assert pitfall_of(nearly, 3 * t, [doubled], t) is None
     assert pitfall_of(nearly, 3 * t, [doubled], t, explains=closer) == "doubled"
 
@@ -84,9 +87,13 @@ def test_an_error_is_the_pitfalls_when_it_says_what_the_pitfall_says_and_the_inp
         index = int(re.search(r"index (-\d+)", str(error))[1])
         return f"{index} counts from the end" if bool((t == index).any()) else None
 
-    pitfalls = [ErrorPitfall(r"view size is not compatible", "a view", shows=lambda t: not t.is_contiguous()),
-                ErrorPitfall(r"index -\d+ is out of bounds", negative)]
-    assert pitfall_saying(RuntimeError("view size is not compatible with ..."), pitfalls, torch.ones(2, 3).t()) == "a view"
+    pitfalls = [
+        ErrorPitfall(r"view size is not compatible", "a view", shows=lambda t: not t.is_contiguous()),
+        ErrorPitfall(r"index -\d+ is out of bounds", negative),
+    ]
+    assert (
+        pitfall_saying(RuntimeError("view size is not compatible with ..."), pitfalls, torch.ones(2, 3).t()) == "a view"
+    )
     assert pitfall_saying(RuntimeError("view size is not compatible with ..."), pitfalls, torch.ones(2, 3)) is None
     error = IndexError("index -1 is out of bounds for dimension 1 with size 3")
     assert pitfall_saying(error, pitfalls, torch.tensor([0, -1])) == "-1 counts from the end"

@@ -82,11 +82,13 @@ def test_no_chained_exception_banner(transcript):
 
 
 def test_the_checks_see_what_they_look_for():
-    text = ("## mutants/x.py: wrong\n\n````text\n==== FAILURES ====\n____ test_a[1] ____\nscale(1) gave 3\n"
-            "____ test_a[2] ____\nscale(2) gave 6\n____ test_b ____\ntests/01_basics/test_basics.py:12: in check\n"
-            "During handling of the above exception, another exception occurred:\n"
-            "tests/01_basics/mutants/x.py:3: in scale\n````\n")
-    (title, run), = runs(text).items()
+    text = (
+        "## mutants/x.py: wrong\n\n````text\n==== FAILURES ====\n____ test_a[1] ____\nscale(1) gave 3\n"
+        "____ test_a[2] ____\nscale(2) gave 6\n____ test_b ____\ntests/01_basics/test_basics.py:12: in check\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "tests/01_basics/mutants/x.py:3: in scale\n````\n"
+    )
+    ((title, run),) = runs(text).items()
     told = failures(run)
     assert title == "mutants/x.py: wrong" and list(told) == ["test_a[1]", "test_a[2]", "test_b"]
     assert _numbers_alike(told["test_a[1]"]) == _numbers_alike(told["test_a[2]"])
@@ -95,32 +97,34 @@ def test_the_checks_see_what_they_look_for():
 
 
 def test_a_runs_messages_are_kept_and_what_differs_between_runs_is_not(tmp_path):
-    output = "\n".join([
-        "..F.T                                                   [100%]",
-        "=================================== FAILURES ===================================",
-        "____ test_speed ____",
-        f"{tmp_path}/exercises/01_basics/basics.py:3: in f",
-        "tests/01_basics/mutants/no_clone.py:7: in f",
-        "solutions/01_basics/basics.py:9: in g",
-        "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3",
-        "f was 3.52x slower than the baseline (12.5 ms against 3.6 ms) on <object at 0x7f3a2b1c9e80>",
-        "in /tmp/kata-verify-abc/001/home, DataLoader worker (pid 4242) exited",
-        "KeyError: 140318443690128",
-        "fit returned 0.6277624368667603 after 7 steps of a 1e-05 tolerance, for (1099511627776, 1)",
-        "the folder holds ['ckpt.pt', 'tmpo52kcc9q.tmp'] and ds[13] returned array([[ 74, 245],",
-        "       [ 85,   0]], dtype=uint8)",
-        "f raised RuntimeError('The following operation failed in the TorchScript interpreter.\\nTraceback of "
-        f"TorchScript:\\n  File \"{tmp_path}/exercises/01_basics/basics.py\", line 1, in f').",
-        "____ test_too_slow ____",
-        "f is too slow: it took 81.9 times as long as g; it must take at most 5 times as long as g",
-        "=============================== warnings summary ===============================",
-        "  a warning about /usr/lib/python3/x.py:9",
-        "===================================== TODO =====================================",
-        "TODO: g (exercises/01_basics/basics.py:9) is not implemented yet  (1 test waits on it)",
-        "=========================== short test summary info ============================",
-        "FAILED tests/01_basics/test_basics.py::test_speed",
-        "1 failed, 2 passed, 1 todo in 4.18s",
-    ])
+    output = "\n".join(
+        [
+            "..F.T                                                   [100%]",
+            "=================================== FAILURES ===================================",
+            "____ test_speed ____",
+            f"{tmp_path}/exercises/01_basics/basics.py:3: in f",
+            "tests/01_basics/mutants/no_clone.py:7: in f",
+            "solutions/01_basics/basics.py:9: in g",
+            "fit_polynomial(x, y, 2) for 100 samples of 5x^2 + 3",
+            "f was 3.52x slower than the baseline (12.5 ms against 3.6 ms) on <object at 0x7f3a2b1c9e80>",
+            "in /tmp/kata-verify-abc/001/home, DataLoader worker (pid 4242) exited",
+            "KeyError: 140318443690128",
+            "fit returned 0.6277624368667603 after 7 steps of a 1e-05 tolerance, for (1099511627776, 1)",
+            "the folder holds ['ckpt.pt', 'tmpo52kcc9q.tmp'] and ds[13] returned array([[ 74, 245],",
+            "       [ 85,   0]], dtype=uint8)",
+            "f raised RuntimeError('The following operation failed in the TorchScript interpreter.\\nTraceback of "
+            f'TorchScript:\\n  File "{tmp_path}/exercises/01_basics/basics.py", line 1, in f\').',
+            "____ test_too_slow ____",
+            "f is too slow: it took 81.9 times as long as g; it must take at most 5 times as long as g",
+            "=============================== warnings summary ===============================",
+            "  a warning about /usr/lib/python3/x.py:9",
+            "===================================== TODO =====================================",
+            "TODO: g (exercises/01_basics/basics.py:9) is not implemented yet  (1 test waits on it)",
+            "=========================== short test summary info ============================",
+            "FAILED tests/01_basics/test_basics.py::test_speed",
+            "1 failed, 2 passed, 1 todo in 4.18s",
+        ]
+    )
     (tmp_path / "solutions/01_basics").mkdir(parents=True)
     (tmp_path / "solutions/01_basics/basics.py").touch()
     assert transcripts.messages(output, tmp_path).splitlines() == [
@@ -152,4 +156,5 @@ def test_a_mutant_whose_messages_vary_is_named_with_why_and_not_recorded(tmp_pat
     found = runs(text)
     assert found["mutants/steady.py: Returns one."] == failing.strip()
     assert found["mutants/varying.py: Picks a file at random."] == (
-        "(not recorded: what it prints varies from run to run: it picks a file at random)")
+        "(not recorded: what it prints varies from run to run: it picks a file at random)"
+    )

@@ -39,7 +39,11 @@ class Watcher:
         self.kit = kit
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", "watch", "98_demo", "--interval", "0.1"],
-            cwd=kit.path, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            cwd=kit.path,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -292,10 +296,12 @@ def run_started(kit: pytest.Pytester, count: int, timeout: float = 60.0) -> list
 def running_in_group(pgid: int) -> list[str]:
     """`ps` lines of the processes of group `pgid` still running (zombies, which only wait to
     be reaped by the system, are not)."""
-    listing = subprocess.run(["ps", "-A", "-o", "pgid=,stat=,pid=,args="], capture_output=True, text=True,
-                             check=True).stdout
-    return [line for line in listing.splitlines()
-            if line.split()[0] == str(pgid) and not line.split()[1].startswith("Z")]
+    listing = subprocess.run(
+        ["ps", "-A", "-o", "pgid=,stat=,pid=,args="], capture_output=True, text=True, check=True
+    ).stdout
+    return [
+        line for line in listing.splitlines() if line.split()[0] == str(pgid) and not line.split()[1].startswith("Z")
+    ]
 
 
 def assert_group_gone(pgid: int, timeout: float = STOP_BOUND_S) -> float:
@@ -405,6 +411,7 @@ class ScriptedKeys(Keys):
 def logged(monkeypatch, keys: ScriptedKeys) -> None:
     """Record in `keys.log` the watcher's looks at the files, its stops of a run still running, its
     hints and its waits between runs; every run a fresh process (the path where fork is missing)."""
+
     def recorded(original, entry: str):
         def record(*args):
             keys.log.append(entry)
