@@ -97,19 +97,8 @@ def mutants_of(lesson: Lesson) -> list[Mutant]:
                 lineno = next(
                     (i for i, (a, b) in enumerate(zip(lines, new_lines)) if a != b), min(len(lines), len(new_lines))
                 )
-                found.append(
-                    Mutant(
-                        lesson=lesson,
-                        stem=stem,
-                        operator=name,
-                        occurrence=occurrence,
-                        code=mutated,
-                        lineno=lineno + 1,
-                        function=holders.get(lineno + 1, "<module>"),
-                        line=code_of(lines[lineno] if lineno < len(lines) else ""),
-                        mutated=code_of(new_lines[lineno] if lineno < len(new_lines) else ""),
-                    )
-                )
+                line, changed = (text[lineno] if lineno < len(text) else "" for text in (lines, new_lines))
+                found.append(_mutant(lesson, stem, name, occurrence, mutated, lineno + 1, holders, line, changed))
         found += _unset_defaults(lesson, stem, code, holders)
     return found
 
@@ -130,20 +119,37 @@ def _unset_defaults(lesson: Lesson, stem: str, code: str, holders: dict[int, str
             head = lines[start].encode()[: default.col_offset].decode()
             tail = lines[end].encode()[default.end_col_offset :].decode()
             mutated = "".join([*lines[:start], head, "object()", tail, *lines[end + 1 :]])
+            changed = head + "object()" + tail
             found.append(
-                Mutant(
-                    lesson=lesson,
-                    stem=stem,
-                    operator=UNSET_DEFAULT,
-                    occurrence=occurrence,
-                    code=mutated,
-                    lineno=start + 1,
-                    function=holders.get(start + 1, "<module>"),
-                    line=code_of(lines[start]),
-                    mutated=code_of(head + "object()" + tail),
-                )
+                _mutant(lesson, stem, UNSET_DEFAULT, occurrence, mutated, start + 1, holders, lines[start], changed)
             )
     return found
+
+
+def _mutant(
+    lesson: Lesson,
+    stem: str,
+    operator: str,
+    occurrence: int,
+    code: str,
+    lineno: int,
+    holders: dict[int, str],
+    line: str,
+    changed: str,
+) -> Mutant:
+    """The mutant `code` of the answer `stem`, told by its line (1-based) before and after."""
+    function = holders.get(lineno, "<module>")
+    return Mutant(
+        lesson=lesson,
+        stem=stem,
+        operator=operator,
+        occurrence=occurrence,
+        code=code,
+        lineno=lineno,
+        function=function,
+        line=code_of(line),
+        mutated=code_of(changed),
+    )
 
 
 def _numeric(expr: ast.expr) -> bool:
