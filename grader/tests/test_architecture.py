@@ -245,3 +245,11 @@ def test_each_lesson_test_file_starts_with_its_tests():
         if first > 80:
             late[path.relative_to(ROOT).as_posix()] = first
     assert not late, f"test files whose first test starts after line 80: {late}"
+
+
+def test_the_architecture_page_opens_with_a_glossary_of_at_most_15_words():
+    """A newcomer learns at most 15 nouns before reading on (docs/ARCHITECTURE.md, "Words this page uses")."""
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    glossary = page.split("## Words this page uses", 1)[1].split("\n## ", 1)[0]
+    words = re.findall(r"^- \*\*(.+?)\*\*:", glossary, re.M)
+    assert 0 < len(words) <= 15, words
