@@ -86,9 +86,14 @@ def make_kit(root: Path) -> Path:
     return root
 
 
+def grade_command(kit: Path, *args: str) -> list[str]:
+    """`kata grade ARGS` on `kit`, as a command line."""
+    return [sys.executable, "-m", "grader", "--root", str(kit), "grade", *args]
+
+
 def grade(kit: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader", "--root", str(kit), "grade", *args],
+        grade_command(kit, *args),
         capture_output=True,
         text=True,
         timeout=600,
@@ -950,22 +955,9 @@ def test_an_interrupted_run_keeps_the_students_done_and_leaves_no_process(graded
     )
     # --in-process: there the student's code may start the process that marks its run (the
     # code's process apart makes none).
-    command = [
-        sys.executable,
-        "-m",
-        "grader",
-        "--root",
-        str(graded["kit"]),
-        "grade",
-        str(class_dir),
-        "--out",
-        str(out),
-        "--jobs",
-        "1",
-        "--timeout",
-        "120",
-        "--in-process",
-    ]
+    command = grade_command(
+        graded["kit"], str(class_dir), "--out", str(out), "--jobs", "1", "--timeout", "120", "--in-process"
+    )
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -994,19 +986,7 @@ def test_ctrl_c_while_torch_is_imported_ends_the_run_cleanly(graded: dict, tmp_p
         scratch = tmp_path / f"tmp{pause}"
         scratch.mkdir()
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "grader",
-                "--root",
-                str(graded["kit"]),
-                "grade",
-                str(class_dir),
-                "--out",
-                str(tmp_path / "results"),
-                "--jobs",
-                "1",
-            ],
+            grade_command(graded["kit"], str(class_dir), "--out", str(tmp_path / "results"), "--jobs", "1"),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
