@@ -3,13 +3,16 @@ that ends at once.
 
 The plugin (grader.plugin.loops) decides when; this is how, in whichever process holds the
 learner's code: the tests' process, or the code process (grader.remote.server), which keeps the
-frames of the call its alarm stopped. A stand-in raises `LoopReached` with the loop's number.
+frames of the call its alarm stopped. A stand-in raises `LoopReached` with the loop's number;
+a call the code process stopped at its limit comes back to the tests as `CallTimedOut`.
 """
 
 from __future__ import annotations
 
 import functools
 from types import FunctionType
+
+import pytest
 
 
 class LoopReached(BaseException):
@@ -20,6 +23,14 @@ class LoopReached(BaseException):
     def __init__(self, key: int) -> None:
         super().__init__(key)
         self.key = key
+
+
+class CallTimedOut(pytest.fail.Exception):
+    """The code process stopped a call at the time its test had left (grader.remote.errors): the
+    test is a TIMEOUT (grader.plugin.loops). pytest's own failure, as pytest-timeout's is in one
+    process: the tests' helpers that tell a learner's error with its call (``except Exception``)
+    let it through, so a loop is never told as an error of the learner's code, and a fixture
+    that it stops fails each test that asks for it the same way."""
 
 
 def stand_in(found: list[tuple[object, dict]], key: int) -> str | None:

@@ -66,9 +66,6 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         metavar="RESULTS_DIR",
         help="grade nothing: combine these results folders (shards) into --out",
     )
-    parser.add_argument(
-        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="lesson runs at once (default: the number of cores)"
-    )
     parser.add_argument("--lessons", nargs="+", metavar="LESSON", help="only these lessons (default: all)")
     parser.add_argument("--students", nargs="+", metavar="NAME", help="only these students (default: all)")
     parser.add_argument(
@@ -77,8 +74,16 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
         metavar="I/N",
         help="grade the I-th of N slices of the class (1 <= I <= N); merge them with --merge",
     )
-    parser.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     parser.add_argument("--force", action="store_true", help="grade again students whose files did not change")
+    add_grading_options(parser)
+
+
+def add_grading_options(parser: argparse.ArgumentParser) -> None:
+    """The options of how each run is graded, shared by kata grade and kata nbgrader autograde."""
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="lesson runs at once (default: the number of cores)"
+    )
+    parser.add_argument("--no-speed", action="store_true", help="leave out the speed tests")
     checks = parser.add_mutually_exclusive_group()
     checks.add_argument(
         "--remote",
@@ -104,40 +109,65 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     )
     default = Limits()
     limits = parser.add_argument_group("limits for one student's lesson")
-    limits.add_argument(
-        "--timeout",
-        type=float,
-        default=default.wall,
-        metavar="S",
-        help=f"wall-clock seconds (default {default.wall:g}; CPU seconds: {CPU_PER_WALL:g}x this)",
+    # (option, Limits field, parse, metavar, help): each default is Limits()'s
+    for option, name, parse, metavar, text in (
+        ("--timeout", "wall", float, "S", f"wall-clock seconds (default %s; CPU seconds: {CPU_PER_WALL:g}x this)"),
+        ("--test-timeout", "test_timeout", float, "S", "seconds per test (default %s)"),
+        (
+            "--memory",
+            "memory",
+            parse_size,
+            "SIZE",
+            "memory beyond what the grader itself maps, e.g. %s (default) or 512M",
+        ),
+        (
+            "--max-file",
+            "file_size",
+            parse_size,
+            "SIZE",
+            "the size any one file it writes may reach, its output included (default %s)",
+        ),
+        (
+            "--max-output",
+            "output",
+            parse_size,
+            "SIZE",
+            "output kept in the log, e.g. %s (default); the middle of more is cut",
+        ),
+    ):
+        value = getattr(default, name)
+        shown = size_text(value) if parse is parse_size else f"{value:g}"
+        limits.add_argument(option, dest=name, type=parse, default=value, metavar=metavar, help=text % shown)
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The limits the grading options ask for."""
+    return Limits(
+        wall=args.wall,
+        cpu=CPU_PER_WALL * args.wall,
+        memory=args.memory,
+        output=args.output,
+        file_size=args.file_size,
+        test_timeout=args.test_timeout,
     )
-    limits.add_argument(
-        "--test-timeout",
-        type=float,
-        default=default.test_timeout,
-        metavar="S",
-        help=f"seconds per test (default {default.test_timeout:g})",
-    )
-    limits.add_argument(
-        "--memory",
-        type=parse_size,
-        default=default.memory,
-        metavar="SIZE",
-        help=f"memory beyond what the grader itself maps, e.g. {size_text(default.memory)} (default) or 512M",
-    )
-    limits.add_argument(
-        "--max-file",
-        type=parse_size,
-        default=default.file_size,
-        metavar="SIZE",
-        help=f"the size any one file it writes may reach, its output included (default {size_text(default.file_size)})",
-    )
-    limits.add_argument(
-        "--max-output",
-        type=parse_size,
-        default=default.output,
-        metavar="SIZE",
-        help=f"output kept in the log, e.g. {size_text(default.output)} (default); the middle of more is cut",
+
+
+def grading_of(args: argparse.Namespace, root: Path, lessons: list, out: Path, class_dir: Path):
+    """kata grade's engine, set up as the grading options ask, for a class in `class_dir`."""
+    if os.name != "posix" or not hasattr(os, "fork"):
+        raise KitError("kata grade needs fork() and resource limits (Linux or macOS)")
+    from grader.grading.schedule import Grading
+
+    return Grading(
+        root,
+        lessons,
+        out,
+        limits_of(args),
+        speed=not args.no_speed,
+        jobs=max(1, args.jobs),
+        hidden=(class_dir,),
+        trusted=args.trusted,
+        remote=args.remote,
     )
 
 
@@ -180,30 +210,8 @@ def run(args: argparse.Namespace, root: Path) -> int:
         )
     if not args.class_dir.is_dir():
         raise KitError(f"{args.class_dir} is not a folder: CLASS_DIR holds one folder per student")
-    if os.name != "posix" or not hasattr(os, "fork"):
-        raise KitError("kata grade needs fork() and resource limits (Linux or macOS)")
-    from grader.grading.schedule import Grading
-
     lessons = chosen_lessons(root, args.lessons)
-    limits = Limits(
-        wall=args.timeout,
-        cpu=CPU_PER_WALL * args.timeout,
-        memory=args.memory,
-        output=args.max_output,
-        file_size=args.max_file,
-        test_timeout=args.test_timeout,
-    )
-    grading = Grading(
-        root,
-        lessons,
-        args.out,
-        limits,
-        speed=not args.no_speed,
-        jobs=max(1, args.jobs),
-        hidden=(args.class_dir,),
-        trusted=args.trusted,
-        remote=args.remote,
-    )
+    grading = grading_of(args, root, lessons, args.out, args.class_dir)
     roster = [s for s in find_students(args.class_dir) if s.folder.resolve() != args.out.resolve()]
     if args.students:
         unknown = sorted(set(args.students) - {s.name for s in roster})

@@ -3,33 +3,27 @@
     kata nbgrader build COURSE [--lessons ...]     nbgrader_config.py + source/<lesson>/<lesson>.ipynb
     cd COURSE && nbgrader generate_assignment 07_stable       (nbgrader's own commands from here)
     kata nbgrader from-module COURSE STUDENT DIR  a learner's .py work as a submission notebook
-    kata nbgrader autograde COURSE 07_stable      nbgrader autograde, students in parallel, a CSV
+    kata nbgrader autograde COURSE 07_stable      every submission through kata grade's engine, no kernel
 
-The course's nbgrader_config.py holds what makes grading work headless and in parallel (cell
-timeouts, kernels over per-process IPC sockets, the kit in KATA_ROOT, this Python first on
-PATH), so plain ``nbgrader autograde`` works too; the wrapper adds parallel students, a table,
-a CSV, and a line for each submission nbgrader failed to grade (which it would otherwise score
-as a silent 0).
+`kata nbgrader autograde` (grader.notebooks.autograde) grades the notebooks' code as kata grade
+grades .py work, then lets nbgrader's autograde record it. The course's nbgrader_config.py also
+holds what makes plain ``nbgrader autograde``, which runs each notebook in a kernel, work
+headless (cell timeouts, kernels over per-process IPC sockets, the kit in KATA_ROOT, this Python
+first on PATH).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import csv
-import os
-import subprocess
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grader.grading.grade import add_grading_options
 from grader.lessons import LESSON_RE, KitError, all_lessons, get_lesson
 from grader.notebooks.grade_cell import RUN_TIMEOUT
-from grader.tables import Column, format_table
 
 CELL_TIMEOUT = 420  # seconds per cell: more than grading one lesson may take (KATA_RUN_TIMEOUT)
-AUTOGRADE_TIMEOUT = 1800  # seconds for one student's `nbgrader autograde` of one assignment
 
 CONFIG = '''\
 """nbgrader configuration of an Effective PyTorch Kata course (written by `kata nbgrader build`).
@@ -81,16 +75,17 @@ def configure(parser: argparse.ArgumentParser, name: str) -> None:
     build.add_argument("--force", action="store_true", help="overwrite an existing nbgrader_config.py")
     grade = actions.add_parser(
         "autograde",
-        help="nbgrader autograde every submission of an assignment, in parallel",
-        description="Run `nbgrader autograde` for each student of ASSIGNMENT, several at a "
-        "time, then list the scores, name the submissions that failed, and write a CSV.",
+        help="grade every submission of an assignment with kata grade's engine, no kernel",
+        description="Grade each student's submitted notebook of ASSIGNMENT as kata grade grades .py work "
+        "(behind the OS boundary, the checks apart, runs forked from one preloaded process), then run "
+        "nbgrader's autograde with the kit's results in the grade cells: the gradebook, formgrader, "
+        "feedback and export as ever. Lists the scores, names the submissions that failed, writes a CSV.",
     )
     grade.add_argument("course", metavar="COURSE", type=Path)
     grade.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment (a lesson name, e.g. 07_stable)")
-    cores = os.cpu_count() or 1
-    grade.add_argument("--jobs", "-j", type=int, default=cores, help="students at a time (default: cores)")
     grade.add_argument("--students", nargs="+", metavar="STUDENT", help="only these students")
     grade.add_argument("--csv", type=Path, help="where to write the scores (default: COURSE/grades-ASSIGNMENT.csv)")
+    add_grading_options(grade)
     convert = actions.add_parser(
         "from-module",
         help="turn a learner's exercises/ files into submission notebooks",
@@ -109,7 +104,7 @@ An instructor's whole round, from the kit's folder:
   (cd ../course && nbgrader generate_assignment 07_stable)   the student version, in release/
   ... students work and submit; nbgrader collect ...
   kata {name} from-module ../course alice ~/alice/exercises   a learner who worked in .py files
-  kata {name} autograde ../course 07_stable         scores, failures named, grades-07_stable.csv
+  kata {name} autograde ../course 07_stable         kata grade's engine, then nbgrader's gradebook; a CSV
   (cd ../course && nbgrader generate_feedback 07_stable && nbgrader export)"""
 
 
@@ -118,7 +113,10 @@ def run(args: argparse.Namespace, root: Path) -> int:
         options = {"course_id": args.course_id, "exchange": args.exchange, "force": args.force}
         return build(root, args.course, args.lessons, **options)
     if args.action == "autograde":
-        return autograde(args.course, args.assignment, jobs=args.jobs, students=args.students, csv_path=args.csv)
+        _nbgrader_installed()
+        from grader.notebooks.autograde import autograde
+
+        return autograde(root, args)
     return from_module(root, args.course, args.student, args.source)
 
 
@@ -284,117 +282,3 @@ def from_module(root: Path, course: Path, student: str, source: Path) -> int:
     if not written:
         raise KitError(f"no lesson of {source} has a generated assignment in {course / 'release'}")
     return 0
-
-
-# --- autograde -----------------------------------------------------------------------------------------
-
-
-def environment() -> dict[str, str]:
-    """This environment with this Python's bin folder first on PATH (nbgrader runs `alembic` from there)."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
-
-
-def _autograde_one(course: Path, assignment: str, student: str) -> dict:
-    command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force"]
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(
-            command,
-            cwd=course,
-            env=environment(),
-            capture_output=True,
-            text=True,
-            timeout=AUTOGRADE_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        ok, log = proc.returncode == 0, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        ok, log = False, f"nbgrader autograde did not finish in {AUTOGRADE_TIMEOUT} s\n{exc.stderr or ''}"
-    problem = "" if ok else _problem(log)
-    return {"student": student, "ok": ok, "problem": problem, "log": log, "seconds": time.perf_counter() - start}
-
-
-def _problem(log: str) -> str:
-    """The line of nbgrader's log that says why a submission failed."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    for needle in ("Kernel died", "DeadKernelError", "CellTimeoutError", "Traceback", "ERROR"):
-        for line in lines:
-            if needle in line:
-                return line[:300]
-    return lines[-1][:300] if lines else "nbgrader autograde failed without a message"
-
-
-def autograde(
-    course: Path, assignment: str, *, jobs: int = 1, students: list[str] | None = None, csv_path: Path | None = None
-) -> int:
-    _nbgrader_installed()
-    course = course.resolve()
-    if not (course / "nbgrader_config.py").is_file():
-        raise KitError(f"{course} has no nbgrader_config.py: build the course first (`kata nbgrader build {course}`)")
-    submitted = course / "submitted"
-    found = sorted(p.parent.name for p in submitted.glob(f"*/{assignment}") if p.is_dir())
-    chosen = students or found
-    unknown = sorted(set(chosen) - set(found))
-    if unknown:
-        raise KitError(f"no submission of {assignment} for {', '.join(unknown)} under {submitted}")
-    if not chosen:
-        raise KitError(f"no submissions of {assignment} under {submitted} (expected submitted/STUDENT/{assignment}/)")
-    print(f"autograding {assignment}: {len(chosen)} submissions, {jobs} at a time", file=sys.stderr)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = []
-        for result in pool.map(lambda s: _autograde_one(course, assignment, s), chosen):
-            mark = "graded" if result["ok"] else "FAILED"
-            print(f"  {result['student']}: {mark} in {result['seconds']:.0f} s", file=sys.stderr)
-            results.append(result)
-    _add_scores(course, assignment, results)
-    rows = _print_table(assignment, results)
-    csv_path = csv_path or course / f"grades-{assignment}.csv"
-    with open(csv_path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["student", "assignment", "score", "max_score", "status", "problem"])
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"\nwrote {csv_path}")
-    failed = [r for r in results if not r["ok"]]
-    for r in failed:
-        log = course / f"autograde-{assignment}-{r['student']}.log"
-        log.write_text(r["log"], encoding="utf-8")
-        print(
-            f"FAILED {r['student']}: nbgrader could not grade this submission: {r['problem']}\n"
-            f"  (whole log: {log}). Its score is not a grade: look at the notebook, fix or re-run."
-        )
-    return 1 if failed else 0
-
-
-def _add_scores(course: Path, assignment: str, results: list[dict]) -> None:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for result in results:
-            try:
-                submission = gradebook.find_submission(assignment, result["student"])
-                result["score"], result["max_score"] = submission.score, submission.max_score
-            except MissingEntry:
-                result["score"], result["max_score"] = None, None
-
-
-def _print_table(assignment: str, results: list[dict]) -> list[dict]:
-    rows, table = [], [["student", "score", "status"]]
-    for r in results:
-        score = "" if r["score"] is None or not r["ok"] else f"{r['score']:g} / {r['max_score']:g}"
-        status = "graded" if r["ok"] else "FAILED"
-        table.append([r["student"], score, status])
-        rows.append(
-            {
-                "student": r["student"],
-                "assignment": assignment,
-                "score": "" if not r["ok"] or r["score"] is None else round(r["score"], 4),
-                "max_score": "" if r["max_score"] is None else r["max_score"],
-                "status": status.lower(),
-                "problem": r["problem"],
-            }
-        )
-    print("\n" + "\n".join(format_table(table, [Column("<", fit=True), Column(">", 12), Column("<")], sep="  ")))
-    return rows

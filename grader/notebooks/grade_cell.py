@@ -58,12 +58,12 @@ class Module:
     """The learner's definitions as one module, and where each of its lines came from."""
 
     text: str
-    origin: dict[int, tuple[int, int]] = field(default_factory=dict)  # module line -> (cell, line)
+    origin: dict[int, tuple[str, int]] = field(default_factory=dict)  # module line -> (cell's name, line)
     notes: list[str] = field(default_factory=list)  # cells that were left out, and why
 
     def where(self, line: int) -> str:
         cell, cell_line = self.origin.get(line, (None, None))
-        return f"cell [{cell}], line {cell_line}" if cell else f"line {line} of the graded code"
+        return f"{cell}, line {cell_line}" if cell else f"line {line} of the graded code"
 
 
 def _keeps(node: ast.stmt) -> bool:
@@ -84,34 +84,41 @@ def _keeps(node: ast.stmt) -> bool:
 
 
 def build_module(cells: list[tuple[int, str]]) -> Module:
-    """One module from executed cells, given as (execution count, Python source) in order.
+    """One module from executed cells, given as (execution count, Python source) in order: the
+    definitions of each (`_keeps`)."""
+    return module_of([(f"cell [{count}]", source, False) for count, source in cells])
 
-    Later definitions win, as they do in the kernel; ``from __future__`` imports go first.
+
+def module_of(cells: list[tuple[str, str, bool]]) -> Module:
+    """One module from cells given as (the cell's name, Python source, whole) in order: a whole
+    cell as written, any other its definitions only (`_keeps`).
+
+    Later definitions win, as they do in a kernel; ``from __future__`` imports go first.
     """
     module = Module(text="")
     future: list[str] = []
-    parsed: list[tuple[int, list[str], list[ast.stmt]]] = []
-    for count, source in cells:
+    parsed: list[tuple[str, list[str], list[ast.stmt]]] = []
+    for name, source, whole in cells:
         try:
             tree = ast.parse(source)
         except SyntaxError as exc:
-            module.notes.append(f"cell [{count}] is left out: SyntaxError at its line {exc.lineno}: {exc.msg}")
+            module.notes.append(f"{name} is left out: SyntaxError at its line {exc.lineno}: {exc.msg}")
             continue
         kept = []
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module == "__future__":
                 future.append(ast.unparse(node))  # must come first in a module
-            elif _keeps(node):
+            elif whole or _keeps(node):
                 kept.append(node)
         if kept:
-            parsed.append((count, source.splitlines(), kept))
+            parsed.append((name, source.splitlines(), kept))
     text = list(dict.fromkeys(future))
-    for count, cell_lines, kept in parsed:
-        text.append(f"# --- cell [{count}] ---")
+    for name, cell_lines, kept in parsed:
+        text.append(f"# --- {name} ---")
         for node in kept:
             for number in range(first_line(node), node.end_lineno + 1):
                 text.append(cell_lines[number - 1])
-                module.origin[len(text)] = (count, number)
+                module.origin[len(text)] = (name, number)
     module.text = "\n".join(text) + "\n"
     return module
 

@@ -40,7 +40,7 @@ from grader.learners_code import is_learners
 from grader.plugin.remote import made_connection
 from grader.plugin.target import code_of, frames, leaving_hypothesis, shown, where
 from grader.results import Kind
-from grader.stand_ins import LoopReached, stand_in
+from grader.stand_ins import CallTimedOut, LoopReached, stand_in
 
 LOOPS = pytest.StashKey[list["Loop"]]()  # the session's loops, by number: the first test's, in order
 TIMEOUT_S = pytest.StashKey[float]()  # per item: the time limit pytest-timeout set for it
@@ -100,8 +100,8 @@ def pytest_timeout_set_timer(item: pytest.Item, settings) -> None:
 def timed_out(exc: BaseException) -> bool:
     """The time limit stopped the test: pytest-timeout's alarm failed it (its handler's frame is
     in the traceback), or the code's process stopped a call at what the test had left
-    (grader.remote.errors marks the error it raises so)."""
-    if isinstance(exc, TimeoutError) and getattr(exc, "kata_timeout", False) is True:
+    (grader.remote.errors raises `CallTimedOut`)."""
+    if isinstance(exc, CallTimedOut):
         return True
     handler = getattr(sys.modules.get("pytest_timeout"), "timeout_sigalrm", None)
     if handler is None or not isinstance(exc, pytest.fail.Exception):

@@ -92,9 +92,7 @@ class Target:
 
                 return load(remote, self.root, name, stem, tree, self.mutant, self.file, source)
             return import_code(self.root, name, stem, tree, self.mutant, self.file)
-        except Exception as exc:  # SyntaxError, ImportError, anything raised at import time
-            if getattr(exc, "kata_timeout", False) is True:  # the code's process stopped a loop: a TIMEOUT
-                raise
+        except Exception as exc:  # noqa: BLE001 (SyntaxError, ImportError, anything its import raised: the learner's)
             message, where = self.describe_import_error(exc, self.mutant or source)
         # Raised outside the except block, so no chained traceback is printed.
         raise NotImportable(message, pytrace=False, where=where)

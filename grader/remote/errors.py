@@ -16,7 +16,7 @@ from types import MappingProxyType
 from grader import running
 from grader.files import read_beneath
 from grader.remote import wire
-from grader.stand_ins import LoopReached
+from grader.stand_ins import CallTimedOut, LoopReached
 
 # The built-in exceptions an error of the code under test may be raised as here. Not
 # BaseException's other children (SystemExit, KeyboardInterrupt, GeneratorExit): nothing S
@@ -64,8 +64,7 @@ def raise_error(reply: dict, roots: tuple[Path, ...] = (), read: dict[str, Path]
     if type(reply.get("waiting")) is int:  # a function stopped in an earlier test's loop (grader.plugin.loops)
         raise LoopReached(reply["waiting"]).with_traceback(_traceback(frames, roots, read))
     if reply.get("timeout"):
-        exc = TimeoutError("the call did not finish in its time limit")
-        exc.kata_timeout = True
+        exc = CallTimedOut("the call did not finish in its time limit")
     elif kind is SyntaxError and isinstance(record.get("syntax"), list) and len(record["syntax"]) == 5:
         msg, filename, lineno, offset, text = record["syntax"]
         filename = str(filename) if _learners_file(str(filename), roots, read) else "<the code under test>"

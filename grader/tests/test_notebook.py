@@ -1,6 +1,10 @@
-"""grader.notebooks.grade_cell: a grade cell's module from the executed cells, its score and its report."""
+"""grader.notebooks: a grade cell's module from the executed cells, its score and its report
+(grade_cell); the code `kata nbgrader autograde` grades and what its grade cells show (autograde)."""
 
 from __future__ import annotations
+
+import copy
+import json
 
 import pytest
 
@@ -136,36 +140,107 @@ def test_grade_never_raises_and_never_writes_stderr(graded_kit, capsys, monkeypa
     assert "the grader itself failed (ZeroDivisionError: division by zero); tell your instructor" in out
 
 
-def test_the_instructors_guides_sample_reason_is_what_the_cell_prints_for_the_seeds_softmax(tmp_path):
-    """docs/INSTRUCTORS.md's sample grade-cell lines for 07's test_softmax_matches_torch are what
-    `reason` makes of the seed's naive softmax's failure."""
-    import json
-    import subprocess
-    import sys
+# --- kata nbgrader autograde: the notebook's code, and what its grade cells show -----------------
 
-    from grader.tests.kits import ROOT
 
-    guide = (ROOT / "docs/INSTRUCTORS.md").read_text(encoding="utf-8")
-    sample = guide.split("FAIL  test_softmax_matches_torch\n", 1)[1].split("\nPASS  ", 1)[0]
-    report = tmp_path / "report.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "solutions/07_stable",
-            "-q",
-            "--mutant=tests/07_stable/mutants/seed_unstable_softmax.py",
-            "-k",
-            "test_softmax_matches_torch",
-            f"--kata-report={report}",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=300,
+def _notebook():
+    from grader.notebooks.build import _meta
+
+    v4 = pytest.importorskip("nbformat").v4
+    return v4.new_notebook(
+        cells=[
+            v4.new_markdown_cell("# Lesson"),
+            v4.new_code_cell("import math\nprint('setup')\nscale = math.sqrt(2)\nLIMIT = 3"),
+            v4.new_code_cell(
+                "helper = make()\n\ndef add(a, b):\n    return a + b", metadata=_meta("add", solution=True)
+            ),
+            v4.new_code_cell("add(1, 2)\n\ndef mine():\n    return 1"),
+            v4.new_code_cell(
+                'grade("98_demo", "hidden", points=4)', metadata=_meta("t", grade=True, locked=True, points=4)
+            ),
+        ]
     )
-    run = RunResult.from_json(json.loads(report.read_text()))
-    [test] = [t for t in run.tests if t.nodeid.endswith("::test_softmax_matches_torch")]
-    assert reason(test).splitlines() == [line.removeprefix("      ") for line in sample.splitlines()]
+
+
+def test_the_graded_code_is_the_answer_cells_whole_and_the_definitions_of_the_others():
+    from grader.notebooks.autograde import graded_code
+
+    module = graded_code(_notebook())
+    lines = module.text.splitlines()
+    assert "print('setup')" not in lines and "scale = math.sqrt(2)" not in lines  # not an answer cell
+    assert "LIMIT = 3" in lines and "import math" in lines and "def mine():" in lines
+    assert "helper = make()" in lines  # an answer cell, as written: what it computes, it needs
+    assert "add(1, 2)" not in lines and 'grade("98_demo", "hidden", points=4)' not in module.text  # never runs
+    assert module.where(lines.index("def add(a, b):") + 1) == "the add cell, line 3"
+    assert module.where(lines.index("def mine():") + 1) == "code cell 3, line 3"
+
+
+def _record(*tests: tuple[str, str, float, bool, str | None], **lesson) -> dict:
+    return {
+        "tests": [
+            {
+                "name": f"98_demo: {name}",
+                "lesson": "98_demo",
+                "status": status,
+                "points": points if status == "pass" else 0.0,
+                "max_points": points,
+                "public": False,
+                "message": message,
+                **({"held": True} if held else {}),
+            }
+            for name, status, points, held, message in tests
+        ],
+        "lessons": [{"lesson": "98_demo", **lesson}],
+        "flags": [
+            "98_demo: read the code: test_a: the source reaches past what its answer needs (demo.py:3 import os)"
+        ],
+    }
+
+
+def test_a_grade_cell_shows_kata_grades_verdicts_grouped_and_scores_what_it_counts():
+    from grader.notebooks.autograde import cell_output, graded_code
+
+    module = graded_code(_notebook())
+    todo = "TODO: add (exercises/98_demo/demo.py:6) is not implemented yet"
+    record = _record(
+        ("test_a", "pass", 1.0, True, None),
+        ("test_b", "fail", 1.0, False, todo),
+        ("test_c", "fail", 1.0, False, todo),
+        ("test_d", "pass", 1.0, False, None),
+        ("test_e", "skip", 2.0, False, "needs CUDA"),
+    )
+    value, text = cell_output(record, "98_demo", "hidden", 8.0, module, "demo.py")
+    assert value == 2.0  # 1 of the 4 points that count (test_a is held, test_e skipped), scaled to 8
+    assert text.splitlines() == [
+        "98_demo, hidden tests: 2 of 5 passed, 2 of 8 points",
+        "The code is flagged for your instructor to read: test_a: the source reaches past what its answer needs (demo.py:3 import os)",
+        "HELD  test_a: it passed; its points wait for your instructor to read the code",
+        "TODO  test_b: add (the add cell, line 3) is not implemented yet",
+        "      (the same in 1 more test: test_c)",
+        "PASS  test_d",
+        "SKIP  test_e: needs CUDA",
+    ]
+
+
+def test_a_grade_cell_is_filled_only_for_the_code_that_was_graded(tmp_path):
+    from grader.notebooks.autograde import digest, graded_code, kit_grades
+
+    nb, shown = _notebook(), {"value": 3.0, "text": "98_demo, hidden tests: ...\n"}
+    results = tmp_path / "cells.json"
+    KitGrades = kit_grades()
+    for code, expected in ((digest(graded_code(nb)), "3.0"), ("another", "0.0")):
+        results.write_text(json.dumps({"alice": {"digest": code, "cells": {"t": shown}}}))
+        done, _ = KitGrades(results=str(results)).preprocess(copy.deepcopy(nb), {"nbgrader": {"student": "alice"}})
+        outputs = done.cells[-1].outputs
+        assert [o.output_type for o in outputs] == ["stream", "execute_result"]
+        assert outputs[1].data["text/plain"] == expected
+    assert outputs[0].text == "FAIL  not graded: this notebook's code is not the code the kit graded\n"
+
+
+def test_a_grade_cells_call_names_its_lesson_tests_and_points():
+    from grader.notebooks.autograde import grade_call
+
+    source = '# The hidden tests\n### BEGIN HIDDEN TESTS\ngrade("07_stable", "hidden", points=58)\n### END HIDDEN TESTS'
+    assert grade_call(source) == ("07_stable", "hidden", 58.0)
+    assert grade_call('from x import grade\n\ngrade("02_modules", points=9)') == ("02_modules", "all", 9.0)
+    assert grade_call("print(1)") is None
