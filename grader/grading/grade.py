@@ -152,8 +152,8 @@ def limits_of(args: argparse.Namespace) -> Limits:
     )
 
 
-def grading_of(args: argparse.Namespace, root: Path, lessons: list, out: Path, class_dir: Path):
-    """kata grade's engine, set up as the grading options ask, for a class in `class_dir`."""
+def grading_of(args: argparse.Namespace, root: Path, lessons: list, out: Path, hidden: tuple[Path, ...]):
+    """kata grade's engine, set up as the grading options ask; no run sees `hidden` (the class)."""
     if os.name != "posix" or not hasattr(os, "fork"):
         raise KitError("kata grade needs fork() and resource limits (Linux or macOS)")
     from grader.grading.schedule import Grading
@@ -165,7 +165,7 @@ def grading_of(args: argparse.Namespace, root: Path, lessons: list, out: Path, c
         limits_of(args),
         speed=not args.no_speed,
         jobs=max(1, args.jobs),
-        hidden=(class_dir,),
+        hidden=hidden,
         trusted=args.trusted,
         remote=args.remote,
     )
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace, root: Path) -> int:
     if not args.class_dir.is_dir():
         raise KitError(f"{args.class_dir} is not a folder: CLASS_DIR holds one folder per student")
     lessons = chosen_lessons(root, args.lessons)
-    grading = grading_of(args, root, lessons, args.out, args.class_dir)
+    grading = grading_of(args, root, lessons, args.out, (args.class_dir,))
     roster = [s for s in find_students(args.class_dir) if s.folder.resolve() != args.out.resolve()]
     if args.students:
         unknown = sorted(set(args.students) - {s.name for s in roster})

@@ -285,7 +285,9 @@ def autograde(root: Path, args: argparse.Namespace) -> int:
         roster.append(Student(student, folder / "class" / student))
 
     # 3: kata grade's engine, then what each grade cell shows
-    grading_of(args, root, [lesson], folder / "results", folder / "class").run(roster, force=False)
+    # No run sees the course's notebooks: the answers in source/, the classmates' in submitted/.
+    hidden = tuple(course / name for name in ("source", "release", "submitted", "autograded", "feedback", "kata"))
+    grading_of(args, root, [lesson], folder / "results", hidden).run(roster, force=False)
     shown, records = {}, {}
     for student, nb in notebooks.items():
         records[student] = record = json.loads((folder / "results" / "students" / f"{student}.json").read_text())
