@@ -35,33 +35,3 @@ def quick_kit(kit: pytest.Pytester) -> pytest.Pytester:
 
 # Hostile submissions are data for test_classgrade.py, not tests (one has a conftest.py of its own).
 collect_ignore = ["hostile"]
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist with ``--dist loadgroup`` (README's test command), the tests that share a
-    module-scoped fixture (a class graded once, a course built once), directly or through another
-    test that uses two, go to one worker, which makes each fixture once; every other test goes
-    wherever a worker is free."""
-    if not hasattr(config.option, "dist"):  # pytest-xdist is not loaded
-        return
-    leader: dict[str, str] = {}  # union-find over the fixtures' keys
-
-    def find(key: str) -> str:
-        while leader.setdefault(key, key) != key:
-            key = leader[key]
-        return key
-
-    shared = {}
-    for item in items:
-        indices = getattr(getattr(item, "callspec", None), "indices", {})
-        keys = [
-            f"{item.path.name}:{name}[{indices.get(name, '')}]"
-            for name, defs in item._fixtureinfo.name2fixturedefs.items()
-            if defs[-1].scope == "module"
-        ]
-        for key in keys[1:]:
-            leader[find(key)] = find(keys[0])
-        shared[item] = keys
-    for item, keys in shared.items():
-        if keys:
-            item.add_marker(pytest.mark.xdist_group(find(keys[0])))
