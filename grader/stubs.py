@@ -9,6 +9,7 @@ TODO), ``grader verify`` (every stub has one), the notebook builder (where the a
 from __future__ import annotations
 
 import ast
+import re
 
 
 def is_todo_raise(node: ast.AST) -> bool:
@@ -55,6 +56,27 @@ def _is_super_init(statement: ast.stmt) -> bool:
         and isinstance(call.func.value.func, ast.Name)
         and call.func.value.func.id == "super"
     )
+
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what ends a line for Python (str.splitlines ends one at \x0c, \x1e too)
+
+
+def python_lines(source: str) -> list[str]:
+    """`source`'s lines as Python counts them, so that line N is the line ast calls N."""
+    return LINE_BREAK.split(source)
+
+
+def statement_lines(node: ast.stmt, lines: list[str]) -> list[tuple[int, str]]:
+    """(line number, text) of a statement, its decorators first, without what shares its first
+    or last line (`import os; os.system(...)`: the import alone)."""
+    first, last = first_line(node), node.end_lineno
+    found = []
+    for number in range(first, last + 1):
+        text = lines[number - 1].encode()  # ast's column offsets count UTF-8 bytes
+        start = node.col_offset if number == node.lineno == first else 0
+        end = node.end_col_offset if number == last else len(text)
+        found.append((number, text[start:end].decode(errors="replace")))
+    return found
 
 
 def first_line(node: ast.stmt) -> int:

@@ -30,7 +30,8 @@ import re
 import warnings
 from pathlib import Path
 
-from grader.files import write_json, write_text
+from grader.authoring.exercises import BEGIN
+from grader.files import read_regular, write_json, write_text
 from grader.lessons import KitError, Lesson, get_lesson
 from grader.notebooks.grade_cell import Module, module_of
 from grader.tables import Column, format_table
@@ -172,12 +173,24 @@ def _more(names: list[str]) -> str:
     return f"{len(names)} more test{'s' if len(names) > 1 else ''}: {shown}"
 
 
+MESSAGE_LIMIT = 20_000  # characters of a message shown in a grade cell (the kit's own are far shorter)
+
+
 def _in_cells(text: str, module: Module, file: str) -> str:
-    """The graded file's lines in `text` shown as the notebook cells they came from."""
-    path = rf"(?:[\w./-]*/)?{re.escape(file)}"
-    text = re.sub(rf'File "{path}", line (\d+)', lambda m: module.where(int(m[1])), text)
-    text = re.sub(rf"{path}:(\d+)", lambda m: module.where(int(m[1])), text)
-    return text
+    """The graded file's lines in `text` shown as the notebook cells they came from: each
+    `.../stable.py:12` and `File ".../stable.py", line 12` (the path before the file's name, up
+    to a space or a quote, goes with it). Linear in the text, whatever a message holds."""
+    text = text[:MESSAGE_LIMIT]
+    shown, done = [], 0
+    for found in re.finditer(rf'{re.escape(file)}(?::|", line )(\d{{1,9}})', text):
+        start = found.start()
+        while start > done and start > found.start() - 300 and text[start - 1] not in " \"'(\n":
+            start -= 1  # back over the path's folders
+        if text[start - 6 : start] == 'File "' and found[0].startswith(f'{file}", line'):
+            start -= 6
+        shown += [text[done:start], module.where(int(found[1]))]
+        done = found.end()
+    return "".join([*shown, text[done:]])
 
 
 def _indent(text: str) -> str:
@@ -272,16 +285,31 @@ def autograde(root: Path, args: argparse.Namespace) -> int:
     coursedir = CourseDirectory(config=config)
 
     # 1, 2: each student's code, from the notebook as nbgrader sanitizes it
-    notebooks, roster, problems = {}, [], {}
+    notebooks, roster, problems, flags = {}, [], {}, {}
     for student in chosen:
         path = course / "submitted" / student / assignment / notebook
         try:
-            nb = nbformat.read(str(path), as_version=4)
-            notebooks[student] = nb = sanitized(nb, config, student, assignment, assignment, coursedir.db_url)
-        except Exception as exc:  # noqa: BLE001 (a notebook nbgrader cannot sanitize: nbgrader fails it too)
+            data = read_regular(path)  # a link (to source/, to a classmate's) is never followed
+            if data is None:
+                raise KitError(f"{path.relative_to(course)} is not a regular file (a symbolic link?)")
+            nb = sanitized(
+                nbformat.reads(data.decode("utf-8"), as_version=4),
+                config,
+                student,
+                assignment,
+                assignment,
+                coursedir.db_url,
+            )
+            code = graded_code(nb)
+            write_text(folder / "class" / student / "exercises" / assignment / file, code.text)
+        except Exception as exc:  # noqa: BLE001 (whatever one notebook does, the others are graded; nbgrader fails it too)
             problems[student] = f"{type(exc).__name__}: {exc}"[:300]
             continue
-        write_text(folder / "class" / student / "exercises" / assignment / file, graded_code(nb).text)
+        if any(BEGIN in cell.source for cell in nb.cells if cell.cell_type == "code" and not _is_grade_cell(cell)):
+            flags[student] = [
+                f"{assignment}: look at it: its code holds the answer markers ({BEGIN}) of the instructor's source notebook"
+            ]
+        notebooks[student] = nb
         roster.append(Student(student, folder / "class" / student))
 
     # 3: kata grade's engine, then what each grade cell shows
@@ -290,12 +318,17 @@ def autograde(root: Path, args: argparse.Namespace) -> int:
     grading_of(args, root, [lesson], folder / "results", hidden).run(roster, force=False)
     shown, records = {}, {}
     for student, nb in notebooks.items():
-        records[student] = record = json.loads((folder / "results" / "students" / f"{student}.json").read_text())
-        module, cells = graded_code(nb), {}
-        for cell in nb.cells:
-            if cell.cell_type == "code" and _is_grade_cell(cell) and (call := grade_call(cell.source)):
-                value, text = cell_output(record, *call, module, file)
-                cells[_nbgrader(cell)["grade_id"]] = {"value": value, "text": text}
+        try:
+            records[student] = record = json.loads((folder / "results" / "students" / f"{student}.json").read_text())
+            record["flags"] = [*flags.get(student, []), *record.get("flags", [])]
+            module, cells = graded_code(nb), {}
+            for cell in nb.cells:
+                if cell.cell_type == "code" and _is_grade_cell(cell) and (call := grade_call(cell.source)):
+                    value, text = cell_output(record, *call, module, file)
+                    cells[_nbgrader(cell)["grade_id"]] = {"value": value, "text": text}
+        except Exception as exc:  # noqa: BLE001 (a grader's bug on one student: the others' cells are still filled)
+            problems[student] = f"the kit could not show its results: {type(exc).__name__}: {exc}"[:300]
+            continue
         shown[student] = {"digest": digest(module), "cells": cells}
     write_json(folder / CELLS, shown, indent=1)
 
@@ -332,9 +365,10 @@ def _report(course, assignment, students, records, problems, csv_path) -> int:
         for student in students:
             try:
                 submission = gradebook.find_submission(assignment, student)
-                score, max_score = submission.score, submission.max_score
+                penalty = submission.late_submission_penalty or 0.0  # what nbgrader export takes off
+                score, max_score = max(0.0, submission.score - penalty), submission.max_score
             except MissingEntry:
-                score, max_score = None, None
+                score, max_score, penalty = None, None, 0.0
             status = "failed" if student in problems else "graded"
             flags = (records.get(student) or {}).get("flags", [])
             table.append(
@@ -346,6 +380,7 @@ def _report(course, assignment, students, records, problems, csv_path) -> int:
                     "assignment": assignment,
                     "score": "" if status == "failed" or score is None else round(score, 4),
                     "max_score": "" if max_score is None else max_score,
+                    "late_penalty": penalty,
                     "status": status,
                     "problem": problems.get(student, "; ".join(flags)),
                 }
@@ -362,5 +397,5 @@ def _report(course, assignment, students, records, problems, csv_path) -> int:
     results = kit_folder(course, assignment) / "results"
     print(f"\nwrote {csv_path}\nthe kit's results, with every flag and each run's log: {results}")
     for student, problem in problems.items():
-        print(f"FAILED {student}: nbgrader could not grade this submission: {problem}")
+        print(f"FAILED {student}: not graded: {problem}")
     return 1 if problems else 0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from grader.authoring.exercises import BEGIN, END, regions
 from grader.lessons import KitError, Lesson
-from grader.stubs import first_line
+from grader.stubs import first_line, python_lines
 
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -67,7 +67,7 @@ class Cells:
 def split_module(source: str, where: str = "<module>") -> Cells:
     """A lesson source as the notebook's cells: its text, its setup, a cell per def or helper region."""
     tree = ast.parse(source, where)
-    lines = source.splitlines()
+    lines = python_lines(source)
     doc = ast.get_docstring(tree, clean=True) or ""
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     spans = regions(source, where)

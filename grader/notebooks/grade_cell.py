@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.results import Outcome, RunResult, TestResult
-from grader.stubs import first_line
+from grader.stubs import python_lines, statement_lines
 
 SELECTIONS = ("all", "public", "hidden")
 RUN_TIMEOUT = 300.0
@@ -99,10 +99,8 @@ def module_of(cells: list[tuple[str, str, bool]]) -> Module:
     future: list[str] = []
     parsed: list[tuple[str, list[str], list[ast.stmt]]] = []
     for name, source, whole in cells:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError as exc:
-            module.notes.append(f"{name} is left out: SyntaxError at its line {exc.lineno}: {exc.msg}")
+        tree, source = _parsed(name, source, module.notes)
+        if tree is None:
             continue
         kept = []
         for node in tree.body:
@@ -111,16 +109,41 @@ def module_of(cells: list[tuple[str, str, bool]]) -> Module:
             elif whole or _keeps(node):
                 kept.append(node)
         if kept:
-            parsed.append((name, source.splitlines(), kept))
+            parsed.append((name, python_lines(source), kept))
     text = list(dict.fromkeys(future))
     for name, cell_lines, kept in parsed:
         text.append(f"# --- {name} ---")
         for node in kept:
-            for number in range(first_line(node), node.end_lineno + 1):
-                text.append(cell_lines[number - 1])
+            for number, line in statement_lines(node, cell_lines):
+                text.append(line)
                 module.origin[len(text)] = (name, number)
     module.text = "\n".join(text) + "\n"
     return module
+
+
+MAGIC = re.compile(r"^[ \t]*[%!]", re.M)  # an IPython command: %timeit, %%time, !pip
+
+
+def _parsed(name: str, source: str, notes: list[str]) -> tuple[ast.Module | None, str]:
+    """(the cell's tree, the source it is of), or (None, ...) with a note saying why it is left
+    out. A cell that parses only without its IPython commands (%magic, !shell) is taken without
+    them, each line left blank, so its other lines keep their numbers."""
+    try:
+        return ast.parse(source), source
+    except SyntaxError as exc:
+        if MAGIC.search(source):
+            plain = "\n".join("" if MAGIC.match(line) else line for line in python_lines(source))
+            try:
+                tree = ast.parse(plain)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass
+            else:
+                notes.append(f"{name}: its IPython commands (% and ! lines) are left out")
+                return tree, plain
+        notes.append(f"{name} is left out: SyntaxError at its line {exc.lineno}: {exc.msg}")
+    except (ValueError, TypeError, RecursionError, MemoryError) as exc:  # a NUL, a lone surrogate, a 1+1+... too deep
+        notes.append(f"{name} is left out: Python cannot read it ({type(exc).__name__})")
+    return None, source
 
 
 def executed_cells() -> list[tuple[int, str]]:

@@ -133,15 +133,22 @@ def test_grade_cells_print_reasons_and_never_write_stderr(course):
     )
 
 
-def test_the_command_lists_every_student_writes_a_csv_and_names_what_nbgrader_could_not_grade(course):
+def test_the_command_lists_every_student_writes_a_csv_and_names_what_could_not_be_graded(course):
+    """One notebook that is not one, or is a link (here to the answers), fails alone; the others
+    are graded. The scores are after nbgrader's late penalty, as `nbgrader export` gives them."""
     assert course["status"] == {"07_stable": 1, "02_modules": 0}, course["out"]["07_stable"][-3000:]
     rows = {row["student"]: row for row in csv.DictReader((course["path"] / "grades-07_stable.csv").open())}
-    assert set(rows) == {*course["students"]["07_stable"], "unreadable"}
+    assert set(rows) == {*course["students"]["07_stable"], "unreadable", "linked"}
     total = sum(course["points"]["07_stable"])
     assert float(rows["reference"]["score"]) == float(rows["reference"]["max_score"]) == total
+    assert float(rows["magic"]["score"]) == total  # its IPython command left out, not its cell
+    assert (float(rows["late"]["score"]), float(rows["late"]["late_penalty"])) == (0.0, total)
     assert rows["exits"]["status"] == "graded" and "the run ended (exit status 0)" in rows["exits"]["problem"]
-    assert rows["unreadable"]["status"] == "failed" and rows["unreadable"]["score"] == ""
-    assert "\nFAILED unreadable: nbgrader could not grade this submission: " in course["out"]["07_stable"]
+    for student in ("unreadable", "linked"):
+        assert rows[student]["status"] == "failed" and rows[student]["score"] == "", rows[student]
+        assert f"\nFAILED {student}: not graded: " in course["out"]["07_stable"]
+    assert "is not a regular file (a symbolic link?)" in rows["linked"]["problem"]
+    assert "its IPython commands (% and ! lines) are left out" in outputs(course, "magic")
 
 
 def test_feedback_shows_no_hidden_test_code(course):
@@ -272,9 +279,25 @@ def course(tmp_path_factory):
     hand_in(path, "07_stable", "forger", forger)
     students["07_stable"] = sorted([*students["07_stable"], "untouched", "forger"])
 
+    magic = filled(path, "07_stable")  # a learner's IPython command in the setup cell
+    setup = next(c for c in magic.cells if c.cell_type == "code" and "nbgrader" not in c.metadata)
+    setup.source = "%load_ext autoreload\n" + setup.source
+    hand_in(path, "07_stable", "magic", magic)
+    hand_in(path, "07_stable", "late", filled(path, "07_stable"))  # after the due date, late work scoring 0
+    (path / "submitted/late/07_stable/timestamp.txt").write_text("2099-01-01 00:00:00 UTC", encoding="utf-8")
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{path / 'gradebook.db'}") as book:
+        book.update_or_create_assignment("07_stable", duedate="2098-01-01 00:00:00 UTC")
+    with open(path / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write('c.LateSubmissionPlugin.penalty_method = "zero"\n')
+    students["07_stable"] = sorted([*students["07_stable"], "magic", "late"])
     unreadable = path / "submitted" / "unreadable" / "07_stable" / "07_stable.ipynb"
     unreadable.parent.mkdir(parents=True)
     unreadable.write_text("not a notebook", encoding="utf-8")
+    linked = path / "submitted" / "linked" / "07_stable" / "07_stable.ipynb"  # the answers, by a link
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(path / "source" / "07_stable" / "07_stable.ipynb")
     config = (path / "nbgrader_config.py").read_bytes()
     out, status = {}, {}
     for lesson in LESSONS:

@@ -244,3 +244,44 @@ def test_a_grade_cells_call_names_its_lesson_tests_and_points():
     assert grade_call(source) == ("07_stable", "hidden", 58.0)
     assert grade_call('from x import grade\n\ngrade("02_modules", points=9)') == ("02_modules", "all", 9.0)
     assert grade_call("print(1)") is None
+
+
+def test_a_cell_is_read_as_python_reads_it_and_one_it_cannot_read_is_left_out_with_a_note():
+    """Lines end where Python ends them (a form feed or \\x1e is not a line break: code after one
+    in a comment stays a comment); a definition is taken without what shares its line; a cell
+    that parses only without its IPython commands is taken without them; a cell Python cannot
+    read at all is left out, whatever it holds."""
+    cells = [
+        (
+            "cell [1]",
+            "import os; os.system('echo hi')\nEPS = 0  # tolerance\x1edef hidden():\n\x0c\ndef f():\n    return EPS\n",
+            False,
+        ),
+        ("cell [2]", "%load_ext autoreload\n!pip list\nimport math\n", False),
+        ("cell [3]", 123, False),
+        ("cell [4]", "x = '\ud800'", True),
+        ("cell [5]", "X = " + "1 + " * 100_000 + "1", False),
+    ]
+    module = notebook.module_of(cells)
+    lines = module.text.splitlines()
+    assert "import os" in lines and "os.system" not in module.text and "hidden" not in module.text
+    assert module.where(lines.index("def f():") + 1) == "cell [1], line 4"  # the form feed's line counts once
+    assert "import math" in lines
+    assert module.notes == [
+        "cell [2]: its IPython commands (% and ! lines) are left out",
+        "cell [3] is left out: Python cannot read it (TypeError)",
+        "cell [4] is left out: Python cannot read it (UnicodeEncodeError)",
+        "cell [5] is left out: Python cannot read it (RecursionError)",
+    ]
+
+
+def test_a_message_names_the_cells_of_the_graded_file_in_time_linear_in_its_length():
+    from grader.notebooks.autograde import _in_cells
+
+    module = notebook.module_of([("the f cell", "def f():\n    return 1\n", True)])
+    text = 'File "/tmp/x/exercises/07_stable/stable.py", line 3, in f; (exercises/07_stable/stable.py:3)'
+    assert _in_cells(text, module, "stable.py") == "the f cell, line 2, in f; (the f cell, line 2)"
+    digits = "stable.py:" + "1" * 5000  # more digits than int() takes: left as they are
+    assert _in_cells(digits, module, "stable.py").startswith("line 111111111 of the graded code")
+    slashes = "/" * 9_000 + " stable.py:2 " + "/" * 9_000  # a regex that backtracks over it takes seconds
+    assert "the f cell, line 1" in _in_cells(slashes, module, "stable.py")
