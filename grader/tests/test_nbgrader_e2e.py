@@ -148,6 +148,8 @@ def test_the_command_lists_every_student_writes_a_csv_and_names_what_could_not_b
         assert rows[student]["status"] == "failed" and rows[student]["score"] == "", rows[student]
         assert f"\nFAILED {student}: not graded: " in course["out"]["07_stable"]
     assert "is not a regular file (a symbolic link?)" in rows["linked"]["problem"]
+    flagged = [student for student, row in rows.items() if "answer markers" in row["problem"]]
+    assert flagged == ["copied"], flagged
     assert "its IPython commands (% and ! lines) are left out" in outputs(course, "magic")
 
 
@@ -258,7 +260,7 @@ def course(tmp_path_factory):
     for lesson, file in LESSONS.items():
         done = nbgrader(path, "generate_assignment", lesson)
         assert done.returncode == 0, done.stdout + done.stderr
-        answer = (ROOT / "solutions" / lesson / file).read_text(encoding="utf-8")
+        answer = learners_answer(lesson, file)
         files = {
             f"m-{m.stem}": answer + "\n\n" + m.read_text() for m in (ROOT / "tests" / lesson / "mutants").glob("*.py")
         }
@@ -291,7 +293,9 @@ def course(tmp_path_factory):
         book.update_or_create_assignment("07_stable", duedate="2098-01-01 00:00:00 UTC")
     with open(path / "nbgrader_config.py", "a", encoding="utf-8") as config:
         config.write('c.LateSubmissionPlugin.penalty_method = "zero"\n')
-    students["07_stable"] = sorted([*students["07_stable"], "magic", "late"])
+    copied = nbformat.read(str(path / "source" / "07_stable" / "07_stable.ipynb"), as_version=4)
+    hand_in(path, "07_stable", "copied", copied)  # the instructor's source notebook, answers and all
+    students["07_stable"] = sorted([*students["07_stable"], "magic", "late", "copied"])
     unreadable = path / "submitted" / "unreadable" / "07_stable" / "07_stable.ipynb"
     unreadable.parent.mkdir(parents=True)
     unreadable.write_text("not a notebook", encoding="utf-8")
@@ -329,6 +333,16 @@ def course(tmp_path_factory):
         "cells": {lesson: grade_cells(path, lesson) for lesson in LESSONS},
         "points": {lesson: [points for _, points in grade_cells(path, lesson).values()] for lesson in LESSONS},
     }
+
+
+def learners_answer(lesson: str, file: str) -> str:
+    """The kit's answer as a learner's file has it: without the answer markers (### BEGIN
+    SOLUTION), which only the instructor's source notebook holds (the kit flags a notebook
+    whose code has them)."""
+    text = (ROOT / "solutions" / lesson / file).read_text(encoding="utf-8")
+    return "\n".join(
+        line for line in text.split("\n") if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+    )
 
 
 def learners(answer: str) -> dict[str, str]:
@@ -509,7 +523,7 @@ def attacks_course(tmp_path_factory):
         text = (HOSTILE / "lessons" / f"{name}.py").read_text(encoding="utf-8")
         after = re.search(r"^after: (\S+)$", text, re.M)  # a mutant it is written after
         module = "\n\n".join(
-            [file.read_text(encoding="utf-8"), *([(ROOT / after[1]).read_text()] if after else []), text]
+            [learners_answer(lesson, file.name), *([(ROOT / after[1]).read_text()] if after else []), text]
         )
         nb = nbformat.read(str(path / "release" / lesson / f"{lesson}.ipynb"), as_version=4)
         answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]

@@ -198,7 +198,8 @@ def _record(*tests: tuple[str, str, float, bool, str | None], **lesson) -> dict:
 
 
 def test_a_grade_cell_shows_kata_grades_verdicts_grouped_and_scores_what_it_counts():
-    from grader.notebooks.autograde import cell_output, graded_code
+    from grader.notebooks.autograde import graded_code
+    from grader.notebooks.cells import cell_output
 
     module = graded_code(_notebook())
     todo = "TODO: add (exercises/98_demo/demo.py:6) is not implemented yet"
@@ -238,7 +239,7 @@ def test_a_grade_cell_is_filled_only_for_the_code_that_was_graded(tmp_path):
 
 
 def test_a_grade_cells_call_names_its_lesson_tests_and_points():
-    from grader.notebooks.autograde import grade_call
+    from grader.notebooks.cells import grade_call
 
     source = '# The hidden tests\n### BEGIN HIDDEN TESTS\ngrade("07_stable", "hidden", points=58)\n### END HIDDEN TESTS'
     assert grade_call(source) == ("07_stable", "hidden", 58.0)
@@ -276,7 +277,7 @@ def test_a_cell_is_read_as_python_reads_it_and_one_it_cannot_read_is_left_out_wi
 
 
 def test_a_message_names_the_cells_of_the_graded_file_in_time_linear_in_its_length():
-    from grader.notebooks.autograde import _in_cells
+    from grader.notebooks.cells import _in_cells
 
     module = notebook.module_of([("the f cell", "def f():\n    return 1\n", True)])
     text = 'File "/tmp/x/exercises/07_stable/stable.py", line 3, in f; (exercises/07_stable/stable.py:3)'
