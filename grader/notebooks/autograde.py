@@ -21,7 +21,6 @@ docs/INSTRUCTORS.md.
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
 import hashlib
 import json
@@ -79,11 +78,10 @@ def digest(module: Module) -> str:
 
 def sanitized(nb, config, student: str, assignment: str, notebook: str, db_url: str):
     """The notebook as nbgrader's autograde sanitizes it before it executes it: its own
-    sanitize preprocessors, as the course configures them, on a copy (the database is only read)."""
+    sanitize preprocessors, as the course configures them (the database is only read)."""
     from nbgrader.converters import Autograde
 
     resources = {"nbgrader": {"student": student, "assignment": assignment, "notebook": notebook, "db_url": db_url}}
-    nb = copy.deepcopy(nb)
     for kind in Autograde(config=config).sanitize_preprocessors:
         nb, resources = kind(config=config)(nb, resources)
     return nb
@@ -202,14 +200,14 @@ def autograde(root: Path, args: argparse.Namespace) -> int:
             )
             code = graded_code(nb)
             write_text(folder / "class" / student / "exercises" / assignment / file, code.text)
+            if any(BEGIN in str(cell.source) for cell in nb.cells if cell.cell_type == "code"):  # a copy of source/'s
+                flags[student] = [
+                    f"{assignment}: look at it: its code holds the answer markers ({BEGIN}) of the instructor's source notebook"
+                ]
         except Exception as exc:  # noqa: BLE001 (whatever one notebook does, the others are graded; nbgrader fails it too)
             problems[student] = f"{type(exc).__name__}: {exc}"[:300]
             continue
-        if any(BEGIN in cell.source for cell in nb.cells if cell.cell_type == "code" and not _is_grade_cell(cell)):
-            flags[student] = [
-                f"{assignment}: look at it: its code holds the answer markers ({BEGIN}) of the instructor's source notebook"
-            ]
-        notebooks[student] = nb
+        notebooks[student] = nb, code
         roster.append(Student(student, folder / "class" / student))
 
     # 3: kata grade's engine, then what each grade cell shows
@@ -217,11 +215,11 @@ def autograde(root: Path, args: argparse.Namespace) -> int:
     hidden = tuple(course / name for name in ("source", "release", "submitted", "autograded", "feedback", "kata"))
     grading_of(args, root, [lesson], folder / "results", hidden).run(roster, force=False)
     shown, records = {}, {}
-    for student, nb in notebooks.items():
+    for student, (nb, module) in notebooks.items():
         try:
             records[student] = record = json.loads((folder / "results" / "students" / f"{student}.json").read_text())
             record["flags"] = [*flags.get(student, []), *record.get("flags", [])]
-            module, cells = graded_code(nb), {}
+            cells = {}
             for cell in nb.cells:
                 if cell.cell_type == "code" and _is_grade_cell(cell) and (call := grade_call(cell.source)):
                     value, text = cell_output(record, *call, module, file)
