@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 
-from grader.notebooks.grade_cell import Module
+from grader.notebooks.grade_cell import Module, cell_value, indented
 
 _LABELS = {"pass": "PASS", "skip": "SKIP", "fail": "FAIL", "error": "FAIL"}
 
@@ -49,7 +49,7 @@ def cell_output(record: dict, lesson: str, tests: str, points: float, module: Mo
     counted = [t for t in wanted if t["status"] != "skip"]
     earned = sum(t["points"] for t in counted if t["status"] == "pass" and not t.get("held"))
     possible = sum(t["max_points"] for t in counted)
-    value = min(points, round(points * earned / possible, 2)) if possible else 0.0
+    value = cell_value(points, earned, possible)
     passed = sum(t["status"] == "pass" for t in wanted)
     lines = [f"{lesson}, {kind}: {passed} of {len(wanted)} passed, {value:g} of {points:g} points", *module.notes]
     if entry and entry.get("problem"):  # "the run ended (exit status 0) before ...": a sentence of its own
@@ -69,7 +69,7 @@ def cell_output(record: dict, lesson: str, tests: str, points: float, module: Mo
         if label == "PASS":
             lines.append(f"PASS  {names[0]}")
             continue
-        head = f"{label}  {names[0]}" + (f": {why}" if why and "\n" not in why else "\n" + _indent(why) if why else "")
+        head = f"{label}  {names[0]}" + (f": {why}" if why and "\n" not in why else "\n" + indented(why) if why else "")
         lines.append(head + (f"\n      (the same in {_more(names[1:])})" if len(names) > 1 else ""))
     return float(value), "\n".join(lines) + "\n"
 
@@ -112,7 +112,3 @@ def _in_cells(text: str, module: Module, file: str) -> str:
         shown += [text[done:start], module.where(int(found[1]))]
         done = found.end()
     return "".join([*shown, text[done:]])
-
-
-def _indent(text: str) -> str:
-    return "\n".join("      " + line for line in text.splitlines())

@@ -243,7 +243,7 @@ def score(
     lines = [*module.notes]
     if not wanted:
         problem = run.collect_errors[0].message if run.collect_errors else run.output.strip()[-600:]
-        lines.append(f"FAIL  the {kind} of {lesson} did not run:\n" + _indent(_in_cells(problem, module, path)))
+        lines.append(f"FAIL  the {kind} of {lesson} did not run:\n" + indented(_in_cells(problem, module, path)))
         return 0.0, lines
     outcomes = run.by_id()
     # Tests run in collection order: the first one without an outcome was running when it stopped.
@@ -279,14 +279,20 @@ def score(
         else:
             why = _in_cells(reason(entry), module, path)
             rows.append(
-                f"{_LABELS.get(outcome, 'FAIL')}  {name}" + (f": {why}" if "\n" not in why else "\n" + _indent(why))
+                f"{_LABELS.get(outcome, 'FAIL')}  {name}" + (f": {why}" if "\n" not in why else "\n" + indented(why))
             )
-    value = min(points, round(points * earned / possible, 2)) if possible else 0.0
+    value = cell_value(points, earned, possible)
     header = f"{lesson}, {kind}: {passed} of {len(wanted)} passed, {value:g} of {points:g} points"
     return float(value), [header, *lines, *rows]
 
 
-def _indent(text: str) -> str:
+def cell_value(points: float, earned: float, possible: float) -> float:
+    """A grade cell's value: its `points` times the share of the `possible` points `earned`, to
+    two decimals and never above `points` (nbgrader fails a submission whose cell scores more)."""
+    return min(points, round(points * earned / possible, 2)) if possible else 0.0
+
+
+def indented(text: str) -> str:
     return "\n".join("      " + line for line in text.splitlines())
 
 
